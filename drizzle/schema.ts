@@ -1,0 +1,162 @@
+// Table definitions (the schema drizzle-kit reads). The Postgres schema name comes from
+// DB_NAMESPACE at run time, so tables are built by a factory; `tables` is the default `auth` set.
+import { sql } from 'drizzle-orm';
+import {
+  bigint, bigserial, boolean, inet, json, jsonb, pgSchema, smallint, text, timestamp, uuid, varchar,
+} from 'drizzle-orm/pg-core';
+
+const tz = { withTimezone: true, mode: 'date' } as const;
+const noTz = { withTimezone: false, mode: 'date' } as const;
+
+export function createTables(namespace: string) {
+  const s = pgSchema(namespace);
+
+  const aalLevel = s.enum('aal_level', ['aal1', 'aal2', 'aal3']);
+  const codeChallengeMethod = s.enum('code_challenge_method', ['s256', 'plain']);
+  const oneTimeTokenType = s.enum('one_time_token_type', [
+    'confirmation_token', 'reauthentication_token', 'recovery_token',
+    'email_change_token_new', 'email_change_token_current', 'phone_change_token',
+  ]);
+
+  const users = s.table('users', {
+    instanceId: uuid('instance_id'),
+    id: uuid('id').primaryKey(),
+    aud: varchar('aud', { length: 255 }),
+    role: varchar('role', { length: 255 }),
+    email: varchar('email', { length: 255 }),
+    encryptedPassword: varchar('encrypted_password', { length: 255 }),
+    emailConfirmedAt: timestamp('email_confirmed_at', tz),
+    invitedAt: timestamp('invited_at', tz),
+    confirmationToken: varchar('confirmation_token', { length: 255 }),
+    confirmationSentAt: timestamp('confirmation_sent_at', tz),
+    recoveryToken: varchar('recovery_token', { length: 255 }),
+    recoverySentAt: timestamp('recovery_sent_at', tz),
+    emailChangeTokenNew: varchar('email_change_token_new', { length: 255 }),
+    emailChange: varchar('email_change', { length: 255 }),
+    emailChangeSentAt: timestamp('email_change_sent_at', tz),
+    lastSignInAt: timestamp('last_sign_in_at', tz),
+    rawAppMetaData: jsonb('raw_app_meta_data').$type<Record<string, unknown>>(),
+    rawUserMetaData: jsonb('raw_user_meta_data').$type<Record<string, unknown>>(),
+    isSuperAdmin: boolean('is_super_admin'),
+    createdAt: timestamp('created_at', tz),
+    updatedAt: timestamp('updated_at', tz),
+    phone: text('phone').unique(),
+    phoneConfirmedAt: timestamp('phone_confirmed_at', tz),
+    phoneChange: text('phone_change').default(''),
+    phoneChangeToken: varchar('phone_change_token', { length: 255 }).default(''),
+    phoneChangeSentAt: timestamp('phone_change_sent_at', tz),
+    confirmedAt: timestamp('confirmed_at', tz)
+      .generatedAlwaysAs(sql`LEAST(email_confirmed_at, phone_confirmed_at)`),
+    emailChangeTokenCurrent: varchar('email_change_token_current', { length: 255 }).default(''),
+    emailChangeConfirmStatus: smallint('email_change_confirm_status').default(0),
+    bannedUntil: timestamp('banned_until', tz),
+    reauthenticationToken: varchar('reauthentication_token', { length: 255 }).default(''),
+    reauthenticationSentAt: timestamp('reauthentication_sent_at', tz),
+    isSsoUser: boolean('is_sso_user').notNull().default(false),
+    deletedAt: timestamp('deleted_at', tz),
+    isAnonymous: boolean('is_anonymous').notNull().default(false),
+  });
+
+  const identities = s.table('identities', {
+    providerId: text('provider_id').notNull(),
+    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    identityData: jsonb('identity_data').notNull().$type<Record<string, unknown>>(),
+    provider: text('provider').notNull(),
+    lastSignInAt: timestamp('last_sign_in_at', tz),
+    createdAt: timestamp('created_at', tz),
+    updatedAt: timestamp('updated_at', tz),
+    email: text('email').generatedAlwaysAs(sql`lower(identity_data ->> 'email')`),
+    id: uuid('id').primaryKey().defaultRandom(),
+  });
+
+  const sessions = s.table('sessions', {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at', tz),
+    updatedAt: timestamp('updated_at', tz),
+    factorId: uuid('factor_id'),
+    aal: aalLevel('aal'),
+    notAfter: timestamp('not_after', tz),
+    refreshedAt: timestamp('refreshed_at', noTz),
+    userAgent: text('user_agent'),
+    ip: inet('ip'),
+    tag: text('tag'),
+    refreshTokenHmacKey: text('refresh_token_hmac_key'),
+    refreshTokenCounter: bigint('refresh_token_counter', { mode: 'number' }),
+  });
+
+  const refreshTokens = s.table('refresh_tokens', {
+    instanceId: uuid('instance_id'),
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** SHA-256 hex of the token (GoTrue stores the token itself). */
+    token: varchar('token', { length: 255 }).unique(),
+    userId: varchar('user_id', { length: 255 }),
+    revoked: boolean('revoked'),
+    createdAt: timestamp('created_at', tz),
+    updatedAt: timestamp('updated_at', tz),
+    /** SHA-256 hex of the parent token. */
+    parent: varchar('parent', { length: 255 }),
+    sessionId: uuid('session_id').references(() => sessions.id, { onDelete: 'cascade' }),
+  });
+
+  const mfaAmrClaims = s.table('mfa_amr_claims', {
+    sessionId: uuid('session_id').notNull().references(() => sessions.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at', tz).notNull(),
+    updatedAt: timestamp('updated_at', tz).notNull(),
+    authenticationMethod: text('authentication_method').notNull(),
+    id: uuid('id').primaryKey(),
+  });
+
+  const oneTimeTokens = s.table('one_time_tokens', {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    tokenType: oneTimeTokenType('token_type').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    relatesTo: text('relates_to').notNull(),
+    createdAt: timestamp('created_at', noTz).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', noTz).notNull().defaultNow(),
+  });
+
+  const flowState = s.table('flow_state', {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id'),
+    authCode: text('auth_code').notNull(),
+    codeChallengeMethod: codeChallengeMethod('code_challenge_method').notNull(),
+    codeChallenge: text('code_challenge').notNull(),
+    providerType: text('provider_type').notNull(),
+    providerAccessToken: text('provider_access_token'),
+    providerRefreshToken: text('provider_refresh_token'),
+    createdAt: timestamp('created_at', tz),
+    updatedAt: timestamp('updated_at', tz),
+    authenticationMethod: text('authentication_method').notNull(),
+    authCodeIssuedAt: timestamp('auth_code_issued_at', tz),
+    inviteToken: text('invite_token'),
+    referrer: text('referrer'),
+  });
+
+  const auditLogEntries = s.table('audit_log_entries', {
+    instanceId: uuid('instance_id'),
+    id: uuid('id').primaryKey(),
+    payload: json('payload').$type<Record<string, unknown>>(),
+    createdAt: timestamp('created_at', tz),
+    ipAddress: varchar('ip_address', { length: 64 }).notNull().default(''),
+  });
+
+  const schemaMigrations = s.table('schema_migrations', {
+    version: varchar('version', { length: 255 }).primaryKey(),
+  });
+
+  return {
+    aalLevel, codeChallengeMethod, oneTimeTokenType,
+    users, identities, sessions, refreshTokens, mfaAmrClaims, oneTimeTokens, flowState,
+    auditLogEntries, schemaMigrations,
+  };
+}
+
+export type Tables = ReturnType<typeof createTables>;
+
+// drizzle-kit reads these.
+export const tables = createTables('auth');
+export const {
+  users, identities, sessions, refreshTokens, mfaAmrClaims, oneTimeTokens, flowState, auditLogEntries,
+} = tables;

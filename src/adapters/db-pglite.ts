@@ -1,0 +1,82 @@
+// Embedded Postgres (PGlite). One process per data directory: PGlite has no multi-process
+// access, so we hold a lock file and refuse a second process with a clear message.
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle } from 'drizzle-orm/pglite';
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createTables } from '../../drizzle/schema.ts';
+import type { Database, Orm } from '../db/database.ts';
+
+export class DataDirLockedError extends Error {}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Takes `<dir>/authsvc.lock`; returns its release function. */
+export function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, 'authsvc.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => {
+        try { unlinkSync(path); } catch { /* already gone */ }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
+      if (Number.isInteger(pid) && pid !== process.pid && pidAlive(pid)) {
+        throw new DataDirLockedError(
+          `The data directory ${resolve(dir)} is in use by another authsvc process (pid ${pid}). ` +
+          'The embedded database serves one process at a time: stop that process, point DATABASE_URL ' +
+          'at another pglite:// directory, or use a Postgres server (postgres://…) to run several instances.',
+        );
+      }
+      if (pid === process.pid) {
+        throw new DataDirLockedError(`The data directory ${resolve(dir)} is already open in this process.`);
+      }
+      unlinkSync(path); // stale lock of a process that is gone
+    }
+  }
+  throw new DataDirLockedError(`Could not lock the data directory ${resolve(dir)}.`);
+}
+
+export async function openPglite(opts: { dataDir?: string; namespace: string }): Promise<Database> {
+  const release = opts.dataDir ? lockDataDir(opts.dataDir) : () => undefined;
+  let client: PGlite;
+  try {
+    // Postgres files live in <dir>/pgdata; <dir> also holds our lock file and local JWT secret.
+    client = opts.dataDir ? await PGlite.create(join(resolve(opts.dataDir), 'pgdata')) : await PGlite.create();
+  } catch (err) {
+    release();
+    throw err;
+  }
+  const orm = drizzle({ client }) as unknown as Orm;
+  let closed = false;
+  return {
+    kind: 'pglite',
+    namespace: opts.namespace,
+    orm,
+    t: createTables(opts.namespace),
+    async withSession(fn) {
+      return fn({ exec: async (sql) => {
+        const results = await client.exec(sql);
+        return (results.at(-1)?.rows ?? []) as Record<string, unknown>[];
+      } });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close();
+      release();
+    },
+  };
+}

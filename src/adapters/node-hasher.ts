@@ -1,0 +1,66 @@
+// Native password hashing for Node: every KDF runs on libuv's thread pool, so a login burst costs
+// pool threads, not event-loop time. Parsing, limits and comparison come from src/lib/password.ts,
+// so answers match the portable hasher exactly.
+import { createCipheriv, scrypt } from 'node:crypto';
+import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
+import { hashRaw as argon2HashRaw, type Algorithm, type Version as Argon2Version } from '@node-rs/argon2';
+import {
+  createHasherFromPrimitives,
+  scryptMemoryBytes,
+  type FirebaseScryptHash,
+  type HashPrimitives,
+  type PasswordHasher,
+} from '../lib/password.ts';
+
+const FIREBASE_KEY_BYTES = 32;
+// The package declares these as `const enum`s but exports empty objects at run time, so the
+// values are spelled out (Argon2i = 1, Argon2id = 2, V0x13 = 1 in its index.d.ts).
+const ARGON2I: Algorithm = 1;
+const ARGON2ID: Algorithm = 2;
+const ARGON2_V19: Argon2Version = 1;
+
+function scryptAsync(password: Uint8Array, salt: Uint8Array, params: FirebaseScryptHash): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(
+      password,
+      salt,
+      FIREBASE_KEY_BYTES,
+      // Node's default maxmem is 32 MiB; the parser already capped the parameters at 1 GiB.
+      { N: params.N, r: params.r, p: params.p, maxmem: scryptMemoryBytes(params.N, params.r, params.p) + 1024 * 1024 },
+      (err, key) => (err ? reject(err) : resolve(key)),
+    );
+  });
+}
+
+export const nodePrimitives: HashPrimitives = {
+  bcryptHash: (password, cost) => bcryptHash(password, { cost, version: '2a' }),
+  bcryptVerify: (password, encoded) => bcryptVerify(password, encoded),
+  async argon2(password, params) {
+    // hashRaw with the parsed parameters (not `verify` on the string) so the Rust PHC parser's own
+    // rules cannot make Node accept or refuse a hash differently from the portable hasher.
+    const raw = await argon2HashRaw(password, {
+      algorithm: params.algorithm === 'argon2id' ? ARGON2ID : ARGON2I,
+      version: ARGON2_V19,
+      memoryCost: params.memory,
+      timeCost: params.iterations,
+      parallelism: params.parallelism,
+      outputLen: params.hash.length,
+      salt: params.salt,
+    });
+    return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  },
+  async firebaseScrypt(password, params) {
+    const salt = new Uint8Array(params.salt.length + params.saltSeparator.length);
+    salt.set(params.salt, 0);
+    salt.set(params.saltSeparator, params.salt.length);
+    const key = await scryptAsync(password, salt, params);
+    // Zero IV: Firebase's scheme uses the key once, as a keystream over the signer key.
+    const cipher = createCipheriv('aes-256-ctr', key, new Uint8Array(16));
+    const out = Buffer.concat([cipher.update(params.signerKey), cipher.final()]);
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  },
+};
+
+export function createNodeHasher(opts: { cost?: number } = {}): PasswordHasher {
+  return createHasherFromPrimitives(nodePrimitives, opts.cost);
+}

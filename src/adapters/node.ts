@@ -1,0 +1,109 @@
+// Node adapter: builds Deps from the process environment and serves createApp on node:http.
+import { serve, type ServerType } from '@hono/node-server';
+import { appendFileSync } from 'node:fs';
+import { createApp } from '../app.ts';
+import type { Database } from '../db/database.ts';
+import { migrate } from '../db/migrate.ts';
+import { type Deps, cryptoRandomBytes } from '../deps.ts';
+import { type Config, parseConfig } from '../lib/config.ts';
+import { base64url } from '../lib/encoding.ts';
+import { loadKeySet } from '../lib/jwt.ts';
+import { type Logger, createLogger } from '../lib/logger.ts';
+import { type Mailer, createLogMailer } from '../lib/mailer.ts';
+import { openPglite } from './db-pglite.ts';
+import { openPostgres } from './db-postgres.ts';
+import { loadMigrations } from './migrations-fs.ts';
+import { createNodeHasher } from './node-hasher.ts';
+import { isLocalMode, readEnv, withLocalSecret } from './node-env.ts';
+import { VERSION } from './version.ts';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+export function loadConfig(rawEnv: Record<string, string> = readEnv()): { config: Config; notices: string[] } {
+  const local = isLocalMode(rawEnv);
+  const { env, notice } = withLocalSecret(rawEnv, () => base64url(cryptoRandomBytes(32)));
+  const result = parseConfig(env, { local });
+  if (!result.ok) throw new ConfigError(result.errors);
+  return { config: result.config, notices: notice ? [...result.notices, notice] : result.notices };
+}
+
+export function createNodeLogger(config: Config): Logger {
+  const file = config.log.file;
+  return createLogger(config.log.level, (line) => {
+    process.stdout.write(line + '\n');
+    if (file) appendFileSync(file, line + '\n');
+  });
+}
+
+export async function openDatabase(config: Config): Promise<Database> {
+  const { db } = config;
+  if (db.kind === 'postgres') return openPostgres({ url: db.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize });
+  return openPglite({ dataDir: db.kind === 'pglite' ? db.dataDir : undefined, namespace: db.namespace });
+}
+
+function createMailer(config: Config, logger: Logger): Mailer {
+  if (config.mailer.transport === 'log') return createLogMailer(logger);
+  // SMTP and Resend transports arrive with the email-flows work; failing loudly beats
+  // pretending an email went out.
+  return {
+    async send() {
+      throw new Error(`mail transport "${config.mailer.transport}" is not implemented yet`);
+    },
+  };
+}
+
+export async function buildNodeDeps(config: Config, db: Database, logger: Logger): Promise<Deps> {
+  return {
+    config, db, logger,
+    keys: await loadKeySet(config.jwt),
+    mailer: createMailer(config, logger),
+    hasher: createNodeHasher(),
+    fetch: globalThis.fetch.bind(globalThis),
+    now: () => new Date(),
+    randomBytes: cryptoRandomBytes,
+    version: VERSION,
+  };
+}
+
+export async function applyMigrations(db: Database): Promise<string[]> {
+  return migrate(db, loadMigrations());
+}
+
+export interface RunningServer {
+  server: ServerType;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Serves until stop(): in-flight requests finish, idle keep-alive sockets close, then the database. */
+export async function startServer(deps: Deps): Promise<RunningServer> {
+  const app = createApp(deps);
+  const { host, port } = deps.config.api;
+  const server = await new Promise<ServerType>((resolveListen, reject) => {
+    const s = serve({ fetch: app.fetch, port, hostname: host || undefined }, () => resolveListen(s));
+    s.once('error', reject);
+  });
+  const addr = server.address();
+  const actualPort = typeof addr === 'object' && addr ? addr.port : port;
+  let stopping: Promise<void> | undefined;
+  return {
+    server,
+    port: actualPort,
+    stop() {
+      stopping ??= new Promise<void>((done) => {
+        const force = setTimeout(() => (server as unknown as { closeAllConnections(): void }).closeAllConnections(), 30_000);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          deps.db.close().then(done, done);
+        });
+        (server as unknown as { closeIdleConnections(): void }).closeIdleConnections();
+      });
+      return stopping;
+    },
+  };
+}

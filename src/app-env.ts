@@ -1,0 +1,21 @@
+// Hono context variables: deps plus per-request facts, nothing else.
+import type { JWTPayload } from 'jose';
+import type { Deps } from './deps.ts';
+import type { SessionRow } from './db/sessions.ts';
+import type { UserRow } from './db/users.ts';
+import type { Logger } from './lib/logger.ts';
+
+export interface AuthContext {
+  claims: JWTPayload & Record<string, unknown>;
+  user: UserRow;
+  session: SessionRow | undefined;
+}
+
+export interface AppEnv {
+  Variables: {
+    deps: Deps;
+    requestId: string;
+    logger: Logger;
+    auth: AuthContext;
+  };
+}

@@ -1,0 +1,84 @@
+// The route table. Everything runtime-specific arrives in `deps`; this file reads on one screen.
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { HTTPException } from 'hono/http-exception';
+import type { AppEnv } from './app-env.ts';
+import type { Deps } from './deps.ts';
+import { ApiError } from './lib/errors.ts';
+import { API_VERSION_2024, MAX_BODY_BYTES, errorBody, unexpectedFailure, wantsApiVersion2024 } from './lib/http.ts';
+import { errorFields } from './lib/logger.ts';
+import { healthRoutes } from './routes/health.ts';
+import { logoutRoutes } from './routes/logout.ts';
+import { signupRoutes } from './routes/signup.ts';
+import { tokenRoutes } from './routes/token.ts';
+import { userRoutes } from './routes/user.ts';
+
+const CORS_ALLOWED_HEADERS = [
+  'Accept', 'Authorization', 'Content-Type', 'X-Client-IP', 'X-Client-Info', 'X-JWT-AUD', 'x-use-cookie',
+  'X-Supabase-Api-Version', 'apikey',
+];
+
+export function createApp(deps: Deps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>({ strict: false });
+  const requestIdHeader = deps.config.api.requestIdHeader;
+
+  app.use('*', async (c, next) => {
+    const inherited = requestIdHeader ? c.req.header(requestIdHeader) : undefined;
+    const requestId = inherited || crypto.randomUUID();
+    const logger = deps.logger.child({ request_id: requestId });
+    c.set('deps', deps);
+    c.set('requestId', requestId);
+    c.set('logger', logger);
+    const started = Date.now();
+    await next();
+    logger.info('request completed', {
+      method: c.req.method, path: c.req.path, status: c.res.status, duration_ms: Date.now() - started,
+    });
+  });
+
+  app.use('*', cors({
+    origin: (origin) => origin || '*',
+    credentials: true,
+    allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowHeaders: [...CORS_ALLOWED_HEADERS, ...deps.config.api.corsAllowedHeaders],
+    exposeHeaders: ['X-Total-Count', 'Link', 'X-Supabase-Api-Version'],
+  }));
+
+  app.use('*', bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new ApiError(413, 'request_entity_too_large', `Request body too large (max ${MAX_BODY_BYTES} bytes)`);
+    },
+  }));
+
+  app.route('/', healthRoutes);
+  app.route('/', signupRoutes);
+  app.route('/', tokenRoutes);
+  app.route('/', userRoutes);
+  app.route('/', logoutRoutes);
+
+  app.notFound(() => {
+    throw new ApiError(404, 'not_found', 'Not Found');
+  });
+
+  app.onError((err, c) => {
+    let apiErr: ApiError;
+    if (err instanceof ApiError) apiErr = err;
+    else if (err instanceof HTTPException && err.status < 500) apiErr = new ApiError(err.status, 'unknown', err.message);
+    else {
+      c.var.logger?.error('unexpected error', errorFields(err));
+      apiErr = unexpectedFailure();
+    }
+    if (apiErr.status >= 500 && err instanceof ApiError) {
+      c.var.logger?.error(apiErr.message, { error_code: apiErr.errorCode, ...(err.cause ? errorFields(err.cause) : {}) });
+    }
+    const v2024 = wantsApiVersion2024(c.req.header('x-supabase-api-version'));
+    const res = c.json(errorBody(apiErr, v2024, c.var.requestId), apiErr.status as 400);
+    if (v2024) res.headers.set('X-Supabase-Api-Version', API_VERSION_2024);
+    if (!(v2024 && apiErr.errorCode === 'weak_password')) res.headers.set('x-sb-error-code', apiErr.errorCode);
+    return res;
+  });
+
+  return app;
+}

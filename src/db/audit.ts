@@ -1,0 +1,46 @@
+// audit_log_entries, written in the same transaction as the action they record.
+import type { Executor } from './database.ts';
+import { NIL_UUID, type UserRow } from './users.ts';
+
+export type AuditAction =
+  | 'login' | 'logout' | 'invite_accepted' | 'user_signedup' | 'user_invited' | 'user_deleted'
+  | 'user_modified' | 'user_recovery_requested' | 'user_reauthenticate_requested'
+  | 'user_confirmation_requested' | 'user_repeated_signup' | 'user_updated_password'
+  | 'token_revoked' | 'token_refreshed' | 'identity_linked' | 'identity_unlinked';
+
+const LOG_TYPE: Record<AuditAction, string> = {
+  login: 'account', logout: 'account', invite_accepted: 'account',
+  user_signedup: 'team', user_invited: 'team', user_deleted: 'team',
+  token_revoked: 'token', token_refreshed: 'token',
+  user_modified: 'user', user_recovery_requested: 'user', user_reauthenticate_requested: 'user',
+  user_confirmation_requested: 'user', user_repeated_signup: 'user', user_updated_password: 'user',
+  identity_linked: 'user', identity_unlinked: 'user',
+};
+
+export interface AuditEntry {
+  actor: Pick<UserRow, 'id' | 'email' | 'phone' | 'rawUserMetaData'> | null;
+  action: AuditAction;
+  traits?: Record<string, unknown>;
+  ip?: string;
+  now: Date;
+}
+
+export async function insertAudit(ex: Executor, e: AuditEntry): Promise<void> {
+  const payload: Record<string, unknown> = {
+    actor_id: e.actor?.id ?? NIL_UUID,
+    actor_via_sso: false,
+    actor_username: e.actor ? (e.actor.phone || e.actor.email || '') : '',
+  };
+  const fullName = e.actor?.rawUserMetaData?.full_name;
+  if (typeof fullName === 'string' && fullName) payload.actor_name = fullName;
+  payload.action = e.action;
+  payload.log_type = LOG_TYPE[e.action];
+  if (e.traits && Object.keys(e.traits).length > 0) payload.traits = e.traits;
+  await ex.orm.insert(ex.t.auditLogEntries).values({
+    instanceId: NIL_UUID,
+    id: crypto.randomUUID(),
+    payload,
+    createdAt: e.now,
+    ipAddress: (e.ip ?? '').slice(0, 64),
+  });
+}

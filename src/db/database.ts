@@ -1,0 +1,42 @@
+// One query code base over every driver: routes and db/* functions see only `Executor`.
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { Tables } from '../../drizzle/schema.ts';
+
+export type Orm = PgDatabase<PgQueryResultHKT, Record<string, never>>;
+
+/** What db/* functions take first: a connection or a transaction, plus the tables. */
+export interface Executor {
+  orm: Orm;
+  t: Tables;
+}
+
+/** A single dedicated connection speaking the simple protocol (multi-statement scripts). */
+export interface RawSession {
+  exec(sql: string): Promise<Record<string, unknown>[]>;
+}
+
+export interface Database extends Executor {
+  kind: 'pglite' | 'postgres' | 'neon';
+  namespace: string;
+  withSession<T>(fn: (s: RawSession) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Runs `fn` in one transaction; rows it locks stay locked until it returns. */
+export function transaction<T>(ex: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
+  return ex.orm.transaction((trx) => fn({ orm: trx as unknown as Orm, t: ex.t }));
+}
+
+/** Postgres error code of a driver error (pg, PGlite and neon all expose `code`). */
+export function pgErrorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, i = 0; e && i < 4; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  return pgErrorCode(err) === '23505';
+}

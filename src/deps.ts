@@ -1,0 +1,25 @@
+// Everything a handler may touch, built once by an adapter. Tests build it with real parts
+// and swap only what leaves the machine (mailer, fetch).
+import type { Config } from './lib/config.ts';
+import type { Database } from './db/database.ts';
+import type { KeySet } from './lib/jwt.ts';
+import type { Logger } from './lib/logger.ts';
+import type { Mailer } from './lib/mailer.ts';
+import type { PasswordHasher } from './lib/password.ts';
+
+export interface Deps {
+  config: Config;
+  db: Database;
+  keys: KeySet;
+  mailer: Mailer;
+  hasher: PasswordHasher;
+  fetch: typeof fetch;
+  now: () => Date;
+  randomBytes: (n: number) => Uint8Array;
+  logger: Logger;
+  version: string;
+}
+
+export function cryptoRandomBytes(n: number): Uint8Array {
+  return crypto.getRandomValues(new Uint8Array(n));
+}

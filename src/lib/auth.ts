@@ -1,0 +1,39 @@
+// requireAuthentication: a valid bearer JWT whose user exists, whose session (if named)
+// still exists, and who is not banned — with GoTrue's statuses and codes.
+import type { Context, MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../app-env.ts';
+import { findSession } from '../db/sessions.ts';
+import { findUserById, isBanned } from '../db/users.ts';
+import { ApiError, forbidden } from './errors.ts';
+import { verifyJwt } from './jwt.ts';
+
+const BEARER_RE = /^bearer (\S+)$/i;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function bearerToken(c: Context): string {
+  const m = BEARER_RE.exec(c.req.header('authorization') ?? '');
+  if (!m?.[1]) throw new ApiError(401, 'no_authorization', 'This endpoint requires a valid Bearer token');
+  return m[1];
+}
+
+export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const deps = c.var.deps;
+  const claims = (await verifyJwt(deps.keys, bearerToken(c))) as AppEnv['Variables']['auth']['claims'];
+  const sub = claims.sub;
+  if (!sub) throw forbidden('bad_jwt', 'invalid claim: missing sub claim');
+  if (!UUID_RE.test(sub)) throw new ApiError(400, 'bad_jwt', 'invalid claim: sub claim must be a UUID');
+  const user = await findUserById(deps.db, sub.toLowerCase());
+  if (!user) throw forbidden('user_not_found', 'User from sub claim in JWT does not exist');
+  let session;
+  const sid = claims.session_id;
+  if (sid !== undefined && sid !== null && sid !== '') {
+    if (typeof sid !== 'string' || !UUID_RE.test(sid)) throw forbidden('bad_jwt', 'invalid claim: session_id claim must be a UUID');
+    session = await findSession(deps.db, sid.toLowerCase());
+    if (!session || session.userId !== user.id) {
+      throw forbidden('session_not_found', 'Session from session_id claim in JWT does not exist');
+    }
+  }
+  if (isBanned(user, deps.now())) throw forbidden('user_banned', 'User is banned');
+  c.set('auth', { claims, user, session });
+  await next();
+};

@@ -1,0 +1,52 @@
+// Byte/text encodings on WebCrypto and Uint8Array only (no Buffer: the core runs on Workers).
+const B32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** Lower-case RFC 4648 base32 without padding (GoTrue's refresh-token alphabet). */
+export function base32(bytes: Uint8Array): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const b of bytes) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += B32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += B32[(value << (5 - bits)) & 31];
+  return out;
+}
+
+export function hex(bytes: Uint8Array): string {
+  let s = '';
+  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  return s;
+}
+
+export function base64url(bytes: Uint8Array): string {
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+export function fromBase64url(s: string): Uint8Array<ArrayBuffer> {
+  const b64 = s.replaceAll('-', '+').replaceAll('_', '/');
+  const bin = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+}
+
+export const utf8 = (s: string) => new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>;
+
+export async function sha256Hex(s: string): Promise<string> {
+  return hex(new Uint8Array(await crypto.subtle.digest('SHA-256', utf8(s))));
+}
+
+/** Constant-time comparison of two strings. */
+export function timingSafeEqual(a: string, b: string): boolean {
+  const x = utf8(a);
+  const y = utf8(b);
+  let diff = x.length ^ y.length;
+  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  return diff === 0;
+}

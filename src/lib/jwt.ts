@@ -1,0 +1,120 @@
+// Access tokens: HS256 with JWT_SECRET by default, or the one signing key of JWT_KEYS
+// (RS256/RS512/ES256/ES512/EdDSA). Verification is as strict as GoTrue's: only the
+// configured algorithms, `kid` picks the key, `alg: none` never verifies.
+import { SignJWT, decodeProtectedHeader, errors as joseErrors, importJWK, jwtVerify } from 'jose';
+import type { CryptoKey, JWK, JWTPayload, JWTHeaderParameters } from 'jose';
+import { ApiError } from './errors.ts';
+
+const ASYMMETRIC = new Set(['RS256', 'RS512', 'ES256', 'ES512', 'EdDSA']);
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'] as const;
+
+interface VerifyKey { kid?: string; alg: string; key: CryptoKey | Uint8Array }
+
+export interface KeySet {
+  sign: { alg: string; kid?: string; key: CryptoKey | Uint8Array };
+  verify: VerifyKey[];
+  algorithms: string[];
+  /** Public halves of the asymmetric keys, for /.well-known/jwks.json. */
+  publicJwks: JWK[];
+}
+
+export interface JwtKeyConfig {
+  secret?: string;
+  keyId?: string;
+  keys?: JsonWebKey[];
+  validMethods?: string[];
+}
+
+async function hmacKey(secret: Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
+  return crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+}
+
+function publicHalf(jwk: JWK): JWK {
+  const pub: Record<string, unknown> = { ...jwk };
+  for (const m of PRIVATE_MEMBERS) delete pub[m];
+  return { ...(pub as JWK), use: 'sig', key_ops: ['verify'] };
+}
+
+export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
+  const verify: VerifyKey[] = [];
+  const publicJwks: JWK[] = [];
+  let sign: KeySet['sign'] | undefined;
+
+  if (cfg.keys && cfg.keys.length > 0) {
+    for (const raw of cfg.keys) {
+      const jwk = raw as JWK;
+      const isSigner = Array.isArray(jwk.key_ops) && jwk.key_ops.includes('sign');
+      if (jwk.kty === 'oct') {
+        const alg = jwk.alg ?? 'HS256';
+        const key = await importJWK({ ...jwk, key_ops: undefined }, alg);
+        verify.push({ kid: jwk.kid, alg, key });
+        if (isSigner) sign = { alg, kid: jwk.kid, key };
+        continue;
+      }
+      const alg = jwk.alg ?? '';
+      if (!ASYMMETRIC.has(alg)) throw new Error(`JWT_KEYS: unsupported key algorithm "${alg}"`);
+      const pub = publicHalf(jwk);
+      const { use: _u, key_ops: _k, ...importable } = pub;
+      verify.push({ kid: jwk.kid, alg, key: (await importJWK(importable, alg)) as CryptoKey });
+      publicJwks.push(pub);
+      if (isSigner) {
+        const { key_ops: _ko, use: _us, ...priv } = jwk;
+        sign = { alg, kid: jwk.kid, key: (await importJWK(priv, alg)) as CryptoKey };
+      }
+    }
+  } else if (cfg.secret) {
+    const key = await hmacKey(new TextEncoder().encode(cfg.secret) as Uint8Array<ArrayBuffer>);
+    verify.push({ kid: cfg.keyId, alg: 'HS256', key });
+    sign = { alg: 'HS256', kid: cfg.keyId || undefined, key };
+  }
+  if (!sign) throw new Error('JWT: no signing key detected (set JWT_SECRET or a JWT_KEYS entry with key_ops ["sign"])');
+  const algorithms = cfg.validMethods && cfg.validMethods.length > 0
+    ? cfg.validMethods
+    : [...new Set(verify.map((k) => k.alg))];
+  return { sign, verify, algorithms, publicJwks };
+}
+
+export async function signJwt(keys: KeySet, claims: JWTPayload): Promise<string> {
+  const header: JWTHeaderParameters = { alg: keys.sign.alg, typ: 'JWT' };
+  if (keys.sign.kid) header.kid = keys.sign.kid;
+  return new SignJWT(claims).setProtectedHeader(header).sign(keys.sign.key);
+}
+
+export function badJwt(detail: string): ApiError {
+  return new ApiError(403, 'bad_jwt', `invalid JWT: unable to parse or verify signature, ${detail}`);
+}
+
+function pickKey(keys: KeySet, header: { alg?: string; kid?: string }): VerifyKey {
+  const alg = header.alg ?? '';
+  if (!keys.algorithms.includes(alg)) throw badJwt(`token is unverifiable: signing method ${alg || 'none'} is invalid`);
+  if (header.kid) {
+    const byKid = keys.verify.find((k) => k.kid === header.kid && k.alg === alg);
+    if (byKid) return byKid;
+  }
+  // GoTrue falls back to the secret for HS256 tokens whose kid it does not know.
+  if (alg === 'HS256' && (!header.kid || !keys.verify.some((k) => k.kid === header.kid))) {
+    const hs = keys.verify.find((k) => k.alg === 'HS256');
+    if (hs) return hs;
+  }
+  throw badJwt('token is unverifiable: error while executing keyfunc: invalid kid');
+}
+
+/** Verifies signature, algorithm and expiry; returns the claims. Throws 403 bad_jwt. */
+export async function verifyJwt(keys: KeySet, token: string): Promise<JWTPayload> {
+  let header: { alg?: string; kid?: string };
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    throw badJwt('token is malformed: could not base64 decode header');
+  }
+  const chosen = pickKey(keys, header);
+  try {
+    const { payload } = await jwtVerify(token, chosen.key, { algorithms: [chosen.alg] });
+    return payload;
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw badJwt('token has invalid claims: token is expired');
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed) throw badJwt('token signature is invalid: signature is invalid');
+    if (err instanceof joseErrors.JWTClaimValidationFailed) throw badJwt(`token has invalid claims: ${err.message}`);
+    throw badJwt('token is malformed');
+  }
+}

@@ -1,0 +1,46 @@
+// grant_type=password — GoTrue: api.ResourceOwnerPasswordGrant
+import type { Deps } from '../deps.ts';
+import { insertAudit } from '../db/audit.ts';
+import { transaction } from '../db/database.ts';
+import { findUserByEmail, findUserByPhone, isBanned } from '../db/users.ts';
+import { ApiError, badRequest, validationFailed } from './errors.ts';
+import { checkPasswordStrength } from './password-policy.ts';
+import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
+import { formatPhone } from './validate.ts';
+
+const invalidCredentials = () => badRequest('invalid_credentials', 'Invalid login credentials');
+
+// A real bcrypt cost-10 hash of a random string: unknown users cost as much as known ones.
+const DUMMY_HASH = '$2a$10$nTlQXtNXspo.kNIF3HVtZesQkxcCd5ctW.k15Maydhl4KwJ52e72W';
+
+export async function passwordGrant(
+  deps: Deps, p: { email?: string; phone?: string; password?: string }, aud: string, meta: RequestMeta,
+): Promise<TokenResponse> {
+  const cfg = deps.config;
+  if (p.email && p.phone) throw validationFailed('Only an email address or phone number should be provided on login.');
+  if (!p.email && !p.phone) throw validationFailed('missing email or phone');
+  if (p.email && !cfg.external.email.enabled) throw new ApiError(422, 'email_provider_disabled', 'Email logins are disabled');
+  if (p.phone && !cfg.external.phone.enabled) throw new ApiError(422, 'phone_provider_disabled', 'Phone logins are disabled');
+  const password = p.password ?? '';
+  const user = p.email
+    ? await findUserByEmail(deps.db, p.email, aud)
+    : await findUserByPhone(deps.db, formatPhone(p.phone!), aud);
+  if (!user) {
+    await deps.hasher.verify(password, DUMMY_HASH);
+    throw invalidCredentials();
+  }
+  if (isBanned(user, deps.now())) throw badRequest('user_banned', 'User is banned');
+  if (!user.encryptedPassword || !password || !(await deps.hasher.verify(password, user.encryptedPassword))) {
+    throw invalidCredentials();
+  }
+  if (p.email && !user.emailConfirmedAt) throw badRequest('email_not_confirmed', 'Email not confirmed');
+  if (p.phone && !user.phoneConfirmedAt) throw badRequest('phone_not_confirmed', 'Phone not confirmed');
+  const weak = checkPasswordStrength(password, cfg.password);
+  return transaction(deps.db, async (tx) => {
+    const now = deps.now();
+    await insertAudit(tx, { actor: user, action: 'login', traits: { provider: p.email ? 'email' : 'phone' }, ip: meta.ip, now });
+    const issued = await createSession(deps, tx, user, 'password', meta);
+    // GoTrue always serialises weak_password on this grant: null when the password is fine.
+    return tokenResponse(deps, tx, issued, { weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null });
+  });
+}

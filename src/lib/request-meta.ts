@@ -1,0 +1,33 @@
+// Facts about the caller: client IP (X-Forwarded-For first, as GoTrue), user agent, audience.
+import type { Context } from 'hono';
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+const IPV6 = /^[0-9A-Fa-f:.]{2,45}$/;
+
+export function isIp(s: string): boolean {
+  return IPV4.test(s) || (s.includes(':') && IPV6.test(s));
+}
+
+function peerAddress(c: Context): string | undefined {
+  // Adapters put the socket peer where they can: node-server's `incoming`, or `env.remoteAddr`.
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } }; remoteAddr?: string } | undefined;
+  const addr = env?.remoteAddr ?? env?.incoming?.socket?.remoteAddress;
+  if (!addr) return undefined;
+  return addr.startsWith('::ffff:') && IPV4.test(addr.slice(7)) ? addr.slice(7) : addr;
+}
+
+export function clientIp(c: Context): string | undefined {
+  const xff = c.req.header('x-forwarded-for');
+  if (xff) {
+    for (const part of xff.split(',')) {
+      const ip = part.trim();
+      if (isIp(ip)) return ip;
+    }
+  }
+  const peer = peerAddress(c);
+  return peer && isIp(peer) ? peer : undefined;
+}
+
+export function requestMeta(c: Context): { ip?: string; userAgent?: string } {
+  return { ip: clientIp(c), userAgent: c.req.header('user-agent') };
+}

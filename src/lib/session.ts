@@ -1,0 +1,157 @@
+// Sessions and refresh tokens. Refresh tokens are random (160 bits), stored as SHA-256 hex,
+// and a child is derived from its parent with the session's HMAC key: a retry of the
+// immediate predecessor (inside SECURITY_REFRESH_TOKEN_REUSE_INTERVAL) gets the same child
+// back without the database ever holding a usable token.
+import type { Deps } from '../deps.ts';
+import { insertAudit } from '../db/audit.ts';
+import { type Executor, transaction } from '../db/database.ts';
+import {
+  addAmrClaim, findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken, insertSession,
+  listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, touchSession,
+} from '../db/sessions.ts';
+import { findUserById, isBanned, listIdentities, updateUser, type UserRow } from '../db/users.ts';
+import { ApiError, badRequest } from './errors.ts';
+import { base32, base64url, fromBase64url, sha256Hex, utf8 } from './encoding.ts';
+import { signJwt } from './jwt.ts';
+import { userJson } from './user-json.ts';
+
+export type AmrMethod =
+  | 'password' | 'otp' | 'magiclink' | 'recovery' | 'invite' | 'email/signup' | 'email_change'
+  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml';
+
+export interface RequestMeta {
+  ip?: string;
+  userAgent?: string;
+}
+
+export interface IssuedSession {
+  user: UserRow;
+  session: SessionRow;
+  refreshToken: string;
+}
+
+export interface TokenResponse {
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+const REFRESH_TOKEN_RE = /^[A-Za-z0-9_-]{12,128}$/;
+
+async function deriveChildToken(hmacKey: string, parentToken: string): Promise<string> {
+  const key = await crypto.subtle.importKey('raw', fromBase64url(hmacKey), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, utf8(parentToken)));
+  return base32(mac.subarray(0, 20));
+}
+
+/** Creates a session with its first refresh token and AMR entry (call inside a transaction). */
+export async function createSession(deps: Deps, tx: Executor, user: UserRow, method: AmrMethod, meta: RequestMeta): Promise<IssuedSession> {
+  const now = deps.now();
+  const session = await insertSession(tx, {
+    id: crypto.randomUUID(), userId: user.id, createdAt: now, updatedAt: now, aal: 'aal1',
+    userAgent: meta.userAgent ?? null, ip: meta.ip ?? null,
+    refreshTokenHmacKey: base64url(deps.randomBytes(32)),
+  });
+  await addAmrClaim(tx, session.id, method, now);
+  const refreshToken = base32(deps.randomBytes(20));
+  await insertRefreshToken(tx, { tokenHash: await sha256Hex(refreshToken), parentHash: null, userId: user.id, sessionId: session.id, now });
+  const updated = await updateUser(tx, user.id, { lastSignInAt: now });
+  return { user: updated, session, refreshToken };
+}
+
+export async function accessTokenClaims(deps: Deps, ex: Executor, user: UserRow, session: SessionRow): Promise<Record<string, unknown>> {
+  const now = Math.floor(deps.now().getTime() / 1000);
+  const claims: Record<string, unknown> = {};
+  if (deps.config.jwt.issuer) claims.iss = deps.config.jwt.issuer;
+  claims.sub = user.id;
+  if (user.aud) claims.aud = user.aud;
+  claims.exp = now + deps.config.jwt.exp;
+  claims.iat = now;
+  claims.email = user.email ?? '';
+  claims.phone = user.phone ?? '';
+  claims.app_metadata = user.rawAppMetaData ?? {};
+  claims.user_metadata = user.rawUserMetaData ?? {};
+  claims.role = user.role ?? '';
+  claims.aal = session.aal ?? 'aal1';
+  claims.amr = await listAmrClaims(ex, session.id);
+  claims.session_id = session.id;
+  claims.is_anonymous = user.isAnonymous;
+  return claims;
+}
+
+/** GoTrue's AccessTokenResponse plus its sb-auth-* headers. */
+export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSession, extra: Record<string, unknown> = {}): Promise<TokenResponse> {
+  const claims = await accessTokenClaims(deps, ex, issued.user, issued.session);
+  const accessToken = await signJwt(deps.keys, claims);
+  const identities = await listIdentities(ex, [issued.user.id]);
+  const expiresAt = claims.exp as number;
+  return {
+    body: {
+      access_token: accessToken,
+      token_type: 'bearer',
+      expires_in: expiresAt - (claims.iat as number),
+      expires_at: expiresAt,
+      refresh_token: issued.refreshToken,
+      user: userJson(issued.user, identities),
+      ...extra,
+    },
+    headers: {
+      'sb-auth-user-id': issued.user.id,
+      'sb-auth-session-id': issued.session.id,
+      'sb-auth-refresh-token-prefix': issued.refreshToken.slice(0, 5),
+    },
+  };
+}
+
+type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
+
+/** grant_type=refresh_token. One transaction; the session row lock serialises all refreshes of a session. */
+export async function refreshSession(deps: Deps, token: string, meta: RequestMeta): Promise<TokenResponse> {
+  if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
+  const hash = await sha256Hex(token);
+  const cfg = deps.config.security;
+  const outcome = await transaction(deps.db, async (tx): Promise<RefreshOutcome & { tx?: Executor }> => {
+    const found = await findRefreshToken(tx, hash);
+    if (!found) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
+    if (!found.sessionId) throw badRequest('session_not_found', 'Invalid Refresh Token: No Valid Session Found');
+    const session = await findSession(tx, found.sessionId, { forUpdate: true });
+    if (!session) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
+    // Re-read under the session lock: a concurrent refresh may have revoked it meanwhile.
+    const row = await findRefreshToken(tx, hash);
+    if (!row) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
+    const user = await findUserById(tx, session.userId);
+    if (!user) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
+    const now = deps.now();
+    if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
+    if (session.notAfter && session.notAfter.getTime() < now.getTime()) {
+      throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired');
+    }
+    const hmacKey = session.refreshTokenHmacKey ?? '';
+    let child: string;
+    if (!row.revoked) {
+      child = await deriveChildToken(hmacKey, token);
+      await revokeRefreshToken(tx, row.id, now);
+      await insertRefreshToken(tx, { tokenHash: await sha256Hex(child), parentHash: hash, userId: user.id, sessionId: session.id, now });
+      await insertAudit(tx, { actor: user, action: 'token_revoked', ip: meta.ip, now });
+      await insertAudit(tx, { actor: user, action: 'token_refreshed', ip: meta.ip, now });
+    } else {
+      const active = await findActiveRefreshToken(tx, session.id);
+      const withinInterval = now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
+      const candidate = hmacKey ? await deriveChildToken(hmacKey, token) : '';
+      const isImmediateChild = active !== undefined && active.parent === hash && active.token === (await sha256Hex(candidate));
+      if (!(isImmediateChild && withinInterval)) {
+        if (cfg.refreshTokenRotationEnabled) await revokeSessionTokens(tx, session.id, now);
+        // Committed on purpose: the family stays revoked although the request fails.
+        return { reuse: badRequest('refresh_token_already_used', 'Invalid Refresh Token: Already Used') };
+      }
+      child = candidate;
+    }
+    await touchSession(tx, session.id, {
+      refreshedAt: now, updatedAt: now,
+      ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
+      ...(meta.ip ? { ip: meta.ip } : {}),
+    });
+    return { ok: { user, session, refreshToken: child } };
+  });
+  if ('reuse' in outcome) throw outcome.reuse;
+  return tokenResponse(deps, deps.db, outcome.ok);
+}

@@ -1,0 +1,55 @@
+// POST /signup — GoTrue: api.Signup / api.SignupAnonymously
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../app-env.ts';
+import { ApiError, validationFailed } from '../lib/errors.ts';
+import { optRecord, optStr, readJson } from '../lib/http.ts';
+import { assertPasswordLength, assertPasswordStrength } from '../lib/password-policy.ts';
+import { redirectTarget } from '../lib/redirect.ts';
+import { requestAud } from '../lib/request-aud.ts';
+import { requestMeta } from '../lib/request-meta.ts';
+import { signupAnonymously, signupWithEmail } from '../lib/signup.ts';
+import { validateEmail, validatePhone } from '../lib/validate.ts';
+
+const SignupBody = z.object({
+  email: optStr, phone: optStr, password: optStr, data: optRecord, channel: optStr,
+  code_challenge: optStr, code_challenge_method: optStr,
+  gotrue_meta_security: z.object({ captcha_token: optStr }).partial().nullish(),
+});
+
+export const signupRoutes = new Hono<AppEnv>();
+
+signupRoutes.post('/signup', async (c) => {
+  const deps = c.var.deps;
+  const cfg = deps.config;
+  const body = await readJson(c, SignupBody);
+  if (cfg.disableSignup) throw new ApiError(422, 'signup_disabled', 'Signups not allowed for this instance');
+  const data = body.data ?? {};
+  const aud = requestAud(c);
+  if (!body.email && !body.phone) {
+    if (!cfg.external.anonymousUsers.enabled) throw new ApiError(422, 'anonymous_provider_disabled', 'Anonymous sign-ins are disabled');
+    const token = await signupAnonymously(deps, data, aud, requestMeta(c));
+    return c.json(token.body, 200, token.headers);
+  }
+  if (!body.password) throw validationFailed('Signup requires a valid password');
+  assertPasswordLength(body.password);
+  assertPasswordStrength(body.password, cfg.password);
+  if (body.email && body.phone) throw validationFailed('Only an email address or phone number should be provided on signup.');
+  if (Boolean(body.code_challenge) !== Boolean(body.code_challenge_method)) {
+    throw validationFailed('PKCE flow requires code_challenge_method and code_challenge');
+  }
+  if (body.phone) {
+    if (!cfg.external.phone.enabled) throw new ApiError(400, 'phone_provider_disabled', 'Phone signups are disabled');
+    validatePhone(body.phone);
+    // Phone signup needs an SMS provider, which authsvc does not have yet.
+    throw new ApiError(400, 'sms_send_failed', 'Error sending confirmation OTP to provider: no SMS provider is configured');
+  }
+  if (!cfg.external.email.enabled) throw new ApiError(400, 'email_provider_disabled', 'Email signups are disabled');
+  const email = validateEmail(body.email);
+  const result = await signupWithEmail(deps, {
+    email, password: body.password, data, aud, meta: requestMeta(c),
+    redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList),
+  });
+  if (result.kind === 'session') return c.json(result.token.body, 200, result.token.headers);
+  return c.json(result.body);
+});

@@ -1,0 +1,32 @@
+// POST /token?grant_type=password|refresh_token — GoTrue: api.Token
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../app-env.ts';
+import { badRequest, validationFailed } from '../lib/errors.ts';
+import { optStr, readJson } from '../lib/http.ts';
+import { passwordGrant } from '../lib/password-grant.ts';
+import { requestAud } from '../lib/request-aud.ts';
+import { requestMeta } from '../lib/request-meta.ts';
+import { refreshSession } from '../lib/session.ts';
+
+const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr });
+const RefreshBody = z.object({ refresh_token: optStr });
+
+export const tokenRoutes = new Hono<AppEnv>();
+
+tokenRoutes.post('/token', async (c) => {
+  const deps = c.var.deps;
+  const grantType = c.req.query('grant_type');
+  if (grantType === 'password') {
+    const body = await readJson(c, PasswordBody);
+    const token = await passwordGrant(deps, body, requestAud(c), requestMeta(c));
+    return c.json(token.body, 200, token.headers);
+  }
+  if (grantType === 'refresh_token') {
+    const body = await readJson(c, RefreshBody);
+    if (!body.refresh_token) throw validationFailed('Refresh token is not valid');
+    const token = await refreshSession(deps, body.refresh_token, requestMeta(c));
+    return c.json(token.body, 200, token.headers);
+  }
+  throw badRequest('invalid_credentials', 'unsupported_grant_type');
+});

@@ -1,0 +1,31 @@
+// GET /user, PUT /user — GoTrue: api.UserGet / api.UserUpdate
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../app-env.ts';
+import { listIdentities } from '../db/users.ts';
+import { requireAuth } from '../lib/auth.ts';
+import { validationFailed } from '../lib/errors.ts';
+import { optRecord, optStr, readJson } from '../lib/http.ts';
+import { requestMeta } from '../lib/request-meta.ts';
+import { updateCurrentUser } from '../lib/update-user.ts';
+import { userJson } from '../lib/user-json.ts';
+
+const UpdateBody = z.object({
+  email: optStr, phone: optStr, password: optStr, nonce: optStr, channel: optStr, current_password: optStr,
+  data: optRecord, app_metadata: optRecord, code_challenge: optStr, code_challenge_method: optStr,
+});
+
+export const userRoutes = new Hono<AppEnv>();
+
+userRoutes.get('/user', requireAuth, async (c) => {
+  const { user, claims } = c.var.auth;
+  const aud = c.req.header('x-jwt-aud');
+  const tokenAud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
+  if (aud && aud !== (tokenAud ?? '')) throw validationFailed("Token audience doesn't match request audience");
+  return c.json(userJson(user, await listIdentities(c.var.deps.db, [user.id])));
+});
+
+userRoutes.put('/user', requireAuth, async (c) => {
+  const body = await readJson(c, UpdateBody);
+  return c.json(await updateCurrentUser(c.var.deps, c.var.auth, body, requestMeta(c).ip));
+});

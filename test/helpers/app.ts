@@ -1,0 +1,69 @@
+// Builds the real app over a real database (PGlite, or Postgres with TEST_DATABASE_URL);
+// only the mailer is a recording fake.
+import { createApp } from '../../src/app.ts';
+import { createNodeHasher } from '../../src/adapters/node-hasher.ts';
+import type { Database } from '../../src/db/database.ts';
+import { type Deps, cryptoRandomBytes } from '../../src/deps.ts';
+import { parseConfig } from '../../src/lib/config.ts';
+import { loadKeySet } from '../../src/lib/jwt.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import type { MailRequest, Mailer } from '../../src/lib/mailer.ts';
+
+export const TEST_JWT_SECRET = 'test-secret-with-at-least-32-characters!!';
+
+export const BASE_ENV: Record<string, string> = {
+  AUTHSVC_SITE_URL: 'http://localhost:3000',
+  AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
+  AUTHSVC_JWT_SECRET: TEST_JWT_SECRET,
+  AUTHSVC_DB_DRIVER: 'postgres',
+  DATABASE_URL: 'memory://',
+  AUTHSVC_LOG_LEVEL: 'error',
+};
+
+export interface TestApp {
+  app: ReturnType<typeof createApp>;
+  deps: Deps;
+  mails: MailRequest[];
+  logs: string[];
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+}
+
+export async function buildTestApp(db: Database, env: Record<string, string> = {}, over: Partial<Deps> = {}): Promise<TestApp> {
+  const parsed = parseConfig({ ...BASE_ENV, ...env }, { local: true });
+  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+  const config = { ...parsed.config, db: { ...parsed.config.db, namespace: db.namespace } };
+  const mails: MailRequest[] = [];
+  const logs: string[] = [];
+  const mailer: Mailer = { async send(m) { mails.push(m); } };
+  const deps: Deps = {
+    config, db, mailer, keys: await loadKeySet(config.jwt), hasher: createNodeHasher(),
+    fetch: globalThis.fetch.bind(globalThis), now: () => new Date(), randomBytes: cryptoRandomBytes,
+    logger: createLogger(config.log.level, (l) => logs.push(l)), version: '0.0.0-test',
+    ...over,
+  };
+  const app = createApp(deps);
+  return {
+    app, deps, mails, logs,
+    async request(method, path, body, headers = {}) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (body !== undefined) {
+        init.body = typeof body === 'string' ? body : JSON.stringify(body);
+        (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+      }
+      return app.request(path, init);
+    },
+  };
+}
+
+let counter = 0;
+export function uniqueEmail(prefix = 'user'): string {
+  counter += 1;
+  return `${prefix}-${Date.now().toString(36)}-${counter}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+}
+
+/** Signs a user up under autoconfirm and returns the session body. */
+export async function signUpConfirmed(t: TestApp, email = uniqueEmail(), password = 'correct-horse-1'): Promise<{ email: string; password: string; session: Record<string, any> }> {
+  const res = await t.request('POST', '/signup', { email, password });
+  if (res.status !== 200) throw new Error(`signup failed: ${res.status} ${await res.text()}`);
+  return { email, password, session: (await res.json()) as Record<string, any> };
+}
