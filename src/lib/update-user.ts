@@ -7,7 +7,7 @@ import { transaction } from '../db/database.ts';
 import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { findUserById, listIdentities, updateUser, type NewUser } from '../db/users.ts';
-import { ApiError, badRequest, validationFailed } from './errors.ts';
+import { ApiError, badRequest } from './errors.ts';
 import { tokenHash } from './otp.ts';
 import { assertPasswordLength, assertPasswordStrength } from './password-policy.ts';
 import { timingSafeEqual } from './encoding.ts';
@@ -57,7 +57,7 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
   let encryptedPassword: string | undefined;
   if (p.password !== undefined) {
     if (user.isAnonymous && !user.email && !user.phone) {
-      throw validationFailed('Updating password of an anonymous user without an email or phone is not allowed');
+      throw new ApiError(422, 'validation_failed', 'Updating password of an anonymous user without an email or phone is not allowed');
     }
     assertPasswordLength(p.password);
     assertPasswordStrength(p.password, cfg.password);
