@@ -52,11 +52,16 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     },
   }));
 
-  app.route('/', healthRoutes);
-  app.route('/', signupRoutes);
-  app.route('/', tokenRoutes);
-  app.route('/', userRoutes);
-  app.route('/', logoutRoutes);
+  const api = new Hono<AppEnv>({ strict: false })
+    .route('/', healthRoutes)
+    .route('/', signupRoutes)
+    .route('/', tokenRoutes)
+    .route('/', userRoutes)
+    .route('/', logoutRoutes);
+  app.route('/', api);
+  // supabase-js calls `<project url>/auth/v1/…` (Supabase's gateway prefix): serving it too
+  // lets `createClient('http://localhost:8081', key)` work with no proxy in front.
+  app.route('/auth/v1', api);
 
   app.notFound(() => {
     throw new ApiError(404, 'not_found', 'Not Found');

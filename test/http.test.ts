@@ -145,3 +145,14 @@ describe('GET /health and /settings', () => {
     expect(JSON.stringify(body)).not.toContain('sec');
   });
 });
+
+describe('the /auth/v1 prefix supabase-js uses', () => {
+  test('serves the same routes', async () => {
+    const res = await t.request('GET', '/auth/v1/health');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ name: 'GoTrue' });
+    const err = await t.request('POST', '/auth/v1/token?grant_type=password', { email: 'nobody@example.com', password: 'x' });
+    expect(await err.json()).toMatchObject({ error_code: 'invalid_credentials' });
+    expect((await t.request('GET', '/auth/v2/health')).status).toBe(404);
+  });
+});
