@@ -341,7 +341,8 @@ describe('parseConfig: JWT_KEYS', () => {
 
   it('accepts one signing key plus verification keys, without JWT_SECRET', () => {
     const config = ok({ GOTRUE_JWT_SECRET: undefined, GOTRUE_JWT_KEYS: JSON.stringify([signing, verifying]) });
-    expect(config.jwt.keys).toEqual([signing, verifying]);
+    // A key without `alg` gets the usual one of its type, so config and signer agree.
+    expect(config.jwt.keys).toEqual([{ ...signing, alg: 'ES256' }, { ...verifying, alg: 'RS256' }]);
     expect(config.jwt.secret).toBeUndefined();
     expect(config.jwt.validMethods).toEqual(['ES256', 'RS256']);
   });
@@ -349,6 +350,11 @@ describe('parseConfig: JWT_KEYS', () => {
   it('derives HS256 when only a secret is given, unless methods are set', () => {
     expect(ok({}).jwt.validMethods).toEqual(['HS256']);
     expect(ok({ GOTRUE_JWT_VALID_METHODS: 'HS256,RS256' }).jwt.validMethods).toEqual(['HS256', 'RS256']);
+  });
+
+  it('refuses a key algorithm the signer does not support', () => {
+    const es384 = { ...signing, crv: 'P-384', alg: undefined };
+    expect(errors({ GOTRUE_JWT_SECRET: undefined, GOTRUE_JWT_KEYS: JSON.stringify([es384]) }).join('\n')).toMatch(/ES384 is not supported/);
   });
 
   it.each([

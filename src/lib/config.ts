@@ -247,7 +247,12 @@ function parseJwtKeys(raw: string): JsonWebKey[] {
     if (k.key_ops !== undefined && !(Array.isArray(k.key_ops) && k.key_ops.every((op) => typeof op === 'string'))) {
       throw new Error(`key ${i}: "key_ops" must be an array of strings`);
     }
-    return k as JsonWebKey;
+    // GoTrue signs with the key's alg; a key without one gets the usual alg of its type.
+    const alg = algorithmOf(k as JsonWebKey);
+    if (!alg || !SUPPORTED_JWT_ALGS.has(alg)) {
+      throw new Error(`key ${i}: algorithm ${alg ?? '(unknown)'} is not supported (use RS256, RS512, ES256, ES512, EdDSA or HS256)`);
+    }
+    return { ...(k as JsonWebKey), alg };
   });
   const signing = keys.filter((k) => k.key_ops?.includes('sign'));
   if (signing.length === 0) throw new Error('no signing key detected');
@@ -256,6 +261,8 @@ function parseJwtKeys(raw: string): JsonWebKey[] {
   if (signer && signer.d === undefined && signer.k === undefined) throw new Error('the signing key has no private part');
   return keys;
 }
+
+const SUPPORTED_JWT_ALGS = new Set(['RS256', 'RS512', 'ES256', 'ES512', 'EdDSA', 'HS256']);
 
 function algorithmOf(key: JsonWebKey): string | undefined {
   if (key.alg) return key.alg;
@@ -406,7 +413,9 @@ const STATIC_FIELDS = {
   PASSWORD_HIBP_ENABLED: f(bool(false), 'false', 'Refuse passwords found in Have I Been Pwned.'),
 
   SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: f(bool(true), 'true', 'Detect refresh-token reuse and revoke the whole family.'),
-  SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: f(withDefault(seconds, 0), '0', 'Seconds during which the previous refresh token may be exchanged again.'),
+  // 10 s, not GoTrue's 0: GoTrue always re-answers the immediate predecessor, the spec only inside
+  // this window, so 0 would sign out every client whose refresh response was lost (Supabase's hosted default is 10 s).
+  SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: f(withDefault(seconds, 10), '10', 'Seconds during which the previous refresh token may be exchanged again for the same child; later reuse revokes the session\'s tokens.'),
   SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: f(bool(false), 'false', 'A password change needs a reauthentication nonce.'),
   SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: f(bool(false), 'false', 'A password change needs the current password.'),
   SECURITY_MANUAL_LINKING_ENABLED: f(bool(false), 'false', 'Allow users to link identities themselves.'),

@@ -63,7 +63,8 @@ export async function accessTokenClaims(deps: Deps, ex: Executor, user: UserRow,
   const claims: Record<string, unknown> = {};
   if (deps.config.jwt.issuer) claims.iss = deps.config.jwt.issuer;
   claims.sub = user.id;
-  if (user.aud) claims.aud = user.aud;
+  // GoTrue sends ClaimStrings{user.Aud}: one element, so `"aud": ""` even when JWT_AUD is empty.
+  claims.aud = user.aud ?? '';
   claims.exp = now + deps.config.jwt.exp;
   claims.iat = now;
   claims.email = user.email ?? '';
@@ -135,7 +136,10 @@ export async function refreshSession(deps: Deps, token: string, meta: RequestMet
       await insertAudit(tx, { actor: user, action: 'token_refreshed', ip: meta.ip, now });
     } else {
       const active = await findActiveRefreshToken(tx, session.id);
-      const withinInterval = now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
+      // An interval of 0 means no window at all (not "the same millisecond"): with a coarse or
+      // frozen clock a concurrent retry would otherwise slip through as a legitimate one.
+      const withinInterval = cfg.refreshTokenReuseInterval > 0
+        && now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
       const candidate = hmacKey ? await deriveChildToken(hmacKey, token) : '';
       const isImmediateChild = active !== undefined && active.parent === hash && active.token === (await sha256Hex(candidate));
       if (!(isImmediateChild && withinInterval)) {
