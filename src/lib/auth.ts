@@ -18,7 +18,7 @@ export function bearerToken(c: Context): string {
 
 export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const deps = c.var.deps;
-  const claims = (await verifyJwt(deps.keys, bearerToken(c))) as AppEnv['Variables']['auth']['claims'];
+  const claims = (await verifyJwt(deps.keys, bearerToken(c), deps.now())) as AppEnv['Variables']['auth']['claims'];
   const sub = claims.sub;
   if (!sub) throw forbidden('bad_jwt', 'invalid claim: missing sub claim');
   if (!UUID_RE.test(sub)) throw new ApiError(400, 'bad_jwt', 'invalid claim: sub claim must be a UUID');

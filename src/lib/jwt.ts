@@ -100,7 +100,7 @@ function pickKey(keys: KeySet, header: { alg?: string; kid?: string }): VerifyKe
 }
 
 /** Verifies signature, algorithm and expiry; returns the claims. Throws 403 bad_jwt. */
-export async function verifyJwt(keys: KeySet, token: string): Promise<JWTPayload> {
+export async function verifyJwt(keys: KeySet, token: string, now?: Date): Promise<JWTPayload> {
   let header: { alg?: string; kid?: string };
   try {
     header = decodeProtectedHeader(token);
@@ -109,7 +109,7 @@ export async function verifyJwt(keys: KeySet, token: string): Promise<JWTPayload
   }
   const chosen = pickKey(keys, header);
   try {
-    const { payload } = await jwtVerify(token, chosen.key, { algorithms: [chosen.alg] });
+    const { payload } = await jwtVerify(token, chosen.key, { algorithms: [chosen.alg], ...(now ? { currentDate: now } : {}) });
     return payload;
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) throw badJwt('token has invalid claims: token is expired');
