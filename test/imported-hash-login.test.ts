@@ -24,7 +24,7 @@ test.each(HASHES)('a user with an imported %s hash signs in with its password, n
   const email = uniqueEmail();
   const now = new Date();
   await db.orm.insert(db.t.users).values({
-    id: crypto.randomUUID(), aud: '', role: '', email, encryptedPassword: hash, emailConfirmedAt: now,
+    id: crypto.randomUUID(), aud: 'authenticated', role: 'authenticated', email, encryptedPassword: hash, emailConfirmedAt: now,
     rawAppMetaData: { provider: 'email', providers: ['email'] }, rawUserMetaData: {}, createdAt: now, updatedAt: now,
   });
   const ok = await t.request('POST', '/token?grant_type=password', { email, password });

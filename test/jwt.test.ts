@@ -78,13 +78,13 @@ describe('HS256 access tokens (default)', () => {
     expect((await getUser(t, bearer(session.access_token))).status).toBe(200);
   });
 
-  test('without JWT_ISSUER there is no iss claim; an empty JWT_AUD still yields an (empty) aud claim, as GoTrue', async () => {
+  test('without JWT_ISSUER there is no iss claim; aud and role default to authenticated', async () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     const { session } = await signUpConfirmed(t);
     const claims = decodeJwt(session.access_token);
     expect(Object.keys(claims)).toEqual(GOTRUE_CLAIMS);
-    expect(claims.aud).toBe('');
-    expect(claims.role).toBe('');
+    expect(claims.aud).toBe('authenticated');
+    expect(claims.role).toBe('authenticated');
     expect((await getUser(t, bearer(session.access_token))).status).toBe(200);
   });
 

@@ -33,7 +33,9 @@ function scryptAsync(password: Uint8Array, salt: Uint8Array, params: FirebaseScr
 }
 
 export const nodePrimitives: HashPrimitives = {
-  bcryptHash: (password, cost) => bcryptHash(password, { cost, version: '2a' }),
+  // The binding writes $2b$; GoTrue writes $2a$. For passwords of at most 72 bytes (all we accept)
+  // the two are the same algorithm, so only the label changes.
+  bcryptHash: async (password, cost) => (await bcryptHash(password, cost)).replace(/^\$2b\$/, '$2a$'),
   bcryptVerify: (password, encoded) => bcryptVerify(password, encoded),
   async argon2(password, params) {
     // hashRaw with the parsed parameters (not `verify` on the string) so the Rust PHC parser's own

@@ -95,13 +95,17 @@ export async function startServer(deps: Deps): Promise<RunningServer> {
     port: actualPort,
     stop() {
       stopping ??= new Promise<void>((done) => {
-        const force = setTimeout(() => (server as unknown as { closeAllConnections(): void }).closeAllConnections(), 30_000);
+        const http = server as unknown as { closeAllConnections(): void; closeIdleConnections(): void };
+        const force = setTimeout(() => http.closeAllConnections(), 30_000);
         force.unref();
+        // A keep-alive socket busy at SIGTERM turns idle only after its response: keep sweeping.
+        const sweep = setInterval(() => http.closeIdleConnections(), 100);
         server.close(() => {
           clearTimeout(force);
+          clearInterval(sweep);
           deps.db.close().then(done, done);
         });
-        (server as unknown as { closeIdleConnections(): void }).closeIdleConnections();
+        http.closeIdleConnections();
       });
       return stopping;
     },

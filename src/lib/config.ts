@@ -381,13 +381,15 @@ const STATIC_FIELDS = {
 
   JWT_SECRET: f(text(), 'required unless JWT_KEYS is set', 'HS256 secret used to sign tokens.'),
   JWT_EXP: f(withDefault(wholeSecondsOr(3600), 3600), '3600', 'Access-token lifetime in seconds.'),
-  JWT_AUD: f(textOr(''), '', 'Default audience.'),
+  // 'authenticated', not GoTrue's empty default: every Supabase deployment sets it, and
+  // PostgREST row-level security expects it.
+  JWT_AUD: f(textOr('authenticated'), 'authenticated', 'Default audience (aud claim) of new users.'),
   JWT_ISSUER: f(text(), '', 'Issuer (iss) claim.'),
   JWT_KEY_ID: f(text(), '', 'kid of the key made from JWT_SECRET.'),
   JWT_KEYS: f(opt(parseJwtKeys), '', 'JSON array of private JWKs; exactly one has "sign" in key_ops.'),
   JWT_VALID_METHODS: f(list(), 'derived from the keys', 'Algorithms accepted when verifying, comma-separated.'),
   JWT_ADMIN_GROUP_NAME: f(textOr('admin'), 'admin', 'Name of the admin group.'),
-  JWT_DEFAULT_GROUP_NAME: f(textOr(''), '', 'Group assigned to new users.'),
+  JWT_DEFAULT_GROUP_NAME: f(textOr('authenticated'), 'authenticated', 'Role (role claim) assigned to new users.'),
   JWT_ADMIN_ROLES: f(list(['service_role', 'supabase_admin']), 'service_role,supabase_admin', 'Roles whose bearer may call admin endpoints.'),
 
   EXTERNAL_EMAIL_ENABLED: f(bool(true), 'true', 'When false, email signup and sign-in are disabled.'),

@@ -136,7 +136,7 @@ export function spawnCli(opts: SpawnOptions = {}): CliProcess {
       return out;
     },
     output: () => lines.join('\n'),
-    waitForLine(pred, timeoutMs = 10_000) {
+    waitForLine(pred, timeoutMs = 30_000) {
       const seen = lines.find(pred);
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise<string>((done, fail) => {
@@ -177,7 +177,7 @@ export interface RunResult extends Exit {
 /** Runs a command to completion (killed after `timeoutMs`). */
 export async function runCli(args: string[], opts: Omit<SpawnOptions, 'args'> & { timeoutMs?: number } = {}): Promise<RunResult> {
   const p = spawnCli({ ...opts, args });
-  const timer = setTimeout(() => p.proc.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+  const timer = setTimeout(() => p.proc.kill('SIGKILL'), opts.timeoutMs ?? 90_000);
   const exit = await p.exited;
   clearTimeout(timer);
   return { ...exit, stdout: p.stdout.join('\n'), stderr: p.stderr.join('\n'), proc: p };
@@ -203,7 +203,7 @@ export async function startServer(opts: StartOptions = {}): Promise<ServerProces
     const port = opts.port ?? (picked ? await freePort() : Number(env.PORT));
     const p = spawnCli({ ...opts, env: picked ? { ...env, PORT: String(port) } : env });
     try {
-      await waitForHealth(p, port, opts.timeoutMs ?? 30_000);
+      await waitForHealth(p, port, opts.timeoutMs ?? 90_000);
       return Object.assign(p, { port, url: `http://127.0.0.1:${port}` });
     } catch (err) {
       await p.stop('SIGKILL');
