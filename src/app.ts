@@ -10,9 +10,11 @@ import { API_VERSION_2024, MAX_BODY_BYTES, errorBody, unexpectedFailure, wantsAp
 import { errorFields } from './lib/logger.ts';
 import { healthRoutes } from './routes/health.ts';
 import { logoutRoutes } from './routes/logout.ts';
+import { otpRoutes } from './routes/otp.ts';
 import { signupRoutes } from './routes/signup.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { userRoutes } from './routes/user.ts';
+import { verifyRoutes } from './routes/verify.ts';
 
 const CORS_ALLOWED_HEADERS = [
   'Accept', 'Authorization', 'Content-Type', 'X-Client-IP', 'X-Client-Info', 'X-JWT-AUD', 'x-use-cookie',
@@ -57,7 +59,9 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     .route('/', signupRoutes)
     .route('/', tokenRoutes)
     .route('/', userRoutes)
-    .route('/', logoutRoutes);
+    .route('/', logoutRoutes)
+    .route('/', verifyRoutes)
+    .route('/', otpRoutes);
   app.route('/', api);
   // supabase-js calls `<project url>/auth/v1/…` (Supabase's gateway prefix): serving it too
   // lets `createClient('http://localhost:8081', key)` work with no proxy in front.

@@ -1,5 +1,5 @@
 // one_time_tokens: at most one row per (user, type); creating one replaces the previous.
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 
 export type OneTimeTokenType =
@@ -18,4 +18,9 @@ export async function putOneTimeToken(ex: Executor, t: { userId: string; type: O
 export async function clearOneTimeTokens(ex: Executor, userId: string, type?: OneTimeTokenType): Promise<void> {
   const o = ex.t.oneTimeTokens;
   await ex.orm.delete(o).where(type ? and(eq(o.userId, userId), eq(o.tokenType, type)) : eq(o.userId, userId));
+}
+
+export async function findOneTimeTokens(ex: Executor, tokenHash: string, types: OneTimeTokenType[]) {
+  const o = ex.t.oneTimeTokens;
+  return ex.orm.select().from(o).where(and(eq(o.tokenHash, tokenHash), inArray(o.tokenType, types)));
 }

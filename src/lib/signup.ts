@@ -6,12 +6,16 @@ import { isUniqueViolation, transaction } from '../db/database.ts';
 import {
   findUserByEmail, insertIdentity, insertUser, listIdentities, updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
-import { sendConfirmation } from './confirmation.ts';
+import { sendConfirmation } from './email-tokens.ts';
 import { ApiError } from './errors.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { userJson } from './user-json.ts';
 
-export type SignupResult = { kind: 'session'; token: TokenResponse } | { kind: 'user'; body: Record<string, unknown> };
+export type SignupResult =
+  | { kind: 'session'; token: TokenResponse }
+  | { kind: 'user'; body: Record<string, unknown> }
+  /** With `noSession`: the user was created or found and confirmed, no session issued. */
+  | { kind: 'confirmed'; user: UserRow };
 
 export interface EmailSignup {
   email: string;
@@ -20,6 +24,9 @@ export interface EmailSignup {
   aud: string;
   redirectTo: string;
   meta: RequestMeta;
+  /** /otp and /magiclink sign new users up but answer with an email, not a session. */
+  noSession?: boolean;
+  pkce?: boolean;
 }
 
 const userAlreadyExists = () => new ApiError(422, 'user_already_exists', 'User already registered');
@@ -82,12 +89,13 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
       if (autoconfirm) {
         if (!existing) await insertAudit(tx, { actor: user, action: 'user_signedup', traits: { provider: 'email' }, ip: s.meta.ip, now });
         user = await confirmEmail(tx, user, now);
+        if (s.noSession) return { kind: 'confirmed', user };
         await insertAudit(tx, { actor: user, action: 'login', traits: { provider: 'email' }, ip: s.meta.ip, now });
         const issued = await createSession(deps, tx, user, 'password', s.meta);
         return { kind: 'session', token: await tokenResponse(deps, tx, issued) };
       }
       await insertAudit(tx, { actor: user, action: 'user_confirmation_requested', traits: { provider: 'email' }, ip: s.meta.ip, now });
-      user = await sendConfirmation(deps, tx, user, s.redirectTo);
+      user = await sendConfirmation(deps, tx, user, s.redirectTo, s.pkce);
       return { kind: 'user', body: userJson(user, await listIdentities(tx, [user.id])) };
     });
   } catch (err) {

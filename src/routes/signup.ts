@@ -51,5 +51,6 @@ signupRoutes.post('/signup', async (c) => {
     redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList),
   });
   if (result.kind === 'session') return c.json(result.token.body, 200, result.token.headers);
-  return c.json(result.body);
+  if (result.kind === 'user') return c.json(result.body);
+  throw new Error('signup asked for a session but got none');
 });

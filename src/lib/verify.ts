@@ -1,0 +1,130 @@
+// POST/GET /verify for the email types (GoTrue: api.Verify). A token is consumed inside one
+// transaction holding the user's row lock, so each token works exactly once.
+import type { Deps } from '../deps.ts';
+import { insertAudit } from '../db/audit.ts';
+import { transaction } from '../db/database.ts';
+import { clearOneTimeTokens, findOneTimeTokens, type OneTimeTokenType } from '../db/one-time-tokens.ts';
+import { findUserByEmail, findUserById, isBanned, type NewUser, updateIdentityData, updateUser, type UserRow } from '../db/users.ts';
+import { timingSafeEqual } from './encoding.ts';
+import { ApiError, forbidden } from './errors.ts';
+import { tokenHash } from './otp.ts';
+import { generatePassword } from './password-policy.ts';
+import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
+
+export const EMAIL_VERIFY_TYPES = ['signup', 'invite', 'recovery', 'magiclink', 'email'] as const;
+export type EmailVerifyType = (typeof EMAIL_VERIFY_TYPES)[number];
+type Resolved = 'signup' | 'invite' | 'recovery' | 'magiclink';
+
+const CANDIDATES: Record<EmailVerifyType, { ott: OneTimeTokenType; resolved: Resolved }[]> = {
+  signup: [{ ott: 'confirmation_token', resolved: 'signup' }],
+  invite: [{ ott: 'confirmation_token', resolved: 'invite' }],
+  recovery: [{ ott: 'recovery_token', resolved: 'recovery' }],
+  magiclink: [{ ott: 'recovery_token', resolved: 'magiclink' }],
+  // `email` (an OTP typed in) may be a signup confirmation or a magic link.
+  email: [{ ott: 'confirmation_token', resolved: 'signup' }, { ott: 'recovery_token', resolved: 'magiclink' }],
+};
+
+const COLUMN = { confirmation_token: ['confirmationToken', 'confirmationSentAt'], recovery_token: ['recoveryToken', 'recoverySentAt'] } as const;
+
+export function isEmailVerifyType(t: string): t is EmailVerifyType {
+  return (EMAIL_VERIFY_TYPES as readonly string[]).includes(t);
+}
+
+export interface VerifyInput {
+  type: EmailVerifyType;
+  aud: string;
+  /** The code and the address it was sent to… */
+  token?: string;
+  email?: string;
+  /** …or the hash carried by the link. */
+  tokenHash?: string;
+}
+
+export interface Verified {
+  type: Resolved;
+  token: TokenResponse;
+  /** The stored token was created by a PKCE request. */
+  pkce: boolean;
+}
+
+const tokenInvalid = () => forbidden('otp_expired', 'Token has expired or is invalid');
+const linkInvalid = () => forbidden('otp_expired', 'Email link is invalid or has expired');
+
+function matches(stored: string | null, hash: string): boolean {
+  if (!stored) return false;
+  return timingSafeEqual(stored, hash) || timingSafeEqual(stored, `pkce_${hash}`);
+}
+
+function fresh(deps: Deps, sentAt: Date | null): boolean {
+  return !!sentAt && deps.now().getTime() <= sentAt.getTime() + deps.config.mailer.otpExp * 1000;
+}
+
+/** Finds which candidate the presented token is, without changing anything. */
+async function locate(deps: Deps, input: VerifyInput): Promise<{ user: UserRow; ott: OneTimeTokenType; resolved: Resolved; stored: string }> {
+  const candidates = CANDIDATES[input.type];
+  if (input.token !== undefined) {
+    const email = (input.email ?? '').toLowerCase();
+    const user = await findUserByEmail(deps.db, email, input.aud);
+    if (!user) throw tokenInvalid();
+    const hash = tokenHash(email, input.token);
+    for (const c of candidates) {
+      const [col, sent] = COLUMN[c.ott as keyof typeof COLUMN];
+      if (matches(user[col], hash) && fresh(deps, user[sent])) return { user, ott: c.ott, resolved: c.resolved, stored: user[col]! };
+    }
+    throw tokenInvalid();
+  }
+  const hash = input.tokenHash ?? '';
+  const rows = await findOneTimeTokens(deps.db, hash, candidates.map((c) => c.ott));
+  for (const c of candidates) {
+    const row = rows.find((r) => r.tokenType === c.ott);
+    if (!row) continue;
+    const user = await findUserById(deps.db, row.userId);
+    const [col, sent] = COLUMN[c.ott as keyof typeof COLUMN];
+    if (user && user.aud === input.aud && user[col] === hash && fresh(deps, user[sent])) {
+      return { user, ott: c.ott, resolved: c.resolved, stored: hash };
+    }
+  }
+  throw linkInvalid();
+}
+
+export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: RequestMeta): Promise<Verified> {
+  const found = await locate(deps, input);
+  if (isBanned(found.user, deps.now())) throw forbidden('user_banned', 'User is banned');
+  const [col] = COLUMN[found.ott as keyof typeof COLUMN];
+  const invalid = input.token !== undefined ? tokenInvalid : linkInvalid;
+  // A random password for an invited user who has none: the app then asks for a real one.
+  const invitePassword = found.resolved === 'invite' && !found.user.encryptedPassword
+    ? await deps.hasher.hash(generatePassword(64)) : undefined;
+  return transaction(deps.db, async (tx) => {
+    const now = deps.now();
+    const user = await findUserById(tx, found.user.id, { forUpdate: true });
+    // Re-checked under the lock: a concurrent verify of the same token has already used it.
+    if (!user || user[col] !== found.stored) throw invalid();
+    const patch: Partial<NewUser> = { [col]: '', updatedAt: now };
+    if (!user.emailConfirmedAt) {
+      patch.emailConfirmedAt = now;
+      const meta2 = { ...(user.rawUserMetaData ?? {}), email_verified: true };
+      patch.rawUserMetaData = meta2;
+      await updateIdentityData(tx, user.id, 'email', { ...meta2 });
+    }
+    if (invitePassword) patch.encryptedPassword = invitePassword;
+    await clearOneTimeTokens(tx, user.id);
+    const updated = await updateUser(tx, user.id, patch);
+    const action = found.resolved === 'signup' ? 'user_signedup' : found.resolved === 'invite' ? 'invite_accepted' : 'login';
+    await insertAudit(tx, { actor: updated, action, traits: { provider: 'email' }, ip: meta.ip, now });
+    const issued = await createSession(deps, tx, updated, 'otp', meta);
+    return { type: found.resolved, token: await tokenResponse(deps, tx, issued), pkce: found.stored.startsWith('pkce_') };
+  });
+}
+
+/** GoTrue's redirect fragments: form-encoded, keys sorted, always with an empty `sb`. */
+export function fragment(params: Record<string, string | number>): string {
+  const entries = Object.entries({ ...params, sb: '' }).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString();
+}
+
+const OAUTH_ERROR: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' };
+
+export function errorFragment(err: ApiError): string {
+  return fragment({ error: OAUTH_ERROR[err.status] ?? 'server_error', error_code: err.errorCode, error_description: err.message });
+}

@@ -1,0 +1,61 @@
+// POST /verify and GET /verify — GoTrue: api.Verify (email types; SMS types come with phone support)
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../app-env.ts';
+import { ApiError, forbidden, validationFailed } from '../lib/errors.ts';
+import { optStr, readJson } from '../lib/http.ts';
+import { redirectTarget } from '../lib/redirect.ts';
+import { requestAud } from '../lib/request-aud.ts';
+import { requestMeta } from '../lib/request-meta.ts';
+import { errorFragment, fragment, isEmailVerifyType, verifyEmailToken } from '../lib/verify.ts';
+
+const VerifyBody = z.object({ type: optStr, token: optStr, token_hash: optStr, email: optStr, phone: optStr, redirect_to: optStr });
+
+const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
+
+export const verifyRoutes = new Hono<AppEnv>();
+
+verifyRoutes.post('/verify', async (c) => {
+  const deps = c.var.deps;
+  const b = await readJson(c, VerifyBody);
+  if (!b.type) throw validationFailed('Verify requires a verification type');
+  if (Boolean(b.token) === Boolean(b.token_hash)) throw validationFailed('Verify requires either a token or a token hash');
+  const aud = requestAud(c);
+  if (b.token_hash) {
+    if (b.email || b.phone || b.redirect_to) throw validationFailed('Only the token_hash and type should be provided');
+    if (!isEmailVerifyType(b.type)) throw validationFailed('Invalid email verification type');
+    const v = await verifyEmailToken(deps, { type: b.type, aud, tokenHash: b.token_hash }, requestMeta(c));
+    return c.json({ ...v.token.body, type: v.type }, 200, v.token.headers);
+  }
+  if (Boolean(b.email) === Boolean(b.phone)) throw validationFailed('Only an email address or phone number should be provided on verify');
+  if (b.phone || !isEmailVerifyType(b.type)) {
+    // Unknown types and the SMS / email-change types (not available yet) fail as an invalid token, as in GoTrue.
+    throw forbidden('otp_expired', 'Token has expired or is invalid');
+  }
+  if (!EMAIL_RE.test(b.email!)) throw new ApiError(422, 'validation_failed', 'Invalid email format');
+  const v = await verifyEmailToken(deps, { type: b.type, aud, token: b.token!, email: b.email! }, requestMeta(c));
+  return c.json({ ...v.token.body, type: v.type }, 200, v.token.headers);
+});
+
+verifyRoutes.get('/verify', async (c) => {
+  const deps = c.var.deps;
+  const type = c.req.query('type');
+  const token = c.req.query('token');
+  if (!type) throw validationFailed('Verify requires a verification type');
+  if (!token) throw validationFailed('Verify requires either a token or a token hash');
+  // Mail scanners probe links with HEAD: answer without consuming the token.
+  if (c.req.method === 'HEAD') return c.body(null, 200);
+  const target = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList).split('#')[0]!;
+  try {
+    if (!isEmailVerifyType(type)) throw validationFailed('Invalid email verification type');
+    const v = await verifyEmailToken(deps, { type, aud: requestAud(c), tokenHash: token }, requestMeta(c));
+    const b = v.token.body;
+    return c.redirect(`${target}#${fragment({
+      access_token: String(b.access_token), expires_at: Number(b.expires_at), expires_in: Number(b.expires_in),
+      refresh_token: String(b.refresh_token), token_type: 'bearer', type: v.type,
+    })}`, 303);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    return c.redirect(`${target}#${errorFragment(err)}`, 303);
+  }
+});
