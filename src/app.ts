@@ -9,6 +9,7 @@ import { ApiError } from './lib/errors.ts';
 import { API_VERSION_2024, MAX_BODY_BYTES, errorBody, unexpectedFailure, wantsApiVersion2024 } from './lib/http.ts';
 import { errorFields } from './lib/logger.ts';
 import { healthRoutes } from './routes/health.ts';
+import { inviteRoutes } from './routes/invite.ts';
 import { logoutRoutes } from './routes/logout.ts';
 import { otpRoutes } from './routes/otp.ts';
 import { signupRoutes } from './routes/signup.ts';
@@ -61,7 +62,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     .route('/', userRoutes)
     .route('/', logoutRoutes)
     .route('/', verifyRoutes)
-    .route('/', otpRoutes);
+    .route('/', otpRoutes)
+    .route('/', inviteRoutes);
   app.route('/', api);
   // supabase-js calls `<project url>/auth/v1/…` (Supabase's gateway prefix): serving it too
   // lets `createClient('http://localhost:8081', key)` work with no proxy in front.

@@ -9,12 +9,16 @@ import { type Config, parseConfig } from '../lib/config.ts';
 import { base64url } from '../lib/encoding.ts';
 import { loadKeySet } from '../lib/jwt.ts';
 import { type Logger, createLogger } from '../lib/logger.ts';
+import { createTemplateRenderer } from '../lib/mail-render.ts';
+import { createMailer as createTransportMailer } from '../lib/mail-transport.ts';
 import { type Mailer, createLogMailer } from '../lib/mailer.ts';
+import { createResendTransport } from '../lib/resend-transport.ts';
 import { openPglite } from './db-pglite.ts';
 import { openPostgres } from './db-postgres.ts';
 import { loadMigrations } from './migrations-fs.ts';
 import { createNodeHasher } from './node-hasher.ts';
 import { isLocalMode, readEnv, withLocalSecret } from './node-env.ts';
+import { createSmtpTransport } from './smtp-transport.ts';
 import { VERSION } from './version.ts';
 
 export class ConfigError extends Error {
@@ -47,13 +51,11 @@ export async function openDatabase(config: Config): Promise<Database> {
 
 function createMailer(config: Config, logger: Logger): Mailer {
   if (config.mailer.transport === 'log') return createLogMailer(logger);
-  // SMTP and Resend transports arrive with the email-flows work; failing loudly beats
-  // pretending an email went out.
-  return {
-    async send() {
-      throw new Error(`mail transport "${config.mailer.transport}" is not implemented yet`);
-    },
-  };
+  const fetch = globalThis.fetch.bind(globalThis);
+  const transport = config.mailer.transport === 'resend'
+    ? createResendTransport({ apiKey: config.resend.apiKey ?? '', baseUrl: config.resend.baseUrl, fetch })
+    : createSmtpTransport({ host: config.smtp.host ?? '', port: config.smtp.port, user: config.smtp.user, pass: config.smtp.pass });
+  return createTransportMailer({ config, transport, renderer: createTemplateRenderer({ fetch, logger }), logger });
 }
 
 export async function buildNodeDeps(config: Config, db: Database, logger: Logger): Promise<Deps> {

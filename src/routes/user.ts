@@ -2,9 +2,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
-import { listIdentities } from '../db/users.ts';
+import { insertAudit } from '../db/audit.ts';
+import { transaction } from '../db/database.ts';
+import { findUserById, listIdentities } from '../db/users.ts';
 import { requireAuth } from '../lib/auth.ts';
-import { validationFailed } from '../lib/errors.ts';
+import { sendEmailToken } from '../lib/email-tokens.ts';
+import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optRecord, optStr, readJson } from '../lib/http.ts';
 import { requestMeta } from '../lib/request-meta.ts';
 import { updateCurrentUser } from '../lib/update-user.ts';
@@ -28,4 +31,19 @@ userRoutes.get('/user', requireAuth, async (c) => {
 userRoutes.put('/user', requireAuth, async (c) => {
   const body = await readJson(c, UpdateBody);
   return c.json(await updateCurrentUser(c.var.deps, c.var.auth, body, requestMeta(c).ip));
+});
+
+// GET /reauthenticate — GoTrue: api.Reauthenticate (email; SMS comes with phone support)
+userRoutes.get('/reauthenticate', requireAuth, async (c) => {
+  const deps = c.var.deps;
+  const { user } = c.var.auth;
+  if (!user.email && !user.phone) throw validationFailed('Reauthentication requires the user to have an email or a phone number');
+  if (!user.email) throw new ApiError(422, 'sms_send_failed', 'Error sending reauthentication OTP to provider: no SMS provider is configured');
+  if (!user.emailConfirmedAt) throw new ApiError(422, 'email_not_confirmed', 'Please verify your email first.');
+  await transaction(deps.db, async (tx) => {
+    const locked = (await findUserById(tx, user.id, { forUpdate: true }))!;
+    await sendEmailToken(deps, tx, locked, 'reauthentication', { redirectTo: deps.config.siteUrl });
+    await insertAudit(tx, { actor: locked, action: 'user_reauthenticate_requested', ip: requestMeta(c).ip, now: deps.now() });
+  });
+  return c.json({});
 });

@@ -1,0 +1,20 @@
+// requireAdminCredentials: a valid bearer JWT whose `role` is one of JWT_ADMIN_ROLES
+// (GoTrue's default service_role,supabase_admin). A token naming a session needs that session.
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../app-env.ts';
+import { findSession } from '../db/sessions.ts';
+import { bearerToken } from './auth.ts';
+import { forbidden } from './errors.ts';
+import { verifyJwt } from './jwt.ts';
+
+export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const deps = c.var.deps;
+  const claims = await verifyJwt(deps.keys, bearerToken(c), deps.now());
+  const role = typeof claims.role === 'string' ? claims.role : '';
+  if (!deps.config.jwt.adminRoles.includes(role)) throw forbidden('not_admin', 'User not allowed');
+  const sid = claims.session_id;
+  if (typeof sid === 'string' && sid && !(await findSession(deps.db, sid).catch(() => undefined))) {
+    throw forbidden('session_expired', 'Session has expired or is no longer valid');
+  }
+  await next();
+};

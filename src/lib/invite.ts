@@ -1,0 +1,45 @@
+// POST /invite — GoTrue: api.Invite. Creates (or re-invites) an unconfirmed user and sends the
+// invitation; accepting it is `verify type=invite`.
+import type { Deps } from '../deps.ts';
+import { insertAudit } from '../db/audit.ts';
+import { isUniqueViolation, transaction } from '../db/database.ts';
+import { NIL_UUID, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities } from '../db/users.ts';
+import { sendEmailToken } from './email-tokens.ts';
+import { ApiError } from './errors.ts';
+import type { RequestMeta } from './session.ts';
+import { userJson } from './user-json.ts';
+
+const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
+
+export async function inviteUser(
+  deps: Deps, p: { email: string; data: Record<string, unknown>; aud: string; redirectTo: string; adminRole: string; meta: RequestMeta },
+): Promise<Record<string, unknown>> {
+  try {
+    return await transaction(deps.db, async (tx) => {
+      const now = deps.now();
+      const existing = await findUserByEmail(tx, p.email, p.aud);
+      if (existing?.emailConfirmedAt) throw emailExists();
+      let user = existing ? await findUserById(tx, existing.id, { forUpdate: true }) : undefined;
+      if (!user) {
+        const id = crypto.randomUUID();
+        const identityData = { sub: id, email: p.email, email_verified: false, phone_verified: false };
+        user = await insertUser(tx, {
+          id, aud: p.aud, role: deps.config.jwt.defaultGroupName, email: p.email,
+          rawAppMetaData: { provider: 'email', providers: ['email'] }, rawUserMetaData: p.data,
+          createdAt: now, updatedAt: now,
+        });
+        await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'email', createdAt: now, updatedAt: now });
+      }
+      user = await sendEmailToken(deps, tx, user, 'invite', { redirectTo: p.redirectTo, patch: { invitedAt: now } });
+      await insertAudit(tx, {
+        // GoTrue records the admin as a pseudo-user: nil id, the role as username.
+        actor: { id: NIL_UUID, email: p.adminRole, phone: null, rawUserMetaData: null }, action: 'user_invited', ip: p.meta.ip, now,
+        traits: { user_id: user.id, user_email: user.email ?? '' },
+      });
+      return userJson(user, await listIdentities(tx, [user.id]));
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw emailExists();
+    throw err;
+  }
+}

@@ -1,0 +1,85 @@
+// Turns a semantic MailRequest into a rendered message and hands it to a transport (SMTP,
+// Resend). Transports only move bytes; subjects, templates and the sender live here so every
+// transport sends the same email.
+import type { Config } from './config.ts';
+import { type Logger, errorFields } from './logger.ts';
+import type { TemplateRenderer, TemplateVars } from './mail-render.ts';
+import type { MailKind, MailRequest, Mailer } from './mailer.ts';
+
+export interface MailMessage {
+  from: string;
+  fromName?: string;
+  to: string;
+  subject: string;
+  html: string;
+  text: string;
+}
+
+export interface MailTransport {
+  deliver(m: MailMessage): Promise<void>;
+}
+
+export interface TransportMailerOptions {
+  config: { smtp: Pick<Config['smtp'], 'adminEmail' | 'senderName'>; mailer: Pick<Config['mailer'], 'subjects' | 'templates'> };
+  transport: MailTransport;
+  renderer: TemplateRenderer;
+  logger: Logger;
+}
+
+type SettingKey = keyof Config['mailer']['subjects'];
+
+const SETTING: Record<MailKind, SettingKey> = {
+  confirmation: 'confirmation', invite: 'invite', recovery: 'recovery',
+  magic_link: 'magicLink', email_change: 'emailChange', reauthentication: 'reauthentication',
+};
+
+// GoTrue's wording in "Error sending … email".
+const LABEL: Record<MailKind, string> = {
+  confirmation: 'confirmation', invite: 'invite', recovery: 'recovery',
+  magic_link: 'magic link', email_change: 'email change', reauthentication: 'reauthentication',
+};
+
+/** RFC 5322 display name + address, quoting the name when it holds anything beyond atext and spaces. */
+export function formatAddress(address: string, name?: string): string {
+  const clean = (name ?? '').replace(/[\r\n]+/g, ' ').trim();
+  if (!clean) return address;
+  const display = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~ ]+$/.test(clean) ? clean : `"${clean.replace(/(["\\])/g, '\\$1')}"`;
+  return `${display} <${address}>`;
+}
+
+function templateVars(mail: MailRequest): TemplateVars {
+  return {
+    siteUrl: mail.siteUrl, email: mail.to, sendingTo: mail.to, confirmationUrl: mail.confirmationUrl,
+    token: mail.token, tokenHash: mail.tokenHash, redirectTo: mail.redirectTo,
+    newEmail: mail.newEmail, data: mail.userMetadata,
+  };
+}
+
+// Logs name the recipient's domain only: enough to spot a provider problem, not a personal address.
+function domainOf(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at >= 0 ? address.slice(at + 1).toLowerCase() : '';
+}
+
+export function createMailer(opts: TransportMailerOptions): Mailer {
+  const { config, transport, renderer, logger } = opts;
+  return {
+    async send(mail) {
+      const key = SETTING[mail.kind];
+      const rendered = await renderer.render(mail.kind, templateVars(mail), config.mailer.templates[key], config.mailer.subjects[key]);
+      const fields = { mail_kind: mail.kind, to_domain: domainOf(mail.to) };
+      try {
+        await transport.deliver({
+          from: config.smtp.adminEmail,
+          fromName: config.smtp.senderName || undefined,
+          to: mail.to,
+          ...rendered,
+        });
+      } catch (cause) {
+        logger.error('email delivery failed', { ...fields, ...errorFields(cause) });
+        throw new Error(`Error sending ${LABEL[mail.kind]} email`, { cause });
+      }
+      logger.info('email sent', fields);
+    },
+  };
+}

@@ -1,0 +1,28 @@
+// POST /invite — GoTrue: api.Invite (admin roles only)
+import { decodeJwt } from 'jose';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../app-env.ts';
+import { requireAdmin } from '../lib/admin-auth.ts';
+import { optRecord, optStr, readJson } from '../lib/http.ts';
+import { inviteUser } from '../lib/invite.ts';
+import { redirectTarget } from '../lib/redirect.ts';
+import { requestAud } from '../lib/request-aud.ts';
+import { requestMeta } from '../lib/request-meta.ts';
+import { validateEmail } from '../lib/validate.ts';
+
+const InviteBody = z.object({ email: optStr, data: optRecord });
+
+export const inviteRoutes = new Hono<AppEnv>();
+
+inviteRoutes.post('/invite', requireAdmin, async (c) => {
+  const cfg = c.var.deps.config;
+  const b = await readJson(c, InviteBody);
+  const email = validateEmail(b.email);
+  const role = String(decodeJwt(c.req.header('authorization')!.slice(7)).role);
+  const user = await inviteUser(c.var.deps, {
+    email, data: b.data ?? {}, aud: requestAud(c), adminRole: role, meta: requestMeta(c),
+    redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList),
+  });
+  return c.json(user);
+});
