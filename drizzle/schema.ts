@@ -2,7 +2,7 @@
 // DB_NAMESPACE at run time, so tables are built by a factory; `tables` is the default `auth` set.
 import { sql } from 'drizzle-orm';
 import {
-  bigint, bigserial, boolean, inet, json, jsonb, pgSchema, smallint, text, timestamp, uuid, varchar,
+  bigint, bigserial, boolean, doublePrecision, inet, json, jsonb, pgSchema, smallint, text, timestamp, uuid, varchar,
 } from 'drizzle-orm/pg-core';
 
 const tz = { withTimezone: true, mode: 'date' } as const;
@@ -142,6 +142,13 @@ export function createTables(namespace: string) {
     ipAddress: varchar('ip_address', { length: 64 }).notNull().default(''),
   });
 
+  const rateLimits = s.table('rate_limits', {
+    key: text('key').primaryKey(),
+    windowStart: timestamp('window_start', tz).notNull(),
+    count: doublePrecision('count').notNull(),
+    updatedAt: timestamp('updated_at', tz).notNull(),
+  });
+
   const schemaMigrations = s.table('schema_migrations', {
     version: varchar('version', { length: 255 }).primaryKey(),
   });
@@ -149,7 +156,7 @@ export function createTables(namespace: string) {
   return {
     aalLevel, codeChallengeMethod, oneTimeTokenType,
     users, identities, sessions, refreshTokens, mfaAmrClaims, oneTimeTokens, flowState,
-    auditLogEntries, schemaMigrations,
+    auditLogEntries, rateLimits, schemaMigrations,
   };
 }
 

@@ -4,6 +4,7 @@
 import type { Deps } from '../deps.ts';
 import type { Executor } from '../db/database.ts';
 import { type OneTimeTokenType, putOneTimeToken } from '../db/one-time-tokens.ts';
+import { consume } from '../db/rate-limits.ts';
 import { type NewUser, updateUser, type UserRow } from '../db/users.ts';
 import { ApiError } from './errors.ts';
 import type { MailKind } from './mailer.ts';
@@ -48,6 +49,19 @@ export function verificationLink(deps: Deps, path: string, hash: string, type: s
   return new URL(rel, deps.config.api.externalUrl).toString();
 }
 
+/**
+ * RATE_LIMIT_EMAIL_SENT, counted in Postgres inside the sending transaction: exact across
+ * instances, and a send that fails rolls its count back. Skipped under MAILER_AUTOCONFIRM as
+ * in GoTrue, except that a limit of 0 still blocks every email.
+ */
+export async function consumeEmailSend(deps: Deps, tx: Executor): Promise<void> {
+  const limit = deps.config.rateLimit.emailSent;
+  if (deps.config.mailer.autoconfirm && limit.count > 0) return;
+  if (!(await consume(tx, 'email_sent', limit, deps.now()))) {
+    throw new ApiError(429, 'over_email_send_rate_limit', 'email rate limit exceeded');
+  }
+}
+
 export interface SendOptions {
   redirectTo: string;
   /** PKCE: the stored token is `pkce_<hash>` and GET /verify answers with `?code=`. */
@@ -65,6 +79,7 @@ export async function sendEmailToken(deps: Deps, tx: Executor, user: UserRow, ki
     const limited = frequencyLimitError(last, spec.frequency(deps), now);
     if (limited) throw limited;
   }
+  await consumeEmailSend(deps, tx);
   const email = (user.email ?? '').toLowerCase();
   const otp = generateOtp(cfg.mailer.otpLength, deps.randomBytes);
   const hash = tokenHash(email, otp);

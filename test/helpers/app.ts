@@ -18,6 +18,8 @@ export const BASE_ENV: Record<string, string> = {
   AUTHSVC_DB_DRIVER: 'postgres',
   DATABASE_URL: 'memory://',
   AUTHSVC_LOG_LEVEL: 'error',
+  // Test files share a database; the hourly email limit is exercised in email-limit.test.ts.
+  AUTHSVC_RATE_LIMIT_EMAIL_SENT: '100000',
 };
 
 export interface TestApp {
