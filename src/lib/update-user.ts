@@ -12,6 +12,8 @@ import { tokenHash } from './otp.ts';
 import { assertPasswordLength, assertPasswordStrength } from './password-policy.ts';
 import { timingSafeEqual } from './encoding.ts';
 import { userJson } from './user-json.ts';
+import { requestEmailChange } from './email-change.ts';
+import { formatPhone, validateEmail } from './validate.ts';
 
 export interface UserUpdate {
   email?: string;
@@ -44,19 +46,22 @@ function checkNonce(deps: Deps, auth: AuthContext, nonce: string | undefined): v
   if (!valid) throw new ApiError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid');
 }
 
-export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUpdate, ip?: string): Promise<Record<string, unknown>> {
+export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUpdate, meta: { ip?: string; redirectTo: string }): Promise<Record<string, unknown>> {
+  const ip = meta.ip;
   const cfg = deps.config;
   const user = auth.user;
   if (p.app_metadata && !(user.role === cfg.jwt.adminGroupName && user.aud === cfg.jwt.aud)) {
     throw new ApiError(403, 'not_admin', 'Updating app_metadata requires admin privileges');
   }
-  if ((p.email && p.email.toLowerCase() !== (user.email ?? '')) || (p.phone && p.phone.replace(/^\+/, '') !== (user.phone ?? ''))) {
-    // Changing the address needs the confirmation emails / SMS of their own issues.
-    throw new ApiError(422, 'validation_failed', 'Changing the email address or phone number is not supported yet');
+  if (p.phone && formatPhone(p.phone) !== (user.phone ?? '')) {
+    // A phone change needs an SMS provider, which authsvc does not have yet.
+    throw new ApiError(422, 'sms_send_failed', 'Error sending phone change OTP to provider: no SMS provider is configured');
   }
+  const newEmail = p.email ? validateEmail(p.email) : undefined;
+  const changeEmail = newEmail !== undefined && newEmail !== (user.email ?? '');
   let encryptedPassword: string | undefined;
   if (p.password !== undefined) {
-    if (user.isAnonymous && !user.email && !user.phone) {
+    if (user.isAnonymous && !user.email && !user.phone && !newEmail) {
       throw new ApiError(422, 'validation_failed', 'Updating password of an anonymous user without an email or phone is not allowed');
     }
     assertPasswordLength(p.password);
@@ -83,7 +88,8 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
       await deleteSessions(tx, user.id, 'others', auth.session?.id);
       await insertAudit(tx, { actor: current, action: 'user_updated_password', ip, now });
     }
-    const updated = await updateUser(tx, user.id, patch);
+    let updated = await updateUser(tx, user.id, patch);
+    if (changeEmail) updated = await requestEmailChange(deps, tx, updated, newEmail, meta.redirectTo, ip);
     await insertAudit(tx, { actor: updated, action: 'user_modified', ip, now });
     return userJson(updated, await listIdentities(tx, [user.id]));
   });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optBool, optRecord, optStr, readJson } from '../lib/http.ts';
+import { resendEmailChange } from '../lib/email-change.ts';
 import { type EmailRequest, requestMagicLink, requestRecovery, resendConfirmation } from '../lib/passwordless.ts';
 import { redirectTarget } from '../lib/redirect.ts';
 import { requestAud } from '../lib/request-aud.ts';
@@ -74,6 +75,11 @@ otpRoutes.post('/resend', async (c) => {
     if (!b.email) throw validationFailed('An email address is required');
     await resendConfirmation(c.var.deps, emailRequest(c, validateEmail(b.email), pkce));
   }
-  // email_change, sms and phone_change: no pending change or phone can exist yet, so GoTrue's answer is {}.
+  if (b.type === 'email_change') {
+    if (!b.email) throw validationFailed('An email address is required');
+    const r = emailRequest(c, validateEmail(b.email), pkce);
+    await resendEmailChange(c.var.deps, r.email, r.aud, r.redirectTo);
+  }
+  // sms and phone_change: no phone can be pending without an SMS provider, so GoTrue's answer is {}.
   return c.json({});
 });

@@ -9,6 +9,7 @@ import { requireAuth } from '../lib/auth.ts';
 import { sendEmailToken } from '../lib/email-tokens.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optRecord, optStr, readJson } from '../lib/http.ts';
+import { redirectTarget } from '../lib/redirect.ts';
 import { requestMeta } from '../lib/request-meta.ts';
 import { updateCurrentUser } from '../lib/update-user.ts';
 import { userJson } from '../lib/user-json.ts';
@@ -30,7 +31,9 @@ userRoutes.get('/user', requireAuth, async (c) => {
 
 userRoutes.put('/user', requireAuth, async (c) => {
   const body = await readJson(c, UpdateBody);
-  return c.json(await updateCurrentUser(c.var.deps, c.var.auth, body, requestMeta(c).ip));
+  const cfg = c.var.deps.config;
+  const meta = { ip: requestMeta(c).ip, redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList) };
+  return c.json(await updateCurrentUser(c.var.deps, c.var.auth, body, meta));
 });
 
 // GET /reauthenticate — GoTrue: api.Reauthenticate (email; SMS comes with phone support)

@@ -1,5 +1,5 @@
 // POST /verify and GET /verify — GoTrue: api.Verify (email types; SMS types come with phone support)
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { ApiError, forbidden, validationFailed } from '../lib/errors.ts';
@@ -7,11 +7,25 @@ import { optStr, readJson } from '../lib/http.ts';
 import { redirectTarget } from '../lib/redirect.ts';
 import { requestAud } from '../lib/request-aud.ts';
 import { requestMeta } from '../lib/request-meta.ts';
+import { type EmailChangeResult, verifyEmailChange } from '../lib/email-change.ts';
 import { errorFragment, fragment, isEmailVerifyType, verifyEmailToken } from '../lib/verify.ts';
 
 const VerifyBody = z.object({ type: optStr, token: optStr, token_hash: optStr, email: optStr, phone: optStr, redirect_to: optStr });
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
+
+function sessionFragment(b: Record<string, unknown>, type: string): string {
+  return fragment({
+    access_token: String(b.access_token), expires_at: Number(b.expires_at), expires_in: Number(b.expires_in),
+    refresh_token: String(b.refresh_token), token_type: 'bearer', type,
+  });
+}
+
+/** The first half of a secure email change answers GoTrue's message, with `code` as a string. */
+function emailChangeJson(c: Context<AppEnv>, r: EmailChangeResult) {
+  if (r.kind === 'half') return c.json({ msg: r.message, code: '200' });
+  return c.json({ ...r.token.body, type: 'email_change' }, 200, r.token.headers);
+}
 
 export const verifyRoutes = new Hono<AppEnv>();
 
@@ -23,11 +37,16 @@ verifyRoutes.post('/verify', async (c) => {
   const aud = requestAud(c);
   if (b.token_hash) {
     if (b.email || b.phone || b.redirect_to) throw validationFailed('Only the token_hash and type should be provided');
+    if (b.type === 'email_change') return emailChangeJson(c, await verifyEmailChange(deps, { aud, tokenHash: b.token_hash }, requestMeta(c)));
     if (!isEmailVerifyType(b.type)) throw validationFailed('Invalid email verification type');
     const v = await verifyEmailToken(deps, { type: b.type, aud, tokenHash: b.token_hash }, requestMeta(c));
     return c.json({ ...v.token.body, type: v.type }, 200, v.token.headers);
   }
   if (Boolean(b.email) === Boolean(b.phone)) throw validationFailed('Only an email address or phone number should be provided on verify');
+  if (b.email && b.type === 'email_change') {
+    if (!EMAIL_RE.test(b.email)) throw new ApiError(422, 'validation_failed', 'Invalid email format');
+    return emailChangeJson(c, await verifyEmailChange(deps, { aud, token: b.token!, email: b.email }, requestMeta(c)));
+  }
   if (b.phone || !isEmailVerifyType(b.type)) {
     // Unknown types and the SMS / email-change types (not available yet) fail as an invalid token, as in GoTrue.
     throw forbidden('otp_expired', 'Token has expired or is invalid');
@@ -47,13 +66,14 @@ verifyRoutes.get('/verify', async (c) => {
   if (c.req.method === 'HEAD') return c.body(null, 200);
   const target = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList).split('#')[0]!;
   try {
+    if (type === 'email_change') {
+      const r = await verifyEmailChange(deps, { aud: requestAud(c), tokenHash: token }, requestMeta(c));
+      if (r.kind === 'half') return c.redirect(`${target}#${fragment({ message: r.message })}`, 303);
+      return c.redirect(`${target}#${sessionFragment(r.token.body, 'email_change')}`, 303);
+    }
     if (!isEmailVerifyType(type)) throw validationFailed('Invalid email verification type');
     const v = await verifyEmailToken(deps, { type, aud: requestAud(c), tokenHash: token }, requestMeta(c));
-    const b = v.token.body;
-    return c.redirect(`${target}#${fragment({
-      access_token: String(b.access_token), expires_at: Number(b.expires_at), expires_in: Number(b.expires_in),
-      refresh_token: String(b.refresh_token), token_type: 'bearer', type: v.type,
-    })}`, 303);
+    return c.redirect(`${target}#${sessionFragment(v.token.body, v.type)}`, 303);
   } catch (err) {
     if (!(err instanceof ApiError) || err.status >= 500) throw err;
     return c.redirect(`${target}#${errorFragment(err)}`, 303);
