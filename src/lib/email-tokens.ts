@@ -4,7 +4,9 @@
 import type { Deps } from '../deps.ts';
 import type { Executor } from '../db/database.ts';
 import { type OneTimeTokenType, putOneTimeToken } from '../db/one-time-tokens.ts';
+import { insertFlowState } from '../db/flow-state.ts';
 import { consume } from '../db/rate-limits.ts';
+import type { Pkce } from './pkce.ts';
 import { type NewUser, updateUser, type UserRow } from '../db/users.ts';
 import { ApiError } from './errors.ts';
 import type { MailKind } from './mailer.ts';
@@ -14,6 +16,11 @@ import { generateOtp, tokenHash } from './otp.ts';
 export const MAGIC_LINK_MAX_FREQUENCY = 60;
 
 export type EmailTokenKind = 'confirmation' | 'invite' | 'recovery' | 'magic_link' | 'reauthentication';
+
+/** flow_state.authentication_method of each kind (GoTrue's names). */
+export const FLOW_METHOD: Record<EmailTokenKind, string> = {
+  confirmation: 'email/signup', invite: 'invite', recovery: 'recovery', magic_link: 'magiclink', reauthentication: 'reauthentication',
+};
 
 interface KindSpec {
   ott: OneTimeTokenType;
@@ -64,8 +71,8 @@ export async function consumeEmailSend(deps: Deps, tx: Executor): Promise<void> 
 
 export interface SendOptions {
   redirectTo: string;
-  /** PKCE: the stored token is `pkce_<hash>` and GET /verify answers with `?code=`. */
-  pkce?: boolean;
+  /** PKCE: a flow_state row is created, the stored token is `pkce_<hash>` and GET /verify answers with `?code=`. */
+  pkce?: Pkce;
   /** Extra user columns written with the token (e.g. invited_at). */
   patch?: Partial<NewUser>;
 }
@@ -84,6 +91,12 @@ export async function sendEmailToken(deps: Deps, tx: Executor, user: UserRow, ki
   const otp = generateOtp(cfg.mailer.otpLength, deps.randomBytes);
   const hash = tokenHash(email, otp);
   const stored = opts.pkce ? `pkce_${hash}` : hash;
+  if (opts.pkce) {
+    await insertFlowState(tx, {
+      userId: user.id, challenge: opts.pkce.challenge, method: opts.pkce.method, providerType: 'email',
+      authenticationMethod: FLOW_METHOD[kind], now,
+    });
+  }
   const updated = await updateUser(tx, user.id, { [spec.column]: stored, [spec.sentAt]: now, ...opts.patch });
   await putOneTimeToken(tx, { userId: user.id, type: spec.ott, tokenHash: stored, relatesTo: email, now });
   const paths = cfg.mailer.urlPaths;
@@ -99,6 +112,6 @@ export async function sendEmailToken(deps: Deps, tx: Executor, user: UserRow, ki
   return updated;
 }
 
-export async function sendConfirmation(deps: Deps, tx: Executor, user: UserRow, redirectTo: string, pkce = false): Promise<UserRow> {
+export async function sendConfirmation(deps: Deps, tx: Executor, user: UserRow, redirectTo: string, pkce?: Pkce): Promise<UserRow> {
   return sendEmailToken(deps, tx, user, 'confirmation', { redirectTo, pkce });
 }

@@ -9,13 +9,14 @@ import { ApiError } from './errors.ts';
 import { generatePassword } from './password-policy.ts';
 import type { RequestMeta } from './session.ts';
 import { signupWithEmail } from './signup.ts';
+import type { Pkce } from './pkce.ts';
 
 export interface EmailRequest {
   email: string;
   aud: string;
   redirectTo: string;
   meta: RequestMeta;
-  pkce?: boolean;
+  pkce?: Pkce;
 }
 
 async function sendToExisting(deps: Deps, userId: string, kind: EmailTokenKind, r: EmailRequest): Promise<void> {

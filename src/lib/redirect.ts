@@ -56,7 +56,9 @@ export function isRedirectAllowed(candidate: string, siteUrl: string, allowList:
   const host = url.hostname;
   if (host === site.hostname && url.protocol === site.protocol && (url.port === site.port || isLoopbackName(host))) return true;
   if (/^\d+$/.test(host)) return false;
-  if (isIpLiteral(host)) return isLoopbackName(host) || host.startsWith('127.');
+  // Loopback is always allowed (local development), whatever the port.
+  if (host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
+  if (isIpLiteral(host)) return false;
   if ((url.protocol === 'http:' || url.protocol === 'https:') && !HOST_RE.test(host)) return false;
   const withoutFragment = candidate.split('#')[0]!;
   return allowList.some((p) => globToRegExp(p).test(withoutFragment));

@@ -10,6 +10,7 @@ import { sendConfirmation } from './email-tokens.ts';
 import { ApiError } from './errors.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { userJson } from './user-json.ts';
+import type { Pkce } from './pkce.ts';
 
 export type SignupResult =
   | { kind: 'session'; token: TokenResponse }
@@ -26,7 +27,7 @@ export interface EmailSignup {
   meta: RequestMeta;
   /** /otp and /magiclink sign new users up but answer with an email, not a session. */
   noSession?: boolean;
-  pkce?: boolean;
+  pkce?: Pkce;
 }
 
 const userAlreadyExists = () => new ApiError(422, 'user_already_exists', 'User already registered');

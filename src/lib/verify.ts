@@ -3,6 +3,7 @@
 import type { Deps } from '../deps.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
+import { latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
 import { clearOneTimeTokens, findOneTimeTokens, type OneTimeTokenType } from '../db/one-time-tokens.ts';
 import { findUserByEmail, findUserById, isBanned, type NewUser, updateIdentityData, updateUser, type UserRow } from '../db/users.ts';
 import { timingSafeEqual } from './encoding.ts';
@@ -40,12 +41,12 @@ export interface VerifyInput {
   tokenHash?: string;
 }
 
-export interface Verified {
-  type: Resolved;
-  token: TokenResponse;
-  /** The stored token was created by a PKCE request. */
-  pkce: boolean;
-}
+export type Verified =
+  | { type: Resolved; token: TokenResponse; authCode?: undefined }
+  /** A link created by a PKCE request, followed with `issueCode`: the code for grant_type=pkce. */
+  | { type: Resolved; authCode: string; token?: undefined };
+
+const FLOW_METHOD: Record<Resolved, string> = { signup: 'email/signup', invite: 'invite', recovery: 'recovery', magiclink: 'magiclink' };
 
 const tokenInvalid = () => forbidden('otp_expired', 'Token has expired or is invalid');
 const linkInvalid = () => forbidden('otp_expired', 'Email link is invalid or has expired');
@@ -87,7 +88,7 @@ async function locate(deps: Deps, input: VerifyInput): Promise<{ user: UserRow; 
   throw linkInvalid();
 }
 
-export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: RequestMeta): Promise<Verified> {
+export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: RequestMeta, opts: { issueCode?: boolean } = {}): Promise<Verified> {
   const found = await locate(deps, input);
   if (isBanned(found.user, deps.now())) throw forbidden('user_banned', 'User is banned');
   const [col] = COLUMN[found.ott as keyof typeof COLUMN];
@@ -112,8 +113,14 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
     const updated = await updateUser(tx, user.id, patch);
     const action = found.resolved === 'signup' ? 'user_signedup' : found.resolved === 'invite' ? 'invite_accepted' : 'login';
     await insertAudit(tx, { actor: updated, action, traits: { provider: 'email' }, ip: meta.ip, now });
+    if (opts.issueCode && found.stored.startsWith('pkce_')) {
+      const flow = await latestFlowState(tx, user.id, FLOW_METHOD[found.resolved]);
+      if (!flow) throw new ApiError(404, 'flow_state_not_found', 'no valid flow state found for user.');
+      await markAuthCodeIssued(tx, flow.id, now);
+      return { type: found.resolved, authCode: flow.authCode };
+    }
     const issued = await createSession(deps, tx, updated, 'otp', meta);
-    return { type: found.resolved, token: await tokenResponse(deps, tx, issued), pkce: found.stored.startsWith('pkce_') };
+    return { type: found.resolved, token: await tokenResponse(deps, tx, issued) };
   });
 }
 

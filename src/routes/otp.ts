@@ -5,6 +5,7 @@ import type { AppEnv } from '../app-env.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optBool, optRecord, optStr, readJson } from '../lib/http.ts';
 import { resendEmailChange } from '../lib/email-change.ts';
+import { type Pkce, parsePkce } from '../lib/pkce.ts';
 import { type EmailRequest, requestMagicLink, requestRecovery, resendConfirmation } from '../lib/passwordless.ts';
 import { redirectTarget } from '../lib/redirect.ts';
 import { requestAud } from '../lib/request-aud.ts';
@@ -17,19 +18,7 @@ const MagicLinkBody = z.object({ email: optStr, data: optRecord, ...Pkce });
 const OtpBody = z.object({ email: optStr, phone: optStr, channel: optStr, create_user: optBool, data: optRecord, ...Pkce });
 const ResendBody = z.object({ type: optStr, email: optStr, phone: optStr, ...Pkce });
 
-const PKCE_CHALLENGE_RE = /^[A-Za-z0-9._~-]{43,128}$/;
-
-/** Validates the PKCE pair (GoTrue §5.4); true when the request uses PKCE. */
-export function parsePkce(b: { code_challenge?: string; code_challenge_method?: string }): boolean {
-  if (!b.code_challenge && !b.code_challenge_method) return false;
-  if (!b.code_challenge || !b.code_challenge_method) throw validationFailed('PKCE flow requires code_challenge_method and code_challenge');
-  if (!['s256', 'plain'].includes(b.code_challenge_method.toLowerCase())) throw validationFailed('code challenge method not supported');
-  if (!PKCE_CHALLENGE_RE.test(b.code_challenge)) throw validationFailed('code challenge has to be between 43 and 128 characters');
-  // The code exchange (grant_type=pkce) is not available yet: refuse rather than issue links that cannot complete.
-  throw new ApiError(400, 'validation_failed', 'PKCE flow is not supported yet');
-}
-
-function emailRequest(c: Context<AppEnv>, email: string, pkce: boolean): EmailRequest {
+function emailRequest(c: Context<AppEnv>, email: string, pkce: Pkce | undefined): EmailRequest {
   const cfg = c.var.deps.config;
   return { email, aud: requestAud(c), redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList), meta: requestMeta(c), pkce };
 }

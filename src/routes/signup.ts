@@ -5,6 +5,7 @@ import type { AppEnv } from '../app-env.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optRecord, optStr, readJson } from '../lib/http.ts';
 import { assertPasswordLength, assertPasswordStrength } from '../lib/password-policy.ts';
+import { parsePkce } from '../lib/pkce.ts';
 import { redirectTarget } from '../lib/redirect.ts';
 import { requestAud } from '../lib/request-aud.ts';
 import { requestMeta } from '../lib/request-meta.ts';
@@ -35,9 +36,8 @@ signupRoutes.post('/signup', async (c) => {
   assertPasswordLength(body.password);
   assertPasswordStrength(body.password, cfg.password);
   if (body.email && body.phone) throw validationFailed('Only an email address or phone number should be provided on signup.');
-  if (Boolean(body.code_challenge) !== Boolean(body.code_challenge_method)) {
-    throw validationFailed('PKCE flow requires code_challenge_method and code_challenge');
-  }
+  if (body.phone && body.code_challenge) throw validationFailed('PKCE not supported for phone signups');
+  const pkce = parsePkce(body);
   if (body.phone) {
     if (!cfg.external.phone.enabled) throw new ApiError(400, 'phone_provider_disabled', 'Phone signups are disabled');
     validatePhone(body.phone);
@@ -47,7 +47,7 @@ signupRoutes.post('/signup', async (c) => {
   if (!cfg.external.email.enabled) throw new ApiError(400, 'email_provider_disabled', 'Email signups are disabled');
   const email = validateEmail(body.email);
   const result = await signupWithEmail(deps, {
-    email, password: body.password, data, aud, meta: requestMeta(c),
+    email, password: body.password, data, aud, meta: requestMeta(c), pkce,
     redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList),
   });
   if (result.kind === 'session') return c.json(result.token.body, 200, result.token.headers);

@@ -5,12 +5,14 @@ import type { AppEnv } from '../app-env.ts';
 import { badRequest, validationFailed } from '../lib/errors.ts';
 import { optStr, readJson } from '../lib/http.ts';
 import { passwordGrant } from '../lib/password-grant.ts';
+import { pkceGrant } from '../lib/pkce.ts';
 import { requestAud } from '../lib/request-aud.ts';
 import { requestMeta } from '../lib/request-meta.ts';
 import { refreshSession } from '../lib/session.ts';
 
 const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr });
 const RefreshBody = z.object({ refresh_token: optStr });
+const PkceBody = z.object({ auth_code: optStr, code_verifier: optStr });
 
 export const tokenRoutes = new Hono<AppEnv>();
 
@@ -26,6 +28,11 @@ tokenRoutes.post('/token', async (c) => {
     const body = await readJson(c, RefreshBody);
     if (!body.refresh_token) throw validationFailed('Refresh token is not valid');
     const token = await refreshSession(deps, body.refresh_token, requestMeta(c));
+    return c.json(token.body, 200, token.headers);
+  }
+  if (grantType === 'pkce') {
+    const body = await readJson(c, PkceBody);
+    const token = await pkceGrant(deps, body.auth_code ?? '', body.code_verifier ?? '', requestMeta(c));
     return c.json(token.body, 200, token.headers);
   }
   throw badRequest('invalid_credentials', 'unsupported_grant_type');

@@ -40,7 +40,7 @@ verifyRoutes.post('/verify', async (c) => {
     if (b.type === 'email_change') return emailChangeJson(c, await verifyEmailChange(deps, { aud, tokenHash: b.token_hash }, requestMeta(c)));
     if (!isEmailVerifyType(b.type)) throw validationFailed('Invalid email verification type');
     const v = await verifyEmailToken(deps, { type: b.type, aud, tokenHash: b.token_hash }, requestMeta(c));
-    return c.json({ ...v.token.body, type: v.type }, 200, v.token.headers);
+    return c.json({ ...v.token!.body, type: v.type }, 200, v.token!.headers);
   }
   if (Boolean(b.email) === Boolean(b.phone)) throw validationFailed('Only an email address or phone number should be provided on verify');
   if (b.email && b.type === 'email_change') {
@@ -53,7 +53,7 @@ verifyRoutes.post('/verify', async (c) => {
   }
   if (!EMAIL_RE.test(b.email!)) throw new ApiError(422, 'validation_failed', 'Invalid email format');
   const v = await verifyEmailToken(deps, { type: b.type, aud, token: b.token!, email: b.email! }, requestMeta(c));
-  return c.json({ ...v.token.body, type: v.type }, 200, v.token.headers);
+  return c.json({ ...v.token!.body, type: v.type }, 200, v.token!.headers);
 });
 
 verifyRoutes.get('/verify', async (c) => {
@@ -72,10 +72,22 @@ verifyRoutes.get('/verify', async (c) => {
       return c.redirect(`${target}#${sessionFragment(r.token.body, 'email_change')}`, 303);
     }
     if (!isEmailVerifyType(type)) throw validationFailed('Invalid email verification type');
-    const v = await verifyEmailToken(deps, { type, aud: requestAud(c), tokenHash: token }, requestMeta(c));
-    return c.redirect(`${target}#${sessionFragment(v.token.body, v.type)}`, 303);
+    const v = await verifyEmailToken(deps, { type, aud: requestAud(c), tokenHash: token }, requestMeta(c), { issueCode: true });
+    if (v.authCode) {
+      const url = new URL(target);
+      url.searchParams.set('code', v.authCode);
+      return c.redirect(url.toString(), 303);
+    }
+    return c.redirect(`${target}#${sessionFragment(v.token!.body, v.type)}`, 303);
   } catch (err) {
     if (!(err instanceof ApiError) || err.status >= 500) throw err;
-    return c.redirect(`${target}#${errorFragment(err)}`, 303);
+    // A PKCE client reads the error from the query as well as from the fragment.
+    let base = target;
+    if (token.startsWith('pkce_')) {
+      const url = new URL(target);
+      for (const [k, v] of new URLSearchParams(errorFragment(err))) if (k !== 'sb') url.searchParams.set(k, v);
+      base = url.toString();
+    }
+    return c.redirect(`${base}#${errorFragment(err)}`, 303);
   }
 });

@@ -1,0 +1,62 @@
+// PKCE for email links (GoTrue §5.4): the request that sends the email stores a code challenge
+// in flow_state; following the link yields `?code=<auth_code>`; POST /token?grant_type=pkce
+// trades the code and the verifier for a session, once.
+import type { Deps } from '../deps.ts';
+import { insertAudit } from '../db/audit.ts';
+import { transaction } from '../db/database.ts';
+import { deleteFlowState, findFlowStateByAuthCode } from '../db/flow-state.ts';
+import { findUserById, isBanned } from '../db/users.ts';
+import { base64url, timingSafeEqual, utf8 } from './encoding.ts';
+import { ApiError, badRequest, validationFailed } from './errors.ts';
+import { type AmrMethod, type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
+
+export interface Pkce {
+  challenge: string;
+  method: 's256' | 'plain';
+}
+
+const CHALLENGE_RE = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/** Validates the pair; undefined when the request does not use PKCE. */
+export function parsePkce(b: { code_challenge?: string; code_challenge_method?: string }): Pkce | undefined {
+  if (!b.code_challenge && !b.code_challenge_method) return undefined;
+  if (!b.code_challenge || !b.code_challenge_method) throw validationFailed('PKCE flow requires code_challenge_method and code_challenge');
+  const method = b.code_challenge_method.toLowerCase();
+  if (method !== 's256' && method !== 'plain') throw validationFailed('code challenge method not supported');
+  if (!CHALLENGE_RE.test(b.code_challenge)) throw validationFailed('code challenge has to be between 43 and 128 characters');
+  return { challenge: b.code_challenge, method };
+}
+
+async function challengeOf(verifier: string, method: string): Promise<string> {
+  if (method === 'plain') return verifier;
+  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', utf8(verifier))));
+}
+
+const AMR: Record<string, AmrMethod> = {
+  'email/signup': 'email/signup', magiclink: 'magiclink', recovery: 'recovery', invite: 'invite', email_change: 'email_change',
+};
+
+export async function pkceGrant(deps: Deps, authCode: string, verifier: string, meta: RequestMeta): Promise<TokenResponse> {
+  if (!authCode || !verifier) throw validationFailed('invalid request: both auth code and code verifier should be non-empty');
+  const notFound = () => new ApiError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
+  return transaction(deps.db, async (tx) => {
+    const now = deps.now();
+    const flow = await findFlowStateByAuthCode(tx, authCode);
+    if (!flow || !flow.userId) throw notFound();
+    // Magic links count from when the code was issued, everything else from creation.
+    const start = (flow.authenticationMethod === 'magiclink' ? flow.authCodeIssuedAt : null) ?? flow.createdAt ?? now;
+    if (now.getTime() > start.getTime() + deps.config.external.flowStateExpiry * 1000) {
+      throw new ApiError(422, 'flow_state_expired', 'invalid flow state, flow state has expired');
+    }
+    if (!timingSafeEqual(await challengeOf(verifier, flow.codeChallengeMethod), flow.codeChallenge)) {
+      throw badRequest('bad_code_verifier', 'code challenge does not match previously saved code verifier');
+    }
+    const user = await findUserById(tx, flow.userId);
+    if (!user) throw notFound();
+    if (isBanned(user, now)) throw new ApiError(403, 'user_banned', 'User is banned');
+    await deleteFlowState(tx, flow.id);
+    await insertAudit(tx, { actor: user, action: 'login', traits: { provider: 'email' }, ip: meta.ip, now });
+    const issued = await createSession(deps, tx, user, AMR[flow.authenticationMethod] ?? 'otp', meta);
+    return tokenResponse(deps, tx, issued);
+  });
+}
