@@ -456,3 +456,41 @@ describe('with SMTP_MAX_FREQUENCY=1 and reauthentication required', () => {
     expect(reused.error).toMatchObject({ status: 422, code: 'reauthentication_not_valid' });
   });
 });
+
+describe('PKCE (flowType: "pkce")', () => {
+  test('signUp → email → the link redirects with ?code= → exchangeCodeForSession; the code works once', async () => {
+    const store = new Map<string, string>();
+    const sb = createClient(server.url, anonKey, {
+      auth: {
+        flowType: 'pkce', persistSession: true, autoRefreshToken: false, detectSessionInUrl: false,
+        storage: { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => { store.set(k, v); }, removeItem: (k) => { store.delete(k); } },
+      },
+      realtime: { transport: NoWebSocket },
+    });
+    const address = email('pkce');
+    const redirectTo = 'http://localhost:3000/auth/callback';
+    const up = await sb.auth.signUp({ email: address, password: PASSWORD, options: { emailRedirectTo: redirectTo } });
+    expect(up.error).toBeNull();
+    expect(up.data.session).toBeNull();
+    const { link } = await receive(address, SUBJECTS.confirmation);
+    expect(link!.searchParams.get('token')).toMatch(/^pkce_[0-9a-f]{56}$/);
+    const head = await fetch(link!, { method: 'HEAD', redirect: 'manual' });
+    expect(head.status).toBeLessThan(400);
+    const first = await click(link!);
+    expect(first.status).toBe(303);
+    const target = new URL(first.target);
+    expect(`${target.origin}${target.pathname}`).toBe(redirectTo);
+    const code = target.searchParams.get('code')!;
+    expect(code).toMatch(/^[0-9a-f-]{36}$/);
+    const exchanged = await sb.auth.exchangeCodeForSession(code);
+    expect(exchanged.error).toBeNull();
+    expect(exchanged.data.user?.email).toBe(address);
+    expect((await sb.auth.getUser()).data.user?.email_confirmed_at).toBeTruthy();
+    // The flow state is gone: the same code cannot be traded again.
+    const replay = await fetch(`${server.url}/token?grant_type=pkce`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth_code: code, code_verifier: 'x'.repeat(43) }),
+    });
+    expect(replay.status).toBe(404);
+  });
+});

@@ -232,3 +232,12 @@ describe('verify input errors', () => {
     expect((await t.request('GET', '/verify?token=abc')).status).toBe(400);
   });
 });
+
+describe('MAILER_OTP_LENGTH', () => {
+  test('codes have the configured number of digits and verify', async () => {
+    const t = await buildTestApp(db, { AUTHSVC_MAILER_OTP_LENGTH: '8' });
+    const { email, mail } = await signUp(t);
+    expect(mail.token).toMatch(/^\d{8}$/);
+    expect((await t.request('POST', '/verify', { type: 'signup', email, token: mail.token })).status).toBe(200);
+  });
+});

@@ -106,6 +106,33 @@ describe('PKCE email links', () => {
   });
 });
 
+describe('PKCE email change', () => {
+  test('both links: the first answers the message in query and fragment, the second ?code=', async () => {
+    const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+    const email = uniqueEmail();
+    const session = await (await t.request('POST', '/signup', { email, password: 'secret-pw-1' })).json() as Json;
+    // Autoconfirm would apply the change at once: confirm through an app without it.
+    const strict = await buildTestApp(db);
+    const newEmail = uniqueEmail('new');
+    const put = await strict.request('PUT', '/user', { email: newEmail, code_challenge: await s256(VERIFIER), code_challenge_method: 's256' },
+      { authorization: `Bearer ${session.access_token}` });
+    expect(put.status).toBe(200);
+    const [toNew, toCurrent] = strict.mails;
+    expect(new URL(toNew!.confirmationUrl).searchParams.get('token')).toMatch(/^pkce_/);
+    const half = await followLink(strict, toCurrent!.confirmationUrl);
+    expect(half.searchParams.get('message')).toMatch(/^Confirmation link accepted/);
+    expect(new URLSearchParams(half.hash.slice(1)).get('message')).toMatch(/^Confirmation link accepted/);
+    const done = await followLink(strict, toNew!.confirmationUrl);
+    const code = done.searchParams.get('code')!;
+    const res = await strict.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: VERIFIER });
+    expect(res.status).toBe(200);
+    const body = await res.json() as Json;
+    expect(body.user.email).toBe(newEmail);
+    const claims = JSON.parse(atob(body.access_token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
+    expect(claims.amr[0].method).toBe('email_change');
+  });
+});
+
 describe('supabase-js with flowType pkce', () => {
   test('signInWithOtp → magic link → exchangeCodeForSession', async () => {
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });

@@ -4,7 +4,9 @@
 import type { Deps } from '../deps.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, transaction } from '../db/database.ts';
-import { clearOneTimeTokens, findOneTimeTokens, putOneTimeToken } from '../db/one-time-tokens.ts';
+import { insertFlowState, latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
+import { clearOneTimeTokens, findOneTimeTokens, type OneTimeTokenType, putOneTimeToken } from '../db/one-time-tokens.ts';
+import type { Pkce } from './pkce.ts';
 import {
   findUserByEmail, findUserById, insertIdentity, isBanned, listIdentities, type NewUser, updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
@@ -18,11 +20,11 @@ export const emailExists = () => new ApiError(422, 'email_exists', 'A user with 
 
 export const HALF_CONFIRMED_MESSAGE = 'Confirmation link accepted. Please proceed to confirm link sent to the other email';
 
-async function mailCode(deps: Deps, tx: Executor, user: UserRow, to: string, newEmail: string, column: 'emailChangeTokenNew' | 'emailChangeTokenCurrent', redirectTo: string): Promise<Partial<NewUser>> {
+async function mailCode(deps: Deps, tx: Executor, user: UserRow, to: string, newEmail: string, column: 'emailChangeTokenNew' | 'emailChangeTokenCurrent', redirectTo: string, pkce: boolean): Promise<Partial<NewUser>> {
   const now = deps.now();
   await consumeEmailSend(deps, tx);
   const otp = generateOtp(deps.config.mailer.otpLength, deps.randomBytes);
-  const hash = tokenHash(to, otp);
+  const hash = `${pkce ? 'pkce_' : ''}${tokenHash(to, otp)}`;
   await putOneTimeToken(tx, {
     userId: user.id, type: column === 'emailChangeTokenNew' ? 'email_change_token_new' : 'email_change_token_current',
     tokenHash: hash, relatesTo: to, now,
@@ -66,7 +68,7 @@ async function applyChange(tx: Executor, user: UserRow, now: Date): Promise<User
 }
 
 /** Called from PUT /user inside its transaction (the user row is locked). */
-export async function requestEmailChange(deps: Deps, tx: Executor, user: UserRow, newEmail: string, redirectTo: string, ip?: string): Promise<UserRow> {
+export async function requestEmailChange(deps: Deps, tx: Executor, user: UserRow, newEmail: string, redirectTo: string, ip?: string, pkce?: Pkce): Promise<UserRow> {
   const now = deps.now();
   const other = await findUserByEmail(tx, newEmail, user.aud ?? '');
   if (other && other.id !== user.id) throw emailExists();
@@ -82,9 +84,12 @@ export async function requestEmailChange(deps: Deps, tx: Executor, user: UserRow
   }
   const staged = await updateUser(tx, user.id, { emailChange: newEmail, emailChangeSentAt: now, emailChangeConfirmStatus: 0, emailChangeTokenCurrent: '', emailChangeTokenNew: '' });
   await clearOneTimeTokens(tx, user.id, 'email_change_token_current');
-  let patch = await mailCode(deps, tx, staged, newEmail, newEmail, 'emailChangeTokenNew', redirectTo);
+  if (pkce) {
+    await insertFlowState(tx, { userId: user.id, challenge: pkce.challenge, method: pkce.method, providerType: 'email', authenticationMethod: 'email_change', now });
+  }
+  let patch = await mailCode(deps, tx, staged, newEmail, newEmail, 'emailChangeTokenNew', redirectTo, !!pkce);
   if (deps.config.mailer.secureEmailChangeEnabled && user.email) {
-    patch = { ...patch, ...(await mailCode(deps, tx, staged, user.email, newEmail, 'emailChangeTokenCurrent', redirectTo)) };
+    patch = { ...patch, ...(await mailCode(deps, tx, staged, user.email, newEmail, 'emailChangeTokenCurrent', redirectTo, !!pkce)) };
   }
   return updateUser(tx, user.id, patch);
 }
@@ -99,15 +104,22 @@ export async function resendEmailChange(deps: Deps, currentEmail: string, aud: s
   });
 }
 
-export type EmailChangeResult = { kind: 'half'; message: string } | { kind: 'session'; token: TokenResponse };
+export type EmailChangeResult =
+  | { kind: 'half'; message: string; pkce: boolean }
+  | { kind: 'session'; token: TokenResponse }
+  /** A PKCE link followed with `issueCode`: the code for grant_type=pkce. */
+  | { kind: 'code'; authCode: string };
 
 /** verify type=email_change, by code (+ the address it went to) or by link hash. */
-export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: string; email?: string; tokenHash?: string }, meta: RequestMeta): Promise<EmailChangeResult> {
+export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: string; email?: string; tokenHash?: string; issueCode?: boolean }, meta: RequestMeta): Promise<EmailChangeResult> {
   const byCode = p.token !== undefined;
   const invalid = () => forbidden('otp_expired', byCode ? 'Token has expired or is invalid' : 'Email link is invalid or has expired');
-  const hash = byCode ? tokenHash((p.email ?? '').toLowerCase(), p.token!) : p.tokenHash ?? '';
-  // The current address's token first, as GoTrue looks them up.
-  const rows = await findOneTimeTokens(deps.db, hash, ['email_change_token_current', 'email_change_token_new']);
+  const plain = byCode ? tokenHash((p.email ?? '').toLowerCase(), p.token!) : p.tokenHash ?? '';
+  // The current address's token first, as GoTrue looks them up; a typed code may belong to a PKCE request.
+  const types: OneTimeTokenType[] = ['email_change_token_current', 'email_change_token_new'];
+  let rows = await findOneTimeTokens(deps.db, plain, types);
+  if (rows.length === 0 && byCode) rows = await findOneTimeTokens(deps.db, `pkce_${plain}`, types);
+  const hash = rows[0]?.tokenHash ?? plain;
   rows.sort((a, b) => (a.tokenType === b.tokenType ? 0 : a.tokenType === 'email_change_token_current' ? -1 : 1));
   const row = rows[0];
   if (!row) throw invalid();
@@ -122,10 +134,16 @@ export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: st
     if (secure && (user.emailChangeConfirmStatus ?? 0) === 0) {
       await updateUser(tx, user.id, { [column]: '', emailChangeConfirmStatus: 1, updatedAt: now });
       await clearOneTimeTokens(tx, user.id, row.tokenType);
-      return { kind: 'half', message: HALF_CONFIRMED_MESSAGE };
+      return { kind: 'half', message: HALF_CONFIRMED_MESSAGE, pkce: hash.startsWith('pkce_') };
     }
     const changed = await applyChange(tx, user, now);
     await insertAudit(tx, { actor: changed, action: 'user_modified', traits: { provider: 'email' }, ip: meta.ip, now });
+    if (p.issueCode && hash.startsWith('pkce_')) {
+      const flow = await latestFlowState(tx, user.id, 'email_change');
+      if (!flow) throw new ApiError(404, 'flow_state_not_found', 'no valid flow state found for user.');
+      await markAuthCodeIssued(tx, flow.id, now);
+      return { kind: 'code', authCode: flow.authCode };
+    }
     const issued = await createSession(deps, tx, changed, 'otp', meta);
     return { kind: 'session', token: await tokenResponse(deps, tx, issued) };
   });

@@ -13,9 +13,12 @@ import { assertPasswordLength, assertPasswordStrength } from './password-policy.
 import { timingSafeEqual } from './encoding.ts';
 import { userJson } from './user-json.ts';
 import { requestEmailChange } from './email-change.ts';
+import { parsePkce } from './pkce.ts';
 import { formatPhone, validateEmail } from './validate.ts';
 
 export interface UserUpdate {
+  code_challenge?: string;
+  code_challenge_method?: string;
   email?: string;
   phone?: string;
   password?: string;
@@ -59,6 +62,7 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
   }
   const newEmail = p.email ? validateEmail(p.email) : undefined;
   const changeEmail = newEmail !== undefined && newEmail !== (user.email ?? '');
+  const pkce = parsePkce(p);
   let encryptedPassword: string | undefined;
   if (p.password !== undefined) {
     if (user.isAnonymous && !user.email && !user.phone && !newEmail) {
@@ -89,7 +93,7 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
       await insertAudit(tx, { actor: current, action: 'user_updated_password', ip, now });
     }
     let updated = await updateUser(tx, user.id, patch);
-    if (changeEmail) updated = await requestEmailChange(deps, tx, updated, newEmail, meta.redirectTo, ip);
+    if (changeEmail) updated = await requestEmailChange(deps, tx, updated, newEmail, meta.redirectTo, ip, pkce);
     await insertAudit(tx, { actor: updated, action: 'user_modified', ip, now });
     return userJson(updated, await listIdentities(tx, [user.id]));
   });

@@ -14,6 +14,13 @@ const VerifyBody = z.object({ type: optStr, token: optStr, token_hash: optStr, e
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
 
+/** Adds query parameters, keeping the redirect's own (GoTrue keeps the existing query). */
+function withQuery(target: string, params: Record<string, string>): string {
+  const url = new URL(target);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return url.toString();
+}
+
 function sessionFragment(b: Record<string, unknown>, type: string): string {
   return fragment({
     access_token: String(b.access_token), expires_at: Number(b.expires_at), expires_in: Number(b.expires_in),
@@ -24,6 +31,7 @@ function sessionFragment(b: Record<string, unknown>, type: string): string {
 /** The first half of a secure email change answers GoTrue's message, with `code` as a string. */
 function emailChangeJson(c: Context<AppEnv>, r: EmailChangeResult) {
   if (r.kind === 'half') return c.json({ msg: r.message, code: '200' });
+  if (r.kind === 'code') throw new Error('a code is only issued for links');
   return c.json({ ...r.token.body, type: 'email_change' }, 200, r.token.headers);
 }
 
@@ -67,27 +75,23 @@ verifyRoutes.get('/verify', async (c) => {
   const target = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList).split('#')[0]!;
   try {
     if (type === 'email_change') {
-      const r = await verifyEmailChange(deps, { aud: requestAud(c), tokenHash: token }, requestMeta(c));
-      if (r.kind === 'half') return c.redirect(`${target}#${fragment({ message: r.message })}`, 303);
+      const r = await verifyEmailChange(deps, { aud: requestAud(c), tokenHash: token, issueCode: true }, requestMeta(c));
+      if (r.kind === 'code') return c.redirect(withQuery(target, { code: r.authCode }), 303);
+      if (r.kind === 'half') {
+        const base = r.pkce ? withQuery(target, { message: r.message }) : target;
+        return c.redirect(`${base}#${fragment({ message: r.message })}`, 303);
+      }
       return c.redirect(`${target}#${sessionFragment(r.token.body, 'email_change')}`, 303);
     }
     if (!isEmailVerifyType(type)) throw validationFailed('Invalid email verification type');
     const v = await verifyEmailToken(deps, { type, aud: requestAud(c), tokenHash: token }, requestMeta(c), { issueCode: true });
-    if (v.authCode) {
-      const url = new URL(target);
-      url.searchParams.set('code', v.authCode);
-      return c.redirect(url.toString(), 303);
-    }
+    if (v.authCode) return c.redirect(withQuery(target, { code: v.authCode }), 303);
     return c.redirect(`${target}#${sessionFragment(v.token!.body, v.type)}`, 303);
   } catch (err) {
     if (!(err instanceof ApiError) || err.status >= 500) throw err;
     // A PKCE client reads the error from the query as well as from the fragment.
-    let base = target;
-    if (token.startsWith('pkce_')) {
-      const url = new URL(target);
-      for (const [k, v] of new URLSearchParams(errorFragment(err))) if (k !== 'sb') url.searchParams.set(k, v);
-      base = url.toString();
-    }
+    const params = Object.fromEntries([...new URLSearchParams(errorFragment(err))].filter(([k]) => k !== 'sb'));
+    const base = token.startsWith('pkce_') ? withQuery(target, params) : target;
     return c.redirect(`${base}#${errorFragment(err)}`, 303);
   }
 });
