@@ -8,6 +8,9 @@ import type { Deps } from './deps.ts';
 import { ApiError } from './lib/errors.ts';
 import { API_VERSION_2024, MAX_BODY_BYTES, errorBody, unexpectedFailure, wantsApiVersion2024 } from './lib/http.ts';
 import { errorFields } from './lib/logger.ts';
+import { adminAuditRoutes } from './routes/admin-audit.ts';
+import { adminGenerateLinkRoutes } from './routes/admin-generate-link.ts';
+import { adminUsersRoutes } from './routes/admin-users.ts';
 import { healthRoutes } from './routes/health.ts';
 import { inviteRoutes } from './routes/invite.ts';
 import { logoutRoutes } from './routes/logout.ts';
@@ -63,7 +66,10 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     .route('/', logoutRoutes)
     .route('/', verifyRoutes)
     .route('/', otpRoutes)
-    .route('/', inviteRoutes);
+    .route('/', inviteRoutes)
+    .route('/', adminUsersRoutes)
+    .route('/', adminGenerateLinkRoutes)
+    .route('/', adminAuditRoutes);
   app.route('/', api);
   // supabase-js calls `<project url>/auth/v1/…` (Supabase's gateway prefix): serving it too
   // lets `createClient('http://localhost:8081', key)` work with no proxy in front.
