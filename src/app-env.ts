@@ -4,6 +4,7 @@ import type { Deps } from './deps.ts';
 import type { SessionRow } from './db/sessions.ts';
 import type { UserRow } from './db/users.ts';
 import type { Logger } from './lib/logger.ts';
+import type { RateLimitStore } from './lib/rate-limit-store.ts';
 
 export interface AuthContext {
   claims: JWTPayload & Record<string, unknown>;
@@ -17,5 +18,6 @@ export interface AppEnv {
     requestId: string;
     logger: Logger;
     auth: AuthContext;
+    limiter: RateLimitStore;
   };
 }

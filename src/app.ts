@@ -8,6 +8,7 @@ import type { Deps } from './deps.ts';
 import { ApiError } from './lib/errors.ts';
 import { API_VERSION_2024, MAX_BODY_BYTES, errorBody, unexpectedFailure, wantsApiVersion2024 } from './lib/http.ts';
 import { errorFields } from './lib/logger.ts';
+import { defaultRateLimitStore } from './lib/rate-limit.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
 import { adminGenerateLinkRoutes } from './routes/admin-generate-link.ts';
 import { adminUsersRoutes } from './routes/admin-users.ts';
@@ -28,6 +29,7 @@ const CORS_ALLOWED_HEADERS = [
 export function createApp(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ strict: false });
   const requestIdHeader = deps.config.api.requestIdHeader;
+  const limiter = deps.limiter ?? defaultRateLimitStore(deps.config, deps.db);
 
   app.use('*', async (c, next) => {
     const inherited = requestIdHeader ? c.req.header(requestIdHeader) : undefined;
@@ -36,6 +38,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     c.set('deps', deps);
     c.set('requestId', requestId);
     c.set('logger', logger);
+    c.set('limiter', limiter);
     const started = Date.now();
     await next();
     logger.info('request completed', {

@@ -6,6 +6,7 @@ import type { KeySet } from './lib/jwt.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Mailer } from './lib/mailer.ts';
 import type { PasswordHasher } from './lib/password.ts';
+import type { RateLimitStore } from './lib/rate-limit-store.ts';
 
 export interface Deps {
   config: Config;
@@ -18,6 +19,8 @@ export interface Deps {
   randomBytes: (n: number) => Uint8Array;
   logger: Logger;
   version: string;
+  /** Per-client rate-limit buckets; by default the store RATE_LIMIT_STORE names. */
+  limiter?: RateLimitStore;
 }
 
 export function cryptoRandomBytes(n: number): Uint8Array {

@@ -1,6 +1,7 @@
 // Shared rate-limit counters in Postgres: one statement per attempt, so the count is exact
 // across instances. Returns false when the limit is reached (nothing is consumed then).
 import { sql } from 'drizzle-orm';
+import type { Bucket } from '../lib/rate-limit-store.ts';
 import type { Executor } from './database.ts';
 
 export interface Limit {
@@ -29,8 +30,15 @@ export async function consume(ex: Executor, key: string, limit: Limit, now: Date
       .returning({ count: rl.count });
     return rows.length > 0;
   }
-  const refilled = sql`least(${limit.count}::float8, ${rl.count} + greatest(0, extract(epoch from (excluded.updated_at - ${rl.updatedAt}))) / ${limit.periodSeconds}::float8)`;
-  const rows = await ex.orm.insert(rl).values({ key, windowStart: now, count: limit.count - 1, updatedAt: now })
+  return takeToken(ex, key, { capacity: limit.count, refillPerSecond: 1 / limit.periodSeconds }, now);
+}
+
+/** Token bucket: `capacity` tokens, refilled `refillPerSecond`; one statement, so exact under concurrency. */
+export async function takeToken(ex: Executor, key: string, bucket: Bucket, now: Date): Promise<boolean> {
+  if (bucket.capacity <= 0) return false;
+  const rl = ex.t.rateLimits;
+  const refilled = sql`least(${bucket.capacity}::float8, ${rl.count} + greatest(0, extract(epoch from (excluded.updated_at - ${rl.updatedAt}))) * ${bucket.refillPerSecond}::float8)`;
+  const rows = await ex.orm.insert(rl).values({ key, windowStart: now, count: bucket.capacity - 1, updatedAt: now })
     .onConflictDoUpdate({
       target: rl.key,
       set: { count: sql`${refilled} - 1`, updatedAt: sql`excluded.updated_at` },

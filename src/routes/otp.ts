@@ -7,6 +7,7 @@ import { optBool, optRecord, optStr, readJson } from '../lib/http.ts';
 import { resendEmailChange } from '../lib/email-change.ts';
 import { type Pkce, parsePkce } from '../lib/pkce.ts';
 import { type EmailRequest, requestMagicLink, requestRecovery, resendConfirmation } from '../lib/passwordless.ts';
+import { enforceRateLimit } from '../lib/rate-limit.ts';
 import { redirectTarget } from '../lib/redirect.ts';
 import { requestAud } from '../lib/request-aud.ts';
 import { requestMeta } from '../lib/request-meta.ts';
@@ -26,6 +27,7 @@ function emailRequest(c: Context<AppEnv>, email: string, pkce: Pkce | undefined)
 export const otpRoutes = new Hono<AppEnv>();
 
 otpRoutes.post('/recover', async (c) => {
+  await enforceRateLimit(c, 'recover');
   const b = await readJson(c, RecoverBody);
   if (!b.email) throw validationFailed('Password recovery requires an email');
   const pkce = parsePkce(b);
@@ -35,6 +37,7 @@ otpRoutes.post('/recover', async (c) => {
 });
 
 otpRoutes.post('/magiclink', async (c) => {
+  await enforceRateLimit(c, 'magiclink');
   const b = await readJson(c, MagicLinkBody);
   if (!b.email) throw new ApiError(422, 'validation_failed', 'Password recovery requires an email');
   const pkce = parsePkce(b);
@@ -44,6 +47,7 @@ otpRoutes.post('/magiclink', async (c) => {
 });
 
 otpRoutes.post('/otp', async (c) => {
+  await enforceRateLimit(c, 'otp');
   const b = await readJson(c, OtpBody);
   if (b.email && b.phone) throw validationFailed('Only an email address or phone number should be provided');
   if (b.email && b.channel) throw validationFailed('Channel should only be specified with Phone OTP');
@@ -56,6 +60,7 @@ otpRoutes.post('/otp', async (c) => {
 });
 
 otpRoutes.post('/resend', async (c) => {
+  await enforceRateLimit(c, 'resend');
   const b = await readJson(c, ResendBody);
   const types = ['signup', 'email_change', 'sms', 'phone_change'];
   if (!b.type || !types.includes(b.type)) throw validationFailed('Missing one of these types: signup, email_change, sms, phone_change');

@@ -6,6 +6,7 @@ import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optRecord, optStr, readJson } from '../lib/http.ts';
 import { assertPasswordLength, assertPasswordStrength } from '../lib/password-policy.ts';
 import { parsePkce } from '../lib/pkce.ts';
+import { enforceRateLimit } from '../lib/rate-limit.ts';
 import { redirectTarget } from '../lib/redirect.ts';
 import { requestAud } from '../lib/request-aud.ts';
 import { requestMeta } from '../lib/request-meta.ts';
@@ -24,6 +25,7 @@ signupRoutes.post('/signup', async (c) => {
   const deps = c.var.deps;
   const cfg = deps.config;
   const body = await readJson(c, SignupBody);
+  await enforceRateLimit(c, !body.email && !body.phone ? 'anonymous' : 'signup');
   if (cfg.disableSignup) throw new ApiError(422, 'signup_disabled', 'Signups not allowed for this instance');
   const data = body.data ?? {};
   const aud = requestAud(c);

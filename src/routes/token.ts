@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { badRequest, validationFailed } from '../lib/errors.ts';
 import { optStr, readJson } from '../lib/http.ts';
+import { enforceRateLimit } from '../lib/rate-limit.ts';
 import { passwordGrant } from '../lib/password-grant.ts';
 import { pkceGrant } from '../lib/pkce.ts';
 import { requestAud } from '../lib/request-aud.ts';
@@ -18,6 +19,7 @@ export const tokenRoutes = new Hono<AppEnv>();
 
 tokenRoutes.post('/token', async (c) => {
   const deps = c.var.deps;
+  await enforceRateLimit(c, 'token');
   const grantType = c.req.query('grant_type');
   if (grantType === 'password') {
     const body = await readJson(c, PasswordBody);

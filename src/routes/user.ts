@@ -9,6 +9,7 @@ import { requireAuth } from '../lib/auth.ts';
 import { sendEmailToken } from '../lib/email-tokens.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optRecord, optStr, readJson } from '../lib/http.ts';
+import { enforceRateLimit } from '../lib/rate-limit.ts';
 import { redirectTarget } from '../lib/redirect.ts';
 import { requestMeta } from '../lib/request-meta.ts';
 import { updateCurrentUser } from '../lib/update-user.ts';
@@ -30,6 +31,7 @@ userRoutes.get('/user', requireAuth, async (c) => {
 });
 
 userRoutes.put('/user', requireAuth, async (c) => {
+  await enforceRateLimit(c, 'user');
   const body = await readJson(c, UpdateBody);
   const cfg = c.var.deps.config;
   const meta = { ip: requestMeta(c).ip, redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList) };

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { ApiError, forbidden, validationFailed } from '../lib/errors.ts';
 import { optStr, readJson } from '../lib/http.ts';
+import { enforceRateLimit } from '../lib/rate-limit.ts';
 import { redirectTarget } from '../lib/redirect.ts';
 import { requestAud } from '../lib/request-aud.ts';
 import { requestMeta } from '../lib/request-meta.ts';
@@ -39,6 +40,7 @@ export const verifyRoutes = new Hono<AppEnv>();
 
 verifyRoutes.post('/verify', async (c) => {
   const deps = c.var.deps;
+  await enforceRateLimit(c, 'verify');
   const b = await readJson(c, VerifyBody);
   if (!b.type) throw validationFailed('Verify requires a verification type');
   if (Boolean(b.token) === Boolean(b.token_hash)) throw validationFailed('Verify requires either a token or a token hash');
@@ -70,6 +72,7 @@ verifyRoutes.get('/verify', async (c) => {
   const token = c.req.query('token');
   if (!type) throw validationFailed('Verify requires a verification type');
   if (!token) throw validationFailed('Verify requires either a token or a token hash');
+  await enforceRateLimit(c, 'verify');
   // Mail scanners probe links with HEAD: answer without consuming the token.
   if (c.req.method === 'HEAD') return c.body(null, 200);
   const target = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList).split('#')[0]!;

@@ -1,0 +1,75 @@
+// Per-client rate limits (GoTrue §8): token buckets keyed on the header named by
+// RATE_LIMIT_HEADER (or Sb-Forwarded-For when enabled); with neither, no per-IP limiting, as in
+// GoTrue. Buckets live in memory (one instance) or Postgres (RATE_LIMIT_STORE=postgres: exact
+// across instances), or wherever an adapter's store puts them (KV on Workers).
+import type { Context } from 'hono';
+import type { AppEnv } from '../app-env.ts';
+import type { Config } from './config.ts';
+import type { Database } from '../db/database.ts';
+import { takeToken } from '../db/rate-limits.ts';
+import { ApiError } from './errors.ts';
+import { isIp } from './request-meta.ts';
+import type { Bucket, RateLimitStore } from './rate-limit-store.ts';
+
+export type LimitName = 'token' | 'verify' | 'otp' | 'magiclink' | 'recover' | 'resend' | 'signup' | 'user' | 'anonymous';
+
+const FIVE_MINUTES = 300;
+
+/** GoTrue's refill rates and bursts per limiter. */
+export function bucketFor(name: LimitName, cfg: Config['rateLimit']): Bucket {
+  switch (name) {
+    case 'token': return { capacity: 30, refillPerSecond: cfg.tokenRefresh / FIVE_MINUTES };
+    case 'verify': return { capacity: 30, refillPerSecond: cfg.verify / FIVE_MINUTES };
+    case 'anonymous': return { capacity: cfg.anonymousUsers, refillPerSecond: cfg.anonymousUsers / 3600 };
+    default: return { capacity: 30, refillPerSecond: cfg.otp / FIVE_MINUTES };
+  }
+}
+
+const MEMORY_MAX_KEYS = 100_000;
+
+/** One process's buckets; idle buckets (full again) are dropped, and the map never grows past a bound. */
+export function createMemoryRateLimitStore(): RateLimitStore {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    async take(key, bucket, now) {
+      const t = now.getTime();
+      const b = buckets.get(key);
+      const tokens = b ? Math.min(bucket.capacity, b.tokens + ((t - b.at) / 1000) * bucket.refillPerSecond) : bucket.capacity;
+      if (tokens < 1) return false;
+      buckets.delete(key); // re-insert: Map order is then least recently used first
+      buckets.set(key, { tokens: tokens - 1, at: t });
+      if (buckets.size > MEMORY_MAX_KEYS) buckets.delete(buckets.keys().next().value!);
+      return true;
+    },
+  };
+}
+
+export function createPostgresRateLimitStore(db: Database): RateLimitStore {
+  return { take: (key, bucket, now) => takeToken(db, `ip:${key}`, bucket, now) };
+}
+
+export function defaultRateLimitStore(config: Config, db: Database): RateLimitStore {
+  return config.rateLimit.store === 'postgres' ? createPostgresRateLimitStore(db) : createMemoryRateLimitStore();
+}
+
+/** The client key GoTrue limits on, or undefined when per-IP limiting is off for this request. */
+export function rateLimitKey(c: Context<AppEnv>): string | undefined {
+  const cfg = c.var.deps.config;
+  if (cfg.security.sbForwardedForEnabled) {
+    const sb = c.req.header('sb-forwarded-for')?.split(',')[0]?.trim();
+    if (sb && isIp(sb)) return sb;
+  }
+  const header = cfg.rateLimit.header;
+  if (!header) return undefined;
+  const value = c.req.header(header)?.split(',')[0]?.trim();
+  return value || undefined;
+}
+
+export async function enforceRateLimit(c: Context<AppEnv>, name: LimitName): Promise<void> {
+  const key = rateLimitKey(c);
+  if (key === undefined) return;
+  const deps = c.var.deps;
+  if (!(await c.var.limiter.take(`${name}:${key}`, bucketFor(name, deps.config.rateLimit), deps.now()))) {
+    throw new ApiError(429, 'over_request_rate_limit', 'Request rate limit reached');
+  }
+}
