@@ -1,5 +1,44 @@
-// Filled in by the admin-API work.
+// GET /admin/audit — GoTrue: api.adminAuditLog (admin roles only)
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
+import { AUDIT_SCOPES, type AuditRow, findAuditEntries } from '../db/audit-query.ts';
+import { requireAdmin } from '../lib/admin-auth.ts';
+import { paginationHeaders, parsePage } from '../lib/admin-users.ts';
+import { validationFailed } from '../lib/errors.ts';
+
+/** Go serialises the payload map with its keys sorted, nested maps too. */
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  }
+  return v;
+}
+
+function entryJson(e: AuditRow): Record<string, unknown> {
+  return { id: e.id, payload: sortKeys(e.payload ?? {}), created_at: e.createdAt?.toISOString(), ip_address: e.ipAddress };
+}
 
 export const adminAuditRoutes = new Hono<AppEnv>();
+
+adminAuditRoutes.get('/admin/audit', requireAdmin, async (c) => {
+  // Paging exactly as GET /admin/users: GoTrue's paginate() and addPaginationHeaders.
+  const paging = parsePage(c.req.query('page'), c.req.query('per_page'));
+  const query = c.req.query('query') ?? '';
+  let fields: readonly string[] | undefined;
+  let text: string | undefined;
+  if (query !== '') {
+    const sep = query.indexOf(':');
+    const scope = sep < 0 ? query : query.slice(0, sep);
+    fields = Object.hasOwn(AUDIT_SCOPES, scope) ? AUDIT_SCOPES[scope] : undefined;
+    if (!fields || sep < 0) throw validationFailed(`Invalid query scope: ${query}`);
+    text = query.slice(sep + 1);
+  }
+  // pop's paginator reads page 0 as page 1.
+  const page = paging.page < 1n ? 1n : paging.page;
+  const { entries, total } = await findAuditEntries(c.var.deps.db, {
+    fields, text, limit: paging.perPage, offset: (page - 1n) * paging.perPage,
+  });
+  const { link, totalCount } = paginationHeaders(c.req.url, paging, total);
+  return c.json(entries.map(entryJson), 200, { Link: link, 'X-Total-Count': totalCount });
+});

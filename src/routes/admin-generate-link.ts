@@ -1,5 +1,35 @@
-// Filled in by the admin-API work.
+// POST /admin/generate_link — GoTrue: api.adminGenerateLink (admin roles only)
 import { Hono } from 'hono';
+import { decodeJwt } from 'jose';
+import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
+import { requireAdmin } from '../lib/admin-auth.ts';
+import { bearerToken } from '../lib/auth.ts';
+import { generateLink } from '../lib/generate-link.ts';
+import { optRecord, optStr, readJson } from '../lib/http.ts';
+import { isRedirectAllowed, redirectTarget } from '../lib/redirect.ts';
+import { requestAud } from '../lib/request-aud.ts';
+import { requestMeta } from '../lib/request-meta.ts';
+import { validateEmail } from '../lib/validate.ts';
+
+const GenerateLinkBody = z.object({
+  type: optStr, email: optStr, new_email: optStr, password: optStr, data: optRecord, redirect_to: optStr,
+});
 
 export const adminGenerateLinkRoutes = new Hono<AppEnv>();
+
+adminGenerateLinkRoutes.post('/admin/generate_link', requireAdmin, async (c) => {
+  const deps = c.var.deps;
+  const cfg = deps.config;
+  const b = await readJson(c, GenerateLinkBody);
+  const email = validateEmail(b.email);
+  // A valid body redirect_to wins over the usual header/query/Referer candidates.
+  const redirectTo = b.redirect_to && isRedirectAllowed(b.redirect_to, cfg.siteUrl, cfg.uriAllowList)
+    ? b.redirect_to : redirectTarget(c, cfg.siteUrl, cfg.uriAllowList);
+  const role = String(decodeJwt(bearerToken(c)).role);
+  const body = await generateLink(deps, {
+    type: b.type ?? '', email, newEmail: b.new_email, password: b.password, data: b.data ?? {},
+    aud: requestAud(c), redirectTo, adminRole: role, meta: requestMeta(c),
+  });
+  return c.json(body);
+});

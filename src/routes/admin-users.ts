@@ -1,5 +1,69 @@
-// Filled in by the admin-API work.
+// /admin/users — GoTrue: adminUsers, adminUserCreate, adminUserGet, adminUserUpdate, adminUserDelete
+import type { Context } from 'hono';
 import { Hono } from 'hono';
+import { decodeJwt } from 'jose';
+import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
+import { requireAdmin } from '../lib/admin-auth.ts';
+import {
+  type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser, paginationHeaders,
+  parsePage, parseSort, userIdParam,
+} from '../lib/admin-users.ts';
+import { bearerToken } from '../lib/auth.ts';
+import { optBool, optRecord, optStr, readJson, readOptionalJson } from '../lib/http.ts';
+import { requestAud } from '../lib/request-aud.ts';
+import { requestMeta } from '../lib/request-meta.ts';
+
+const AdminUserBody = z.object({
+  id: optStr, aud: optStr, role: optStr, email: optStr, phone: optStr, password: optStr, password_hash: optStr,
+  email_confirm: optBool, phone_confirm: optBool, user_metadata: optRecord, app_metadata: optRecord, ban_duration: optStr,
+});
+const DeleteBody = z.object({ should_soft_delete: optBool });
+
+/** The admin pseudo-user of audit entries: requireAdmin has verified the token, so decoding is enough. */
+function admin(c: Context<AppEnv>): AdminContext {
+  const role = decodeJwt(bearerToken(c)).role;
+  return { role: typeof role === 'string' ? role : '', ip: requestMeta(c).ip };
+}
 
 export const adminUsersRoutes = new Hono<AppEnv>();
+
+adminUsersRoutes.get('/admin/users', requireAdmin, async (c) => {
+  const page = parsePage(c.req.query('page'), c.req.query('per_page'));
+  const ascending = parseSort(c.req.queries('sort') ?? []);
+  const aud = requestAud(c);
+  const { body, total } = await adminListUsers(c.var.deps, { aud, page, ascending, filter: c.req.query('filter') || undefined });
+  const headers = paginationHeaders(c.req.url, page, total);
+  c.header('Link', headers.link);
+  c.header('X-Total-Count', headers.totalCount);
+  return c.json(body);
+});
+
+adminUsersRoutes.post('/admin/users', requireAdmin, async (c) => {
+  const body = await readJson(c, AdminUserBody);
+  return c.json(await adminCreateUser(c.var.deps, body, { ...admin(c), aud: requestAud(c) }));
+});
+
+// Not a GoTrue route: the spec's "create the user named by user_id".
+adminUsersRoutes.post('/admin/users/:user_id', requireAdmin, async (c) => {
+  const pathId = userIdParam(c.req.param('user_id'));
+  const body = await readJson(c, AdminUserBody);
+  return c.json(await adminCreateUser(c.var.deps, body, { ...admin(c), aud: requestAud(c), pathId }));
+});
+
+adminUsersRoutes.get('/admin/users/:user_id', requireAdmin, async (c) => {
+  return c.json(await adminGetUser(c.var.deps, userIdParam(c.req.param('user_id'))));
+});
+
+adminUsersRoutes.put('/admin/users/:user_id', requireAdmin, async (c) => {
+  const id = userIdParam(c.req.param('user_id'));
+  const body = await readJson(c, AdminUserBody);
+  return c.json(await adminUpdateUser(c.var.deps, id, body, admin(c)));
+});
+
+adminUsersRoutes.delete('/admin/users/:user_id', requireAdmin, async (c) => {
+  const id = userIdParam(c.req.param('user_id'));
+  const body = await readOptionalJson(c, DeleteBody);
+  await adminDeleteUser(c.var.deps, id, body.should_soft_delete ?? false, admin(c));
+  return c.json({});
+});

@@ -1,0 +1,59 @@
+// Queries only the admin user API needs: the paged listing, identity look-ups, deletion.
+import { and, asc, count, desc, eq, ilike, like, ne, or, sql } from 'drizzle-orm';
+import type { Executor } from './database.ts';
+import type { IdentityRow, UserRow } from './users.ts';
+
+export interface UserListQuery {
+  aud: string;
+  /** GoTrue's `filter`: substring of the email (LIKE) or of user_metadata.full_name (ILIKE). */
+  filter?: string;
+  ascending: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** One page of the users of an audience, newest first unless `ascending`, and the total count. */
+export async function listUsersInAudience(ex: Executor, q: UserListQuery): Promise<{ rows: UserRow[]; total: number }> {
+  const u = ex.t.users;
+  const pattern = q.filter ? `%${q.filter}%` : undefined;
+  const where = pattern
+    ? and(eq(u.aud, q.aud), or(like(u.email, pattern), ilike(sql`${u.rawUserMetaData} ->> 'full_name'`, pattern)))
+    : eq(u.aud, q.aud);
+  const order = q.ascending ? [asc(u.createdAt), asc(u.id)] : [desc(u.createdAt), desc(u.id)];
+  const rows = await ex.orm.select().from(u).where(where).orderBy(...order).limit(q.limit).offset(q.offset);
+  const [total] = await ex.orm.select({ n: count() }).from(u).where(where);
+  return { rows, total: Number(total?.n ?? 0) };
+}
+
+export async function findIdentity(ex: Executor, userId: string, provider: string): Promise<IdentityRow | undefined> {
+  const i = ex.t.identities;
+  const rows = await ex.orm.select().from(i).where(and(eq(i.userId, userId), eq(i.provider, provider))).limit(1);
+  return rows[0];
+}
+
+/**
+ * Users other than `exceptUserId` holding an identity with this (lower-case) email — GoTrue's
+ * IsDuplicatedEmail looks at identities first (SSO identities live in their own linking domain).
+ */
+export async function findUserIdsByIdentityEmail(ex: Executor, email: string, exceptUserId?: string): Promise<string[]> {
+  const i = ex.t.identities;
+  const conds = [eq(i.email, email.toLowerCase()), sql`${i.provider} NOT LIKE 'sso:%'`];
+  if (exceptUserId) conds.push(ne(i.userId, exceptUserId));
+  const rows = await ex.orm.selectDistinct({ userId: i.userId }).from(i).where(and(...conds));
+  return rows.map((r) => r.userId);
+}
+
+export async function setIdentity(ex: Executor, identityId: string, patch: Partial<Executor['t']['identities']['$inferInsert']>): Promise<void> {
+  await ex.orm.update(ex.t.identities).set(patch).where(eq(ex.t.identities.id, identityId));
+}
+
+/** refresh_tokens.user_id has no foreign key (as in GoTrue): tokens without a session outlive a session cascade. */
+export async function deleteRefreshTokensOfUser(ex: Executor, userId: string): Promise<void> {
+  await ex.orm.delete(ex.t.refreshTokens).where(eq(ex.t.refreshTokens.userId, userId));
+}
+
+/** Removes the user row; identities, sessions (with their refresh tokens and AMR claims) and one-time tokens cascade. */
+export async function deleteUserRow(ex: Executor, userId: string): Promise<void> {
+  await deleteRefreshTokensOfUser(ex, userId);
+  await ex.orm.delete(ex.t.users).where(eq(ex.t.users.id, userId));
+}

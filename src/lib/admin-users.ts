@@ -1,0 +1,463 @@
+// The admin user API (GoTrue: internal/api/admin.go): create, read, list, update, delete (hard
+// or soft). Every write and its audit entry share one transaction. Admin actions are recorded
+// as GoTrue records them: by an admin pseudo-user (nil id, the token's role as username).
+import { sha256 } from '@noble/hashes/sha2.js';
+import type { Deps } from '../deps.ts';
+import { deleteRefreshTokensOfUser, deleteUserRow, findIdentity, findUserIdsByIdentityEmail, listUsersInAudience, setIdentity } from '../db/admin-users.ts';
+import { insertAudit } from '../db/audit.ts';
+import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
+import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
+import { deleteSessions } from '../db/sessions.ts';
+import {
+  NIL_UUID, findUserByEmail, findUserById, findUserByPhone, type IdentityRow, insertIdentity, insertUser, listIdentities,
+  type NewUser, updateUser, type UserRow,
+} from '../db/users.ts';
+import { bannedUntil, parseBanDuration } from './ban-duration.ts';
+import { base64url, utf8 } from './encoding.ts';
+import { ApiError, notFound, unprocessable, validationFailed } from './errors.ts';
+import { isSupportedPasswordHash } from './password.ts';
+import { assertPasswordLength, assertPasswordStrength, generatePassword } from './password-policy.ts';
+import { mergeMetadata } from './update-user.ts';
+import { userJson } from './user-json.ts';
+import { validateEmail, validatePhone } from './validate.ts';
+
+/** The admin body (GoTrue's AdminUserParams); `id`, `aud` and `password_hash` count on create only. */
+export interface AdminUserInput {
+  id?: string;
+  aud?: string;
+  role?: string;
+  email?: string;
+  phone?: string;
+  password?: string;
+  password_hash?: string;
+  email_confirm?: boolean;
+  phone_confirm?: boolean;
+  user_metadata?: Record<string, unknown>;
+  app_metadata?: Record<string, unknown>;
+  ban_duration?: string;
+}
+
+/** Who acts: the admin token's role, and the client IP for the audit entry. */
+export interface AdminContext {
+  role: string;
+  ip?: string;
+}
+
+type Json = Record<string, unknown>;
+
+const emailExists = () => unprocessable('email_exists', 'A user with this email address has already been registered');
+const phoneExists = () => unprocessable('phone_exists', 'Phone number already registered by another user');
+// GoTrue inserts blindly and answers 500; a taken id is the caller's mistake, so it gets a 422.
+const idExists = () => unprocessable('user_already_exists', 'A user with this ID already exists');
+const userNotFound = () => notFound('user_not_found', 'User not found');
+
+// ---------------------------------------------------------------------------------------------
+// Input checks
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const HEX32 = /^[0-9a-f]{32}$/i;
+
+/** gofrs/uuid FromString: canonical, `{braced}`, `urn:uuid:` and bare 32-hex forms; lower-case canonical out. */
+export function parseUuid(raw: string): string | null {
+  let s = raw;
+  if (s.startsWith('urn:uuid:')) s = s.slice(9);
+  else if (s.length === 38 && s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1);
+  let hex: string;
+  if (CANONICAL_UUID.test(s)) hex = s.replaceAll('-', '');
+  else if (HEX32.test(s)) hex = s;
+  else return null;
+  hex = hex.toLowerCase();
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** `{user_id}` of the admin routes (GoTrue's loadUser): not a UUID → 404 validation_failed. */
+export function userIdParam(raw: string): string {
+  const id = parseUuid(raw);
+  if (!id) throw notFound('validation_failed', 'user_id must be an UUID');
+  return id;
+}
+
+/** The id of a new user: the path's, else the body's; GoTrue's messages for malformed and nil ids. */
+function newUserId(pathId: string | undefined, bodyId: string | undefined): string {
+  let id: string | undefined;
+  if (bodyId) {
+    id = parseUuid(bodyId) ?? undefined;
+    if (!id) throw validationFailed('ID must conform to the uuid v4 format');
+  }
+  if (pathId !== undefined) {
+    if (id !== undefined && id !== pathId) throw validationFailed('The id in the body does not match the user_id in the path');
+    id = pathId;
+  }
+  if (id === NIL_UUID) throw validationFailed('ID cannot be a nil uuid');
+  return id ?? crypto.randomUUID();
+}
+
+/** Columns are varchar(255) and Postgres text refuses NUL: say so instead of failing with a 500. */
+function checkText(field: string, value: string): void {
+  if (value.length > 255) throw validationFailed(`${field} is too long (max 255 characters)`);
+  if (value.includes('\u0000')) throw validationFailed(`${field} must not contain NUL characters`);
+}
+
+function checkJson(field: string, value: Json | undefined): void {
+  // jsonb cannot store U+0000 (in keys or strings); JSON.stringify escapes it as \u0000.
+  if (value && JSON.stringify(value).includes('\\u0000')) throw validationFailed(`${field} must not contain NUL characters`);
+}
+
+function parseCommon(input: AdminUserInput) {
+  const email = input.email ? validateEmail(input.email) : undefined;
+  const phone = input.phone ? validatePhone(input.phone) : undefined;
+  const role = input.role?.trim() || undefined;
+  if (role) checkText('role', role);
+  checkJson('user_metadata', input.user_metadata);
+  checkJson('app_metadata', input.app_metadata);
+  const ban = input.ban_duration ? parseBanDuration(input.ban_duration) : undefined;
+  return { email, phone, role, ban };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces
+
+function adminActor(ctx: AdminContext) {
+  return { id: NIL_UUID, email: ctx.role, phone: null, rawUserMetaData: null };
+}
+
+function traits(u: UserRow): Json {
+  return { user_id: u.id, user_email: u.email ?? '', user_phone: u.phone ?? '' };
+}
+
+/**
+ * `provider`/`providers` describe the user's identities, so admin metadata cannot overwrite
+ * them: they are rebuilt from the identities (keeping the earlier order and primary provider),
+ * or restored as they were when the user has no identities.
+ */
+function keepProviders(merged: Json, before: Json, identities: Pick<IdentityRow, 'provider'>[]): Json {
+  const out = { ...merged };
+  if (identities.length === 0) {
+    for (const k of ['provider', 'providers']) {
+      if (k in before) out[k] = before[k];
+      else delete out[k];
+    }
+    return out;
+  }
+  const have = new Set(identities.map((i) => i.provider));
+  const earlier = Array.isArray(before.providers) ? before.providers.filter((p): p is string => typeof p === 'string' && have.has(p)) : [];
+  const providers = [...new Set([...earlier, ...identities.map((i) => i.provider)])];
+  out.providers = providers;
+  out.provider = typeof before.provider === 'string' && have.has(before.provider) ? before.provider : providers[0];
+  return out;
+}
+
+/** Whether an email is taken by another user of the audience (GoTrue's IsDuplicatedEmail). */
+async function emailTaken(tx: Executor, email: string, aud: string, exceptUserId?: string): Promise<boolean> {
+  for (const id of await findUserIdsByIdentityEmail(tx, email, exceptUserId)) {
+    if ((await findUserById(tx, id))?.aud === aud) return true;
+  }
+  const byEmail = await findUserByEmail(tx, email, aud);
+  return byEmail !== undefined && byEmail.id !== exceptUserId;
+}
+
+/** A unique violation that slipped past the checks (a concurrent request, another audience). */
+function conflict(err: unknown): ApiError | undefined {
+  if (!isUniqueViolation(err)) return undefined;
+  let constraint = '';
+  for (let e: unknown = err, i = 0; e && i < 4 && !constraint; i++) {
+    const c = (e as { constraint?: unknown }).constraint;
+    if (typeof c === 'string') constraint = c;
+    e = (e as { cause?: unknown }).cause;
+  }
+  if (constraint.includes('phone')) return phoneExists();
+  if (constraint.includes('email')) return emailExists();
+  if (constraint === 'users_pkey') return idExists();
+  return undefined;
+}
+
+async function inTransaction<T>(deps: Deps, fn: (tx: Executor) => Promise<T>): Promise<T> {
+  try {
+    return await transaction(deps.db, fn);
+  } catch (err) {
+    throw conflict(err) ?? err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /admin/users and POST /admin/users/{user_id} — GoTrue: adminUserCreate
+
+export async function adminCreateUser(
+  deps: Deps, input: AdminUserInput, ctx: AdminContext & { aud: string; pathId?: string },
+): Promise<Json> {
+  const cfg = deps.config;
+  const aud = input.aud || ctx.aud;
+  checkText('aud', aud);
+  if (!input.email && !input.phone) throw validationFailed('Cannot create a user without either an email or phone');
+  const { email, phone, role, ban } = parseCommon(input);
+  if (input.password !== undefined && input.password_hash) {
+    throw validationFailed('Only a password or a password hash should be provided');
+  }
+  let encryptedPassword: string;
+  if (input.password_hash) {
+    // Stored as given (GoTrue keeps imported hashes): only formats we can verify are accepted.
+    if (input.password_hash.length > 255 || !isSupportedPasswordHash(input.password_hash)) {
+      throw validationFailed('Invalid password hash: only bcrypt, argon2i/argon2id (PHC) and Firebase scrypt hashes are supported');
+    }
+    encryptedPassword = input.password_hash;
+  } else {
+    // No strength check on admin create (GoTrue); without a password the user gets a random one.
+    const password = input.password || generatePassword(64);
+    assertPasswordLength(password);
+    encryptedPassword = await deps.hasher.hash(password);
+  }
+  const id = newUserId(ctx.pathId, input.id);
+  return inTransaction(deps, async (tx) => {
+    const now = deps.now();
+    if (email && (await emailTaken(tx, email, aud))) throw emailExists();
+    if (phone && (await findUserByPhone(tx, phone, aud))) throw phoneExists();
+    if (await findUserById(tx, id)) throw idExists();
+    const identities: { provider: string; data: Json }[] = [];
+    if (email) identities.push({ provider: 'email', data: { sub: id, email, email_verified: !!input.email_confirm, phone_verified: false } });
+    if (phone) identities.push({ provider: 'phone', data: { sub: id, phone, email_verified: false, phone_verified: !!input.phone_confirm } });
+    const providers = identities.map((i) => i.provider);
+    const base: Json = { provider: providers[0], providers };
+    const userMeta: Json = { ...(input.user_metadata ?? {}) };
+    if (input.email_confirm) userMeta.email_verified = true;
+    const user = await insertUser(tx, {
+      id, aud, role: role ?? cfg.jwt.defaultGroupName, email: email ?? null, phone: phone ?? null, encryptedPassword,
+      // GoTrue's Confirm/ConfirmPhone set the timestamps whether or not the user has that contact.
+      emailConfirmedAt: input.email_confirm ? now : null, phoneConfirmedAt: input.phone_confirm ? now : null,
+      rawUserMetaData: userMeta,
+      rawAppMetaData: keepProviders(input.app_metadata ? mergeMetadata(base, input.app_metadata) : base, base, identities),
+      bannedUntil: ban === undefined ? null : bannedUntil(ban, now),
+      createdAt: now, updatedAt: now,
+    });
+    const rows: IdentityRow[] = [];
+    for (const i of identities) {
+      rows.push(await insertIdentity(tx, { providerId: id, userId: id, provider: i.provider, identityData: i.data, createdAt: now, updatedAt: now }));
+    }
+    // GoTrue logs an admin-created signup as the admin's action.
+    await insertAudit(tx, { actor: adminActor(ctx), action: 'user_signedup', traits: traits(user), ip: ctx.ip, now });
+    return userJson(user, rows);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// PUT /admin/users/{user_id} — GoTrue: adminUserUpdate
+
+/**
+ * Email and phone changes apply at once (no verification), as in GoTrue. GoTrue reports any
+ * failure inside its transaction as 500 "Error updating user" — a taken email or phone included;
+ * here those are checked and answered as 422 email_exists / phone_exists instead.
+ */
+export async function adminUpdateUser(deps: Deps, userId: string, input: AdminUserInput, ctx: AdminContext): Promise<Json> {
+  const { email, phone, role, ban } = parseCommon(input);
+  let encryptedPassword: string | undefined;
+  if (input.password !== undefined) {
+    assertPasswordStrength(input.password, deps.config.password);
+    encryptedPassword = await deps.hasher.hash(input.password);
+  }
+  return inTransaction(deps, async (tx) => {
+    const now = deps.now();
+    const user = await findUserById(tx, userId, { forUpdate: true });
+    if (!user) throw userNotFound();
+    const patch: Partial<NewUser> = { updatedAt: now };
+    let userMeta: Json = { ...(user.rawUserMetaData ?? {}) };
+    if (role) patch.role = role;
+    if (input.email_confirm) {
+      Object.assign(patch, { confirmationToken: '', emailConfirmedAt: now });
+      userMeta.email_verified = true;
+    }
+    if (input.phone_confirm) Object.assign(patch, { confirmationToken: '', phoneConfirmedAt: now });
+    if (input.email_confirm || input.phone_confirm) await clearOneTimeTokens(tx, user.id);
+    if (encryptedPassword) {
+      // A new password invalidates whatever the old one vouched for: pending tokens and every session.
+      Object.assign(patch, {
+        encryptedPassword, confirmationToken: '', confirmationSentAt: null, recoveryToken: '', recoverySentAt: null,
+        emailChangeTokenCurrent: '', emailChangeTokenNew: '', emailChangeSentAt: null, phoneChangeToken: '', phoneChangeSentAt: null,
+        reauthenticationToken: '', reauthenticationSentAt: null,
+      });
+      await clearOneTimeTokens(tx, user.id);
+      await deleteSessions(tx, user.id, 'global');
+    }
+    let identitiesChanged = false;
+    if (email) {
+      if (await emailTaken(tx, email, user.aud ?? '', user.id)) throw emailExists();
+      identitiesChanged = (await upsertContactIdentity(tx, user, 'email', { email, email_verified: !!input.email_confirm }, now)) || identitiesChanged;
+      patch.email = email;
+    } else if (input.email_confirm) {
+      await mergeIdentityData(tx, user.id, 'email', { email_verified: true }, now);
+    }
+    if (phone) {
+      const holder = await findUserByPhone(tx, phone, user.aud ?? '');
+      if (holder && holder.id !== user.id) throw phoneExists();
+      identitiesChanged = (await upsertContactIdentity(tx, user, 'phone', { phone, phone_verified: !!input.phone_confirm }, now)) || identitiesChanged;
+      patch.phone = phone;
+    } else if (input.phone_confirm) {
+      await mergeIdentityData(tx, user.id, 'phone', { phone_verified: true }, now);
+    }
+    if (user.isAnonymous && ((email && input.email_confirm) || (phone && input.phone_confirm))) patch.isAnonymous = false;
+    if (input.app_metadata || identitiesChanged) {
+      const before = user.rawAppMetaData ?? {};
+      const merged = input.app_metadata ? mergeMetadata(before, input.app_metadata) : before;
+      patch.rawAppMetaData = keepProviders(merged, before, await listIdentities(tx, [user.id]));
+    }
+    if (input.user_metadata) userMeta = mergeMetadata(userMeta, input.user_metadata);
+    if (input.email_confirm || input.user_metadata) patch.rawUserMetaData = userMeta;
+    if (ban !== undefined) patch.bannedUntil = bannedUntil(ban, now);
+    const updated = await updateUser(tx, user.id, patch);
+    await insertAudit(tx, { actor: adminActor(ctx), action: 'user_modified', traits: traits(updated), ip: ctx.ip, now });
+    return userJson(updated, await listIdentities(tx, [user.id]));
+  });
+}
+
+async function mergeIdentityData(tx: Executor, userId: string, provider: string, data: Json, now: Date): Promise<boolean> {
+  const identity = await findIdentity(tx, userId, provider);
+  if (!identity) return false;
+  await setIdentity(tx, identity.id, { identityData: { ...identity.identityData, ...data }, updatedAt: now });
+  return true;
+}
+
+/** Updates the email/phone identity, or creates it (GoTrue's admin update does the same). True when created. */
+async function upsertContactIdentity(tx: Executor, user: UserRow, provider: 'email' | 'phone', data: Json, now: Date): Promise<boolean> {
+  if (await mergeIdentityData(tx, user.id, provider, data, now)) return false;
+  const identityData = { sub: user.id, email_verified: false, phone_verified: false, ...data };
+  await insertIdentity(tx, { providerId: user.id, userId: user.id, provider, identityData, createdAt: now, updatedAt: now });
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DELETE /admin/users/{user_id} — GoTrue: adminUserDelete
+
+export async function adminDeleteUser(deps: Deps, userId: string, softDelete: boolean, ctx: AdminContext): Promise<void> {
+  await inTransaction(deps, async (tx) => {
+    const now = deps.now();
+    const user = await findUserById(tx, userId, { forUpdate: true });
+    if (!user) throw userNotFound();
+    // Recorded even when a soft delete finds the user already deleted, as GoTrue does.
+    await insertAudit(tx, { actor: adminActor(ctx), action: 'user_deleted', traits: traits(user), ip: ctx.ip, now });
+    if (!softDelete) return deleteUserRow(tx, user.id);
+    if (user.deletedAt) return;
+    await softDeleteUser(tx, user, now);
+  });
+}
+
+/** base64url(SHA-256(user id + value)): GoTrue's obfuscation, so the row keeps its shape but no contact data. */
+function obfuscate(userId: string, value: string): string {
+  return base64url(sha256(utf8(userId + value)));
+}
+
+/**
+ * GoTrue's SoftDeleteUser + SoftDeleteUserIdentities: contact fields hashed (empty ones too, as
+ * there), password and tokens cleared, metadata emptied, identities anonymised, sessions and
+ * one-time tokens removed. The row stays, so the id remains taken.
+ */
+async function softDeleteUser(tx: Executor, user: UserRow, now: Date): Promise<void> {
+  await updateUser(tx, user.id, {
+    email: obfuscate(user.id, user.email ?? ''),
+    phone: obfuscate(user.id, user.phone ?? '').slice(0, 15),
+    emailChange: obfuscate(user.id, user.emailChange ?? ''),
+    phoneChange: obfuscate(user.id, user.phoneChange ?? '').slice(0, 15),
+    encryptedPassword: null, confirmationToken: '', recoveryToken: '', emailChangeTokenCurrent: '', emailChangeTokenNew: '',
+    phoneChangeToken: '', reauthenticationToken: '',
+    rawUserMetaData: {}, rawAppMetaData: {}, deletedAt: now, updatedAt: now,
+  });
+  await clearOneTimeTokens(tx, user.id);
+  for (const identity of await listIdentities(tx, [user.id])) {
+    await setIdentity(tx, identity.id, {
+      identityData: {}, providerId: obfuscate(identity.userId, `${identity.provider}:${identity.providerId}`), updatedAt: now,
+    });
+  }
+  await deleteSessions(tx, user.id, 'global');
+  await deleteRefreshTokensOfUser(tx, user.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /admin/users/{user_id}, GET /admin/users — GoTrue: adminUserGet, adminUsers
+
+export async function adminGetUser(deps: Deps, userId: string): Promise<Json> {
+  const user = await findUserById(deps.db, userId);
+  if (!user) throw userNotFound();
+  return userJson(user, await listIdentities(deps.db, [user.id]));
+}
+
+export interface Page {
+  page: bigint;
+  perPage: bigint;
+}
+
+const MAX_UINT64 = 2n ** 64n - 1n;
+
+/** GoTrue's strconv.ParseUint (base 10) with its error text. */
+function parseUint(value: string): bigint {
+  const quoted = JSON.stringify(value);
+  if (!/^[0-9]+$/.test(value)) throw validationFailed(`Bad Pagination Parameters: strconv.ParseUint: parsing ${quoted}: invalid syntax`);
+  const n = BigInt(value);
+  if (n > MAX_UINT64) throw validationFailed(`Bad Pagination Parameters: strconv.ParseUint: parsing ${quoted}: value out of range`);
+  return n;
+}
+
+/** `page` (default 1) and `per_page` (default 50, > 0); empty values count as absent, as in Go. */
+export function parsePage(page: string | undefined, perPage: string | undefined): Page {
+  const p = page ? parseUint(page) : 1n;
+  const pp = perPage ? parseUint(perPage) : 50n;
+  if (pp === 0n) throw validationFailed('Bad Pagination Parameters: per_page must be greater than 0');
+  return { page: p, perPage: pp };
+}
+
+/** `sort=created_at [asc|desc]` (repeatable; created_at is the only field): true for ascending. */
+export function parseSort(values: string[]): boolean {
+  let ascending: boolean | undefined;
+  for (const value of values) {
+    const space = value.indexOf(' ');
+    const field = space < 0 ? value : value.slice(0, space);
+    if (field !== 'created_at') throw validationFailed(`Bad Sort Parameters: bad field for sort '${field}'`);
+    let asc = false;
+    if (space >= 0) {
+      const dir = value.slice(space + 1);
+      if (dir.toUpperCase() === 'ASC') asc = true;
+      else if (dir.toUpperCase() !== 'DESC') {
+        throw validationFailed(`Bad Sort Parameters: bad direction for sort '${dir}', only 'asc' and 'desc' allowed`);
+      }
+    }
+    ascending ??= asc;
+  }
+  return ascending ?? false;
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const toLimit = (n: bigint) => Number(n > MAX_SAFE ? MAX_SAFE : n);
+
+export async function adminListUsers(
+  deps: Deps, q: { aud: string; page: Page; ascending: boolean; filter?: string },
+): Promise<{ body: Json; total: number }> {
+  // pop's paginator treats page 0 as page 1 (the Link header still says what was asked).
+  const page = q.page.page < 1n ? 1n : q.page.page;
+  const { rows, total } = await listUsersInAudience(deps.db, {
+    aud: q.aud, filter: q.filter, ascending: q.ascending,
+    limit: toLimit(q.page.perPage), offset: toLimit((page - 1n) * q.page.perPage),
+  });
+  // Users in the list are not eager-loaded: `identities` is null, as in GoTrue.
+  return { body: { users: rows.map((u) => userJson(u, null)), aud: q.aud }, total };
+}
+
+/** Go's url.QueryEscape: unreserved characters stay, space becomes `+`, everything else %XX. */
+function goQueryEscape(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replaceAll('%20', '+');
+}
+
+/**
+ * GoTrue's addPaginationHeaders: the request URL with `page` replaced, query re-encoded as Go's
+ * url.Values.Encode does (keys sorted) — `rel="next"` while pages remain, always `rel="last"`.
+ */
+export function paginationHeaders(requestUrl: string, page: Page, total: number): { link: string; totalCount: string } {
+  const url = new URL(requestUrl);
+  const totalPages = (BigInt(total) + page.perPage - 1n) / page.perPage;
+  const withPage = (n: bigint) => {
+    const values = new Map<string, string[]>();
+    for (const [k, v] of url.searchParams) values.set(k, [...(values.get(k) ?? []), v]);
+    values.set('page', [String(n)]);
+    const query = [...values.keys()].sort().flatMap((k) => values.get(k)!.map((v) => `${goQueryEscape(k)}=${goQueryEscape(v)}`));
+    return `<${url.pathname}?${query.join('&')}>`;
+  };
+  let link = '';
+  if (totalPages > page.page) link += `${withPage(page.page + 1n)}; rel="next", `;
+  link += `${withPage(totalPages)}; rel="last"`;
+  return { link, totalCount: String(total) };
+}

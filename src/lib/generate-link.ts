@@ -1,0 +1,194 @@
+// POST /admin/generate_link (GoTrue: api.adminGenerateLink): writes the token an email would
+// carry — the user column of its kind and one_time_tokens, exactly as sendEmailToken and
+// requestEmailChange do — and hands the link and the code to the admin instead of a mailer. No
+// email, so no frequency limit and no RATE_LIMIT_EMAIL_SENT. Everything runs in one transaction.
+import type { Deps } from '../deps.ts';
+import { insertAudit } from '../db/audit.ts';
+import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
+import { clearOneTimeTokens, putOneTimeToken } from '../db/one-time-tokens.ts';
+import {
+  NIL_UUID, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities, type NewUser, updateUser, type UserRow,
+} from '../db/users.ts';
+import { emailExists } from './email-change.ts';
+import { verificationLink } from './email-tokens.ts';
+import { notFound, validationFailed } from './errors.ts';
+import { generateOtp, tokenHash } from './otp.ts';
+import { mergeMetadata } from './update-user.ts';
+import { assertPasswordStrength, generatePassword } from './password-policy.ts';
+import type { RequestMeta } from './session.ts';
+import { userJson } from './user-json.ts';
+import { validateEmail } from './validate.ts';
+
+export const GENERATE_LINK_TYPES = ['signup', 'invite', 'magiclink', 'recovery', 'email_change_current', 'email_change_new'] as const;
+export type GenerateLinkType = (typeof GENERATE_LINK_TYPES)[number];
+
+export interface GenerateLinkRequest {
+  type: string;
+  /** Validated and lower-cased. */
+  email: string;
+  newEmail?: string;
+  password?: string;
+  data: Record<string, unknown>;
+  aud: string;
+  redirectTo: string;
+  /** The admin's JWT role: GoTrue's admin pseudo-user in the audit log. */
+  adminRole: string;
+  meta: RequestMeta;
+}
+
+interface Issued {
+  user: UserRow;
+  /** `type` in the link (email_change_* links say `email_change`). */
+  linkType: string;
+  path: string;
+  /** The hash stored for this token: what the link carries and what verify looks up. */
+  stored: string;
+}
+
+const isLinkType = (t: string): t is GenerateLinkType => (GENERATE_LINK_TYPES as readonly string[]).includes(t);
+
+const adminActor = (role: string) => ({ id: NIL_UUID, email: role, phone: null, rawUserMetaData: null });
+
+/** A new unconfirmed email user with its email identity, shaped as /signup (with a password) or /invite (without) make them. */
+async function createEmailUser(deps: Deps, tx: Executor, p: GenerateLinkRequest, encryptedPassword: string | undefined, now: Date): Promise<UserRow> {
+  const id = crypto.randomUUID();
+  const identityData: Record<string, unknown> = { sub: id, email: p.email, email_verified: false, phone_verified: false };
+  let userMetadata = p.data;
+  if (encryptedPassword) {
+    for (const [k, v] of Object.entries(p.data)) if (!(k in identityData)) identityData[k] = v;
+    userMetadata = identityData;
+  }
+  const user = await insertUser(tx, {
+    id, aud: p.aud, role: deps.config.jwt.defaultGroupName, email: p.email, encryptedPassword,
+    rawAppMetaData: { provider: 'email', providers: ['email'] }, rawUserMetaData: userMetadata, createdAt: now, updatedAt: now,
+  });
+  await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'email', createdAt: now, updatedAt: now });
+  return user;
+}
+
+async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: GenerateLinkType }, found: UserRow | undefined, encryptedPassword: string | undefined, otp: string): Promise<Issued> {
+  const now = deps.now();
+  const paths = deps.config.mailer.urlPaths;
+  const hash = tokenHash(p.email, otp);
+  let user = found ? await findUserById(tx, found.id, { forUpdate: true }) : undefined;
+  if (found && !user) throw notFound('user_not_found', 'User with this email not found'); // deleted meanwhile
+  const ip = p.meta.ip;
+
+  const confirmation = async (u: UserRow, linkType: 'signup' | 'invite', patch: Partial<NewUser>): Promise<Issued> => {
+    const updated = await updateUser(tx, u.id, { confirmationToken: hash, confirmationSentAt: now, ...patch });
+    await putOneTimeToken(tx, { userId: u.id, type: 'confirmation_token', tokenHash: hash, relatesTo: p.email, now });
+    return { user: updated, linkType, path: linkType === 'invite' ? paths.invite : paths.confirmation, stored: hash };
+  };
+
+  switch (p.type) {
+    case 'magiclink':
+    case 'recovery': {
+      // GoTrue records these with the user as actor, although an admin asked.
+      await insertAudit(tx, { actor: user!, action: 'user_recovery_requested', ip, now });
+      const updated = await updateUser(tx, user!.id, { recoveryToken: hash, recoverySentAt: now });
+      await putOneTimeToken(tx, { userId: updated.id, type: 'recovery_token', tokenHash: hash, relatesTo: p.email, now });
+      return { user: updated, linkType: p.type, path: paths.recovery, stored: hash };
+    }
+    case 'invite': {
+      if (user?.emailConfirmedAt) throw emailExists();
+      user ??= await createEmailUser(deps, tx, p, undefined, now);
+      await insertAudit(tx, {
+        actor: adminActor(p.adminRole), action: 'user_invited', ip, now, traits: { user_id: user.id, user_email: user.email ?? '' },
+      });
+      return confirmation(user, 'invite', { invitedAt: now });
+    }
+    case 'signup': {
+      if (user?.emailConfirmedAt) throw emailExists();
+      if (user) {
+        // Unconfirmed: only the metadata changes; the password given (if any) is ignored, as in GoTrue.
+        if (Object.keys(p.data).length > 0) user = await updateUser(tx, user.id, { rawUserMetaData: mergeMetadata(user.rawUserMetaData, p.data) });
+      } else {
+        user = await createEmailUser(deps, tx, p, encryptedPassword, now);
+        // Not in GoTrue (which records nothing here): the account was created by an admin, so
+        // the log says so, in the shape of GoTrue's admin create-user entry.
+        await insertAudit(tx, {
+          actor: adminActor(p.adminRole), action: 'user_signedup', ip, now,
+          traits: { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '', provider: 'email' },
+        });
+      }
+      return confirmation(user, 'signup', {});
+    }
+    case 'email_change_current':
+    case 'email_change_new': {
+      const u = user!;
+      if (p.type === 'email_change_current' && !deps.config.mailer.secureEmailChangeEnabled) {
+        throw validationFailed('Enable secure email change to generate link for current email');
+      }
+      const newEmail = validateEmail(p.newEmail);
+      const other = await findUserByEmail(tx, newEmail, u.aud ?? '');
+      if (other && other.id !== u.id) throw emailExists();
+      const current = p.type === 'email_change_current';
+      // Each half is hashed with the address it belongs to, as verify expects. GoTrue returns
+      // sha224(current email + code) as `hashed_token` for email_change_new although it stores
+      // sha224(new email + code), so its hashed_token matches nothing; we return the stored hash.
+      const stored = current ? hash : tokenHash(newEmail, otp);
+      // The other half survives only if it belongs to this same change, so an admin can issue
+      // both links of a secure change; a half for another address would confirm the wrong change.
+      const sameChange = (u.emailChange ?? '').toLowerCase() === newEmail;
+      const patch: Partial<NewUser> = { emailChange: newEmail, emailChangeSentAt: now, emailChangeConfirmStatus: 0, updatedAt: now };
+      if (current) patch.emailChangeTokenCurrent = stored;
+      else patch.emailChangeTokenNew = stored;
+      if (!sameChange) {
+        if (current) patch.emailChangeTokenNew = '';
+        else patch.emailChangeTokenCurrent = '';
+        await clearOneTimeTokens(tx, u.id, current ? 'email_change_token_new' : 'email_change_token_current');
+      }
+      const updated = await updateUser(tx, u.id, patch);
+      await putOneTimeToken(tx, {
+        userId: u.id, type: current ? 'email_change_token_current' : 'email_change_token_new', tokenHash: stored,
+        relatesTo: current ? p.email : newEmail, now,
+      });
+      return { user: updated, linkType: 'email_change', path: paths.emailChange, stored };
+    }
+  }
+}
+
+/** The response body: the user flattened at the top level, then the link properties (GoTrue's GenerateLinkResponse). */
+export async function generateLink(deps: Deps, req: GenerateLinkRequest): Promise<Record<string, unknown>> {
+  const cfg = deps.config;
+  if (!isLinkType(req.type)) throw validationFailed(`Invalid email action link type requested: ${req.type}`);
+  const p = { ...req, type: req.type as GenerateLinkType };
+  const found = await findUserByEmail(deps.db, p.email, p.aud);
+  let password = p.password;
+  let generated = false;
+  if (!found) {
+    if (p.type === 'magiclink') {
+      // GoTrue turns a magic link for an unknown address into a signup with a random password.
+      p.type = 'signup';
+      password = generatePassword(64, cfg.password.requiredCharacters);
+      generated = true;
+    } else if (p.type === 'recovery' || p.type === 'email_change_current' || p.type === 'email_change_new') {
+      throw notFound('user_not_found', 'User with this email not found');
+    }
+  }
+  let encryptedPassword: string | undefined;
+  if (p.type === 'signup' && !found) {
+    if (!password) throw validationFailed('Signup requires a valid password');
+    if (!generated) assertPasswordStrength(password, cfg.password);
+    // Hashed before the transaction: no connection is held during bcrypt.
+    encryptedPassword = await deps.hasher.hash(password);
+  }
+  const otp = generateOtp(cfg.mailer.otpLength, deps.randomBytes);
+  try {
+    return await transaction(deps.db, async (tx) => {
+      const issued = await issue(deps, tx, p, found, encryptedPassword, otp);
+      return {
+        ...userJson(issued.user, await listIdentities(tx, [issued.user.id])),
+        action_link: verificationLink(deps, issued.path, issued.stored, issued.linkType, p.redirectTo),
+        email_otp: otp,
+        hashed_token: issued.stored,
+        verification_type: p.type,
+        redirect_to: p.redirectTo,
+      };
+    });
+  } catch (err) {
+    // A concurrent request created the same address (users_email_partial_key).
+    if (isUniqueViolation(err)) throw emailExists();
+    throw err;
+  }
+}
