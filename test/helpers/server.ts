@@ -78,11 +78,14 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   cwd?: string;
   args?: string[];
+  /** Program and leading arguments in place of `node bin/authsvc.js` (e.g. another runtime's adapter). */
+  command?: string[];
 }
 
 export function spawnCli(opts: SpawnOptions = {}): CliProcess {
   const cwd = opts.cwd ?? tempDir();
-  const proc = spawn(process.execPath, [CLI, ...(opts.args ?? [])], {
+  const [program, ...leading] = opts.command ?? [process.execPath, CLI];
+  const proc = spawn(program!, [...leading, ...(opts.args ?? [])], {
     cwd, env: childEnv(opts.env ?? {}), stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(proc);
