@@ -1,0 +1,267 @@
+// Cloudflare Workers entry: `export default { fetch }`. What does not hold a socket (config, key
+// set, mailer, hasher, logger) is built once per isolate and env; the database Pool is opened
+// per request and closed after it (ctx.waitUntil), because a Workers socket belongs to the
+// request that opened it. Pending migrations are applied lazily, once per isolate, under the
+// same advisory lock as `authsvc migrate`.
+import { createApp } from '../app.ts';
+import { type Tables, createTables } from '../../drizzle/schema.ts';
+import { type Database, pgErrorCode } from '../db/database.ts';
+import { type Migration, migrate, renderMigration } from '../db/migrate.ts';
+import { type Deps, cryptoRandomBytes } from '../deps.ts';
+import { type Config, lookup, parseConfig } from '../lib/config.ts';
+import { errorBody, unexpectedFailure } from '../lib/http.ts';
+import { loadKeySet } from '../lib/jwt.ts';
+import { type Logger, createLogger, errorFields } from '../lib/logger.ts';
+import { createTemplateRenderer } from '../lib/mail-render.ts';
+import { type MailTransport, createMailer as createTransportMailer } from '../lib/mail-transport.ts';
+import { type Mailer, createLogMailer } from '../lib/mailer.ts';
+import { createPortableHasher } from '../lib/password.ts';
+import type { RateLimitStore } from '../lib/rate-limit-store.ts';
+import { createResendTransport } from '../lib/resend-transport.ts';
+import { type NeonSocketOptions, openNeon } from './db-neon.ts';
+import { type KvNamespaceLike, createKvRateLimitStore } from './workers-kv-store.ts';
+import { BUNDLED_MIGRATIONS } from './workers-migrations.ts';
+import { createWorkerSmtpTransport } from './workers-smtp.ts';
+import { TcpSocketAsWebSocket, tcpProxyAddress } from './workers-tcp-socket.ts';
+import { version as VERSION } from '../../package.json';
+
+/** The part of a Hyperdrive binding used here. */
+export interface HyperdriveLike {
+  connectionString: string;
+}
+
+/** Vars, secrets and bindings (wrangler.toml, .dev.vars, `wrangler secret put`). */
+export interface WorkersEnv {
+  /** Optional Hyperdrive binding: when present it is the database (DATABASE_URL is not read). */
+  HYPERDRIVE?: HyperdriveLike;
+  /** Optional KV namespace for AUTHSVC_RATE_LIMIT_STORE=kv. */
+  RATE_LIMIT_KV?: KvNamespaceLike;
+  [name: string]: unknown;
+}
+
+/** The part of the Workers ExecutionContext used here. */
+export interface WorkersContext {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+interface IsolateState {
+  base: Omit<Deps, 'db'>;
+  neon: NeonSocketOptions;
+  tables: Tables;
+  /** Set once this isolate has seen every bundled migration recorded in the database. */
+  migrated: boolean;
+  /** KV when AUTHSVC_RATE_LIMIT_STORE=kv; otherwise the app's default from config.rateLimit.store (postgres here). */
+  rateLimitStore?: RateLimitStore;
+}
+
+export class WorkersConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/** Vars and secrets as the flat string map parseConfig reads; bindings (objects) are left out. */
+export function workersEnvStrings(env: WorkersEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (typeof v === 'string') out[k] = v;
+    else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
+  }
+  return out;
+}
+
+function flag(raw: string | undefined, name: string, problems: string[]): boolean | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (/^(1|t|true)$/i.test(raw.trim())) return true;
+  if (/^(0|f|false)$/i.test(raw.trim())) return false;
+  problems.push(`${name}: expected true or false, got "${raw}"`);
+  return undefined;
+}
+
+interface WorkersSettings {
+  config: Config;
+  neon: NeonSocketOptions;
+  mailToLog: boolean;
+  rateLimitKv?: KvNamespaceLike;
+}
+
+/**
+ * Parses the Worker's env. There is no local mode on Workers: DATABASE_URL must be postgres://,
+ * or a HYPERDRIVE binding replaces it. Adapter-only variables: AUTHSVC_DB_WS_PROXY and
+ * AUTHSVC_DB_WS_SECURE (a WebSocket proxy in front of a non-Neon Postgres),
+ * AUTHSVC_WORKERS_MAIL_LOG (development: emails go to the log when neither SMTP_HOST nor
+ * RESEND_API_KEY is set) and AUTHSVC_RATE_LIMIT_STORE=kv (with a RATE_LIMIT_KV binding).
+ */
+export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
+  const problems: string[] = [];
+  const raw = workersEnvStrings(env);
+  const strings: Record<string, string> = { ...raw };
+
+  // Memory buckets would live for one request here (the app is built per request), i.e. no
+  // limit at all: Postgres (exact) is the default on Workers, KV the opt-in.
+  let rateLimitKv: KvNamespaceLike | undefined;
+  const store = lookup(raw, 'RATE_LIMIT_STORE');
+  if (store === undefined) strings.AUTHSVC_RATE_LIMIT_STORE = 'postgres';
+  else if (store === 'memory') problems.push('RATE_LIMIT_STORE: memory does not work on Workers; use postgres (the default) or kv');
+  else if (store === 'kv') {
+    if (!env.RATE_LIMIT_KV) problems.push('AUTHSVC_RATE_LIMIT_STORE=kv needs a KV namespace bound as RATE_LIMIT_KV');
+    rateLimitKv = env.RATE_LIMIT_KV;
+    delete strings.GOTRUE_RATE_LIMIT_STORE;
+    strings.AUTHSVC_RATE_LIMIT_STORE = 'postgres';
+  }
+
+  const mailToLog = flag(raw.AUTHSVC_WORKERS_MAIL_LOG, 'AUTHSVC_WORKERS_MAIL_LOG', problems) ?? false;
+  const noTransport = !lookup(raw, 'SMTP_HOST') && !lookup(raw, 'RESEND_API_KEY');
+  // parseConfig insists on a transport outside local mode; a placeholder host satisfies it and
+  // is replaced by the log transport below.
+  if (mailToLog && noTransport) strings.AUTHSVC_SMTP_HOST = 'log.invalid';
+
+  // Hyperdrive: its connection string is the database, reached over TCP (cloudflare:sockets).
+  const hyperdrive = typeof env.HYPERDRIVE?.connectionString === 'string' ? env.HYPERDRIVE.connectionString : undefined;
+  if (hyperdrive !== undefined) {
+    strings.AUTHSVC_DATABASE_URL = hyperdrive;
+    if (raw.AUTHSVC_DB_WS_PROXY) problems.push('AUTHSVC_DB_WS_PROXY: not used with a HYPERDRIVE binding; remove one of them');
+  }
+  const dbUrl = lookup(strings, 'DATABASE_URL');
+  if (dbUrl !== undefined && !/^postgres(ql)?:\/\//i.test(dbUrl.trim())) {
+    problems.push('DATABASE_URL: Workers need postgres://… or postgresql://… (there is no embedded database on Workers)');
+  }
+  const parsed = parseConfig(strings, { local: false });
+  if (!parsed.ok) problems.push(...parsed.errors);
+  let config = parsed.ok ? parsed.config : undefined;
+  if (config && mailToLog && noTransport) {
+    config = { ...config, smtp: { ...config.smtp, host: undefined }, mailer: { ...config.mailer, transport: 'log' } };
+  }
+
+  const wsProxy = raw.AUTHSVC_DB_WS_PROXY?.trim() || undefined;
+  if (wsProxy && /^[a-z]+:\/\//i.test(wsProxy)) {
+    problems.push(`AUTHSVC_DB_WS_PROXY: give host[:port]/path without the protocol (AUTHSVC_DB_WS_SECURE picks wss: or ws:), got "${wsProxy}"`);
+  }
+  const secureWebSocket = flag(raw.AUTHSVC_DB_WS_SECURE, 'AUTHSVC_DB_WS_SECURE', problems);
+
+  if (problems.length > 0 || !config) throw new WorkersConfigError(problems);
+  const neon: NeonSocketOptions = hyperdrive !== undefined
+    ? { wsProxy: tcpProxyAddress, secureWebSocket: false, webSocket: TcpSocketAsWebSocket }
+    : { wsProxy, secureWebSocket };
+  return { config, neon, mailToLog, rateLimitKv };
+}
+
+function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fetch): Mailer {
+  if (config.mailer.transport === 'log') return createLogMailer(logger);
+  const transport: MailTransport = config.mailer.transport === 'resend'
+    ? createResendTransport({ apiKey: config.resend.apiKey ?? '', baseUrl: config.resend.baseUrl, fetch: fetchFn })
+    : createWorkerSmtpTransport({ host: config.smtp.host ?? '', port: config.smtp.port, user: config.smtp.user, pass: config.smtp.pass });
+  return createTransportMailer({ config, transport, renderer: createTemplateRenderer({ fetch: fetchFn, logger }), logger });
+}
+
+async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
+  const { config, neon, mailToLog, rateLimitKv } = parseWorkersEnv(env);
+  const logger = createLogger(config.log.level, (line) => console.log(line));
+  if (mailToLog && config.mailer.transport === 'log') {
+    logger.warn('AUTHSVC_WORKERS_MAIL_LOG: emails are written to the log, not sent (development only)');
+  }
+  const fetchFn: typeof fetch = (input, init) => fetch(input, init);
+  return {
+    base: {
+      config,
+      keys: await loadKeySet(config.jwt),
+      mailer: createWorkersMailer(config, logger, fetchFn),
+      hasher: createPortableHasher(),
+      fetch: fetchFn,
+      now: () => new Date(),
+      randomBytes: cryptoRandomBytes,
+      logger,
+      version: VERSION,
+    },
+    neon,
+    tables: createTables(config.db.namespace),
+    migrated: false,
+    rateLimitStore: rateLimitKv ? createKvRateLimitStore(rateLimitKv) : undefined,
+  };
+}
+
+const UNDEFINED_TABLE = '42P01';
+const UNDEFINED_SCHEMA = '3F000';
+
+/** Versions of `migrations` not yet recorded in the database (all of them when it is empty). */
+export async function pendingMigrations(db: Database, migrations: readonly Migration[]): Promise<string[]> {
+  const rows = await db.withSession((s) => s.exec(renderMigration('SELECT version FROM "{{namespace}}".schema_migrations', db.namespace)))
+    .catch((err: unknown) => {
+      const code = pgErrorCode(err);
+      if (code === UNDEFINED_TABLE || code === UNDEFINED_SCHEMA) return [];
+      throw err;
+    });
+  const done = new Set(rows.map((r) => String(r.version)));
+  return migrations.filter((m) => !done.has(m.version)).map((m) => m.version);
+}
+
+/**
+ * One cheap read per cold isolate; the advisory-locked migrate() only when something is pending,
+ * so isolates starting together apply each migration once and a migrated database needs no DDL rights.
+ */
+export async function ensureMigrated(db: Database, migrations: readonly Migration[] = BUNDLED_MIGRATIONS): Promise<string[]> {
+  if ((await pendingMigrations(db, migrations)).length === 0) return [];
+  return migrate(db, [...migrations]);
+}
+
+/** errorFields, plus the message of the ErrorEvent a failed WebSocket rejects with. */
+function describeError(err: unknown): Record<string, unknown> {
+  if (err instanceof Error || typeof err !== 'object' || err === null) return errorFields(err);
+  const { message, type } = err as { message?: unknown; type?: unknown };
+  return { error: typeof message === 'string' && message ? message : String(err), error_name: typeof type === 'string' ? type : undefined };
+}
+
+/** GoTrue's 500 body; what went wrong goes to the log only. */
+function failure(logLine: Record<string, unknown>): Response {
+  console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), ...logLine }));
+  const err = unexpectedFailure();
+  return new Response(JSON.stringify(errorBody(err, false)), {
+    status: err.status,
+    headers: { 'content-type': 'application/json', 'x-sb-error-code': err.errorCode },
+  });
+}
+
+// Per isolate: the env object is the same for every request an isolate serves.
+const states = new WeakMap<object, Promise<IsolateState>>();
+
+function isolateState(env: WorkersEnv): Promise<IsolateState> {
+  let state = states.get(env);
+  if (!state) {
+    state = buildIsolateState(env);
+    states.set(env, state);
+    // A bad config is reported on every request until it is fixed, not cached as a failure.
+    state.catch(() => states.delete(env));
+  }
+  return state;
+}
+
+export async function handleRequest(request: Request, env: WorkersEnv, ctx: WorkersContext): Promise<Response> {
+  let state: IsolateState;
+  try {
+    state = await isolateState(env);
+  } catch (err) {
+    const problems = err instanceof WorkersConfigError ? err.problems : undefined;
+    return failure({ msg: 'authsvc cannot start: invalid configuration', problems, ...(problems ? {} : describeError(err)) });
+  }
+  const { config } = state.base;
+  const db = openNeon({ url: config.db.url, namespace: config.db.namespace, tables: state.tables, ...state.neon });
+  try {
+    if (!state.migrated) {
+      const applied = await ensureMigrated(db);
+      if (applied.length > 0) state.base.logger.info(`applied ${applied.length} migration(s)`, { migrations: applied });
+      state.migrated = true;
+    }
+    // The app is cheap to build (under 1 ms CPU) and holds this request's Pool in its deps.
+    // Cloudflare names the client in CF-Connecting-IP: the socket peer, for audit entries.
+    const peer = { remoteAddr: request.headers.get('cf-connecting-ip') ?? undefined };
+    return await createApp({ ...state.base, db, limiter: state.rateLimitStore }).fetch(request, peer);
+  } catch (err) {
+    return failure({ msg: 'database unavailable or migration failed', ...describeError(err) });
+  } finally {
+    ctx.waitUntil(db.close());
+  }
+}
+
+export default {
+  fetch: handleRequest,
+};
