@@ -512,3 +512,14 @@ describe('parseConfig: mailer and sms', () => {
     expect(errors({ GOTRUE_SMS_TEST_OTP_VALID_UNTIL: 'tomorrow' })).toHaveLength(1);
   });
 });
+
+describe('secrets stay out of error messages', () => {
+  it('a malformed DATABASE_URL is reported without its credentials', () => {
+    const result = parseConfig({ DATABASE_URL: 'mysql://admin:hunter2secret@db.example/app' }, { local: true });
+    expect(result.ok).toBe(false);
+    const text = result.ok ? '' : result.errors.join('\n');
+    expect(text).toContain('DATABASE_URL');
+    expect(text).toContain('mysql://…');
+    expect(text).not.toContain('hunter2secret');
+  });
+});

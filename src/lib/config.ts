@@ -176,7 +176,9 @@ function parseDatabaseUrl(raw: string): DbTarget {
   if (scheme === 'postgres://' || scheme === 'postgresql://') return { kind: 'postgres', url };
   if (scheme === 'memory://') return { kind: 'memory', url };
   if (scheme === 'pglite://' && url.length > scheme.length) return { kind: 'pglite', url, dataDir: url.slice(scheme.length) };
-  throw new Error(`expected postgres://…, postgresql://…, pglite://<directory> or memory://, got "${raw}"`);
+  // Only the scheme is echoed: a connection string carries a password.
+  const shown = url.includes('://') ? `${url.slice(0, url.indexOf('://'))}://…` : '(no scheme)';
+  throw new Error(`expected postgres://…, postgresql://…, pglite://<directory> or memory://, got ${shown}`);
 }
 
 /** GoTrue's syntax: sets separated by `:`, `\:` is a literal colon, empty sets dropped. */
