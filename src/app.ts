@@ -1,12 +1,12 @@
 // The route table. Everything runtime-specific arrives in `deps`; this file reads on one screen.
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from './app-env.ts';
 import type { Deps } from './deps.ts';
 import { ApiError } from './lib/errors.ts';
 import { API_VERSION_2024, MAX_BODY_BYTES, errorBody, unexpectedFailure, wantsApiVersion2024 } from './lib/http.ts';
+import { corsMiddleware } from './lib/cors.ts';
 import { errorFields } from './lib/logger.ts';
 import { defaultRateLimitStore } from './lib/rate-limit.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
@@ -46,20 +46,16 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     });
   });
 
-  app.use('*', cors({
-    origin: (origin) => origin || '*',
-    credentials: true,
-    allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowHeaders: [...CORS_ALLOWED_HEADERS, ...deps.config.api.corsAllowedHeaders],
-    exposeHeaders: ['X-Total-Count', 'Link', 'X-Supabase-Api-Version'],
-  }));
+  app.use('*', corsMiddleware([...CORS_ALLOWED_HEADERS, ...deps.config.api.corsAllowedHeaders]));
 
-  app.use('*', bodyLimit({
+  // Only requests that can carry a body pay for the limit (it wraps the body stream).
+  const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: () => {
       throw new ApiError(413, 'request_entity_too_large', `Request body too large (max ${MAX_BODY_BYTES} bytes)`);
     },
-  }));
+  });
+  app.on(['POST', 'PUT', 'PATCH', 'DELETE'], '*', limitBody);
 
   const api = new Hono<AppEnv>({ strict: false })
     .route('/', healthRoutes)

@@ -2,6 +2,7 @@
 // pool threads, not event-loop time. Parsing, limits and comparison come from src/lib/password.ts,
 // so answers match the portable hasher exactly.
 import { createCipheriv, scrypt } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
 import { hashRaw as argon2HashRaw, type Algorithm, type Version as Argon2Version } from '@node-rs/argon2';
 import {
@@ -63,6 +64,35 @@ export const nodePrimitives: HashPrimitives = {
   },
 };
 
-export function createNodeHasher(opts: { cost?: number } = {}): PasswordHasher {
-  return createHasherFromPrimitives(nodePrimitives, opts.cost);
+/** At most `max` tasks at once; the rest wait in order (a released slot passes straight to the next). */
+export function concurrencyLimit(max: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    if (active >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active++;
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
+/**
+ * Password KDFs share libuv's thread pool with WebCrypto (JWT signing and verification, hashes).
+ * Capping them at one per core keeps threads free, so a login burst does not stall every
+ * token check behind 60 ms bcrypt jobs.
+ */
+export function createNodeHasher(opts: { cost?: number; maxConcurrent?: number } = {}): PasswordHasher {
+  const limit = concurrencyLimit(opts.maxConcurrent ?? Math.max(1, availableParallelism()));
+  const p = nodePrimitives;
+  return createHasherFromPrimitives({
+    bcryptHash: (password, cost) => limit(() => p.bcryptHash(password, cost)),
+    bcryptVerify: (password, encoded) => limit(() => p.bcryptVerify(password, encoded)),
+    argon2: (password, params) => limit(() => p.argon2(password, params)),
+    firebaseScrypt: (password, params) => limit(() => p.firebaseScrypt(password, params)),
+  }, opts.cost);
 }
