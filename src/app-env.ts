@@ -2,7 +2,7 @@
 import type { JWTPayload } from 'jose';
 import type { Deps } from './deps.ts';
 import type { SessionRow } from './db/sessions.ts';
-import type { UserRow } from './db/users.ts';
+import type { IdentityRow, UserRow } from './db/users.ts';
 import type { Logger } from './lib/logger.ts';
 import type { RateLimitStore } from './lib/rate-limit-store.ts';
 
@@ -10,6 +10,8 @@ export interface AuthContext {
   claims: JWTPayload & Record<string, unknown>;
   user: UserRow;
   session: SessionRow | undefined;
+  /** The user's identities as read with the user (oldest first). */
+  identities: IdentityRow[];
 }
 
 export interface AppEnv {

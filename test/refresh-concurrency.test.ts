@@ -130,6 +130,26 @@ describe.runIf(TEST_DATABASE_URL)('parallel refreshes through three instances, e
     await assertNoFork(first, sessionId, outcomes, 0);
   });
 
+  test('reuse of an old token racing rotations of the live one leaves no live token in the family', async () => {
+    const apps = await threeApps(0);
+    for (let round = 0; round < 6; round++) {
+      const { session } = await signUpConfirmed(apps[round % 3]!);
+      const sessionId = decodeJwt(session.access_token).session_id as string;
+      const rotated = await refreshAll([apps[0]!], session.refresh_token, 1);
+      const live = rotated[0]!.body.refresh_token as string;
+      // The stolen parent and the live child arrive together at different instances.
+      const [stolen, ...legit] = await Promise.all([
+        refreshAll([apps[1]!], session.refresh_token, 1),
+        refreshAll([apps[2]!], live, 1),
+        refreshAll([apps[0]!], live, 1),
+      ]).then((r) => r.map((o) => o[0]!));
+      expect({ status: stolen!.status, code: stolen!.body.error_code }).toEqual({ status: 400, code: 'refresh_token_already_used' });
+      for (const o of legit) expect([200, 400]).toContain(o.status);
+      // Whatever the order, reuse detection revoked every token, including a child minted meanwhile.
+      expect(await liveRows(first, sessionId)).toEqual([]);
+    }
+  });
+
   test('repeated rounds of concurrent refreshes on one session never fork the family', async () => {
     const apps = await threeApps(30);
     const { session } = await signUpConfirmed(apps[0]!);

@@ -226,7 +226,8 @@ describe('POST /token?grant_type=refresh_token', () => {
     const loginAt = Math.floor(clock.ms / 1000);
 
     clock.advance(30);
-    const res = await refresh(t, first.refresh_token);
+    const res = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: first.refresh_token },
+      { 'User-Agent': 'refresher/2.0', 'X-Forwarded-For': '203.0.113.9' });
     expect(res.status).toBe(200);
     const second = await res.json() as Json;
     expect(Object.keys(second)).toEqual(['access_token', 'token_type', 'expires_in', 'expires_at', 'refresh_token', 'user']);
@@ -248,7 +249,14 @@ describe('POST /token?grant_type=refresh_token', () => {
       { token: sha256(second.refresh_token), parent: sha256(first.refresh_token), revoked: false },
     ]);
     const [session] = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.id, sessionId));
-    expect(session!.refreshedAt).toBeTruthy();
+    expect(session!.refreshedAt!.getTime()).toBe(clock.ms);
+    expect(session!.updatedAt!.getTime()).toBe(clock.ms);
+    expect(session!.createdAt!.getTime()).toBe(clock.ms - 30_000);
+    expect({ ua: session!.userAgent, ip: session!.ip }).toEqual({ ua: 'refresher/2.0', ip: '203.0.113.9' });
+    const audit = await db.orm.select().from(db.t.auditLogEntries);
+    const ofRefresh = audit.filter((e) => e.createdAt!.getTime() === clock.ms && e.payload!.actor_id === first.user.id);
+    expect(ofRefresh.map((e) => ({ action: e.payload!.action, ip: e.ipAddress })).sort((a, b) => String(a.action).localeCompare(String(b.action))))
+      .toEqual([{ action: 'token_refreshed', ip: '203.0.113.9' }, { action: 'token_revoked', ip: '203.0.113.9' }]);
 
     // The child works in turn, and the new access token is accepted.
     const third = await refresh(t, second.refresh_token);

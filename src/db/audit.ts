@@ -25,7 +25,8 @@ export interface AuditEntry {
   now: Date;
 }
 
-export async function insertAudit(ex: Executor, e: AuditEntry): Promise<void> {
+/** The row an entry becomes (for statements that insert several at once: `auditRecordsJson`). */
+export function auditRecord(e: AuditEntry): { id: string; payload: Record<string, unknown>; created_at: Date; ip: string } {
   const payload: Record<string, unknown> = {
     actor_id: e.actor?.id ?? NIL_UUID,
     actor_via_sso: false,
@@ -36,11 +37,17 @@ export async function insertAudit(ex: Executor, e: AuditEntry): Promise<void> {
   payload.action = e.action;
   payload.log_type = LOG_TYPE[e.action];
   if (e.traits && Object.keys(e.traits).length > 0) payload.traits = e.traits;
+  return { id: crypto.randomUUID(), payload, created_at: e.now, ip: (e.ip ?? '').slice(0, 64) };
+}
+
+/** Entries as the JSON array that `json_to_recordset(...) as a(id uuid, payload json, created_at timestamptz, ip text)` reads. */
+export function auditRecordsJson(entries: AuditEntry[]): string {
+  return JSON.stringify(entries.map(auditRecord));
+}
+
+export async function insertAudit(ex: Executor, e: AuditEntry): Promise<void> {
+  const r = auditRecord(e);
   await ex.orm.insert(ex.t.auditLogEntries).values({
-    instanceId: NIL_UUID,
-    id: crypto.randomUUID(),
-    payload,
-    createdAt: e.now,
-    ipAddress: (e.ip ?? '').slice(0, 64),
+    instanceId: NIL_UUID, id: r.id, payload: r.payload, createdAt: r.created_at, ipAddress: r.ip,
   });
 }

@@ -5,11 +5,6 @@ import type { Executor } from './database.ts';
 export type SessionRow = Executor['t']['sessions']['$inferSelect'];
 export type RefreshTokenRow = Executor['t']['refreshTokens']['$inferSelect'];
 
-export async function insertSession(ex: Executor, s: Executor['t']['sessions']['$inferInsert']): Promise<SessionRow> {
-  const rows = await ex.orm.insert(ex.t.sessions).values(s).returning();
-  return rows[0]!;
-}
-
 export async function findSession(ex: Executor, id: string, opts: { forUpdate?: boolean } = {}): Promise<SessionRow | undefined> {
   const q = ex.orm.select().from(ex.t.sessions).where(eq(ex.t.sessions.id, id)).limit(1);
   const rows = opts.forUpdate ? await q.for('update') : await q;
@@ -18,15 +13,6 @@ export async function findSession(ex: Executor, id: string, opts: { forUpdate?: 
 
 export async function touchSession(ex: Executor, id: string, patch: Partial<Executor['t']['sessions']['$inferInsert']>): Promise<void> {
   await ex.orm.update(ex.t.sessions).set(patch).where(eq(ex.t.sessions.id, id));
-}
-
-export async function addAmrClaim(ex: Executor, sessionId: string, method: string, now: Date): Promise<void> {
-  await ex.orm.insert(ex.t.mfaAmrClaims)
-    .values({ id: crypto.randomUUID(), sessionId, authenticationMethod: method, createdAt: now, updatedAt: now })
-    .onConflictDoUpdate({
-      target: [ex.t.mfaAmrClaims.sessionId, ex.t.mfaAmrClaims.authenticationMethod],
-      set: { updatedAt: now },
-    });
 }
 
 /** GoTrue's `amr` claim: newest first. */

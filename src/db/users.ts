@@ -1,6 +1,7 @@
 // Users: look-ups are scoped by audience, as GoTrue's are.
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
+import { jsonValue, mapRow, type RawRow, statement } from './prepared.ts';
 
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -44,10 +45,36 @@ export async function insertIdentity(ex: Executor, identity: Executor['t']['iden
   return rows[0]!;
 }
 
+const authContextStmt = statement('auth_context', (t) => sql`
+  select row_to_json(u) as "user",
+    (select coalesce(json_agg(i order by i.created_at, i.id), '[]'::json)
+       from ${t.identities} i where i.user_id = u.id) as identities,
+    (select row_to_json(s) from ${t.sessions} s where s.id = ${sql.placeholder('sid')}::uuid) as session
+  from ${t.users} u where u.id = ${sql.placeholder('uid')}::uuid`);
+
+/** Everything an authenticated request needs, in one statement: the user, its identities, the session. */
+export async function loadAuthContext(ex: Executor, userId: string, sessionId: string | null): Promise<{
+  user: UserRow; identities: IdentityRow[]; session: Executor['t']['sessions']['$inferSelect'] | undefined;
+} | undefined> {
+  const row = (await authContextStmt(ex, { uid: userId, sid: sessionId }))[0];
+  if (!row) return undefined;
+  const session = jsonValue<RawRow | null>(row.session);
+  return {
+    user: mapRow<UserRow>(ex.t.users, jsonValue(row.user)),
+    identities: mapIdentities(ex, row.identities),
+    session: session ? mapRow(ex.t.sessions, session) : undefined,
+  };
+}
+
+/** A `json_agg` of identity rows. */
+export function mapIdentities(ex: Executor, agg: unknown): IdentityRow[] {
+  return (jsonValue<RawRow[] | null>(agg) ?? []).map((r) => mapRow<IdentityRow>(ex.t.identities, r));
+}
+
 export async function listIdentities(ex: Executor, userIds: string[]): Promise<IdentityRow[]> {
   if (userIds.length === 0) return [];
   return ex.orm.select().from(ex.t.identities).where(inArray(ex.t.identities.userId, userIds))
-    .orderBy(ex.t.identities.createdAt);
+    .orderBy(ex.t.identities.createdAt, ex.t.identities.id);
 }
 
 export async function updateIdentityData(ex: Executor, userId: string, provider: string, data: Record<string, unknown>): Promise<void> {

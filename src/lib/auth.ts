@@ -2,8 +2,7 @@
 // still exists, and who is not banned — with GoTrue's statuses and codes.
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.ts';
-import { findSession } from '../db/sessions.ts';
-import { findUserById, isBanned } from '../db/users.ts';
+import { isBanned, loadAuthContext } from '../db/users.ts';
 import { ApiError, forbidden } from './errors.ts';
 import { verifyJwt } from './jwt.ts';
 
@@ -22,18 +21,17 @@ export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const sub = claims.sub;
   if (!sub) throw forbidden('bad_jwt', 'invalid claim: missing sub claim');
   if (!UUID_RE.test(sub)) throw new ApiError(400, 'bad_jwt', 'invalid claim: sub claim must be a UUID');
-  const user = await findUserById(deps.db, sub.toLowerCase());
-  if (!user) throw forbidden('user_not_found', 'User from sub claim in JWT does not exist');
-  let session;
   const sid = claims.session_id;
-  if (sid !== undefined && sid !== null && sid !== '') {
-    if (typeof sid !== 'string' || !UUID_RE.test(sid)) throw forbidden('bad_jwt', 'invalid claim: session_id claim must be a UUID');
-    session = await findSession(deps.db, sid.toLowerCase());
-    if (!session || session.userId !== user.id) {
-      throw forbidden('session_not_found', 'Session from session_id claim in JWT does not exist');
-    }
+  const hasSid = sid !== undefined && sid !== null && sid !== '';
+  if (hasSid && (typeof sid !== 'string' || !UUID_RE.test(sid))) throw forbidden('bad_jwt', 'invalid claim: session_id claim must be a UUID');
+  // One statement: the user, its identities and the named session.
+  const found = await loadAuthContext(deps.db, sub.toLowerCase(), hasSid ? (sid as string).toLowerCase() : null);
+  if (!found) throw forbidden('user_not_found', 'User from sub claim in JWT does not exist');
+  const { user, identities, session } = found;
+  if (hasSid && (!session || session.userId !== user.id)) {
+    throw forbidden('session_not_found', 'Session from session_id claim in JWT does not exist');
   }
   if (isBanned(user, deps.now())) throw forbidden('user_banned', 'User is banned');
-  c.set('auth', { claims, user, session });
+  c.set('auth', { claims, user, session, identities });
   await next();
 };

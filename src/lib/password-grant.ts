@@ -1,7 +1,5 @@
 // grant_type=password — GoTrue: api.ResourceOwnerPasswordGrant
 import type { Deps } from '../deps.ts';
-import { insertAudit } from '../db/audit.ts';
-import { transaction } from '../db/database.ts';
 import { findUserByEmail, findUserByPhone, isBanned } from '../db/users.ts';
 import { ApiError, badRequest, validationFailed } from './errors.ts';
 import { checkPasswordStrength } from './password-policy.ts';
@@ -36,11 +34,8 @@ export async function passwordGrant(
   if (p.email && !user.emailConfirmedAt) throw badRequest('email_not_confirmed', 'Email not confirmed');
   if (p.phone && !user.phoneConfirmedAt) throw badRequest('phone_not_confirmed', 'Phone not confirmed');
   const weak = checkPasswordStrength(password, cfg.password);
-  return transaction(deps.db, async (tx) => {
-    const now = deps.now();
-    await insertAudit(tx, { actor: user, action: 'login', traits: { provider: p.email ? 'email' : 'phone' }, ip: meta.ip, now });
-    const issued = await createSession(deps, tx, user, 'password', meta);
-    // GoTrue always serialises weak_password on this grant: null when the password is fine.
-    return tokenResponse(deps, tx, issued, { weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null });
-  });
+  const login = { actor: user, action: 'login' as const, traits: { provider: p.email ? 'email' : 'phone' }, ip: meta.ip, now: deps.now() };
+  const issued = await createSession(deps, deps.db, user, 'password', meta, [login]);
+  // GoTrue always serialises weak_password on this grant: null when the password is fine.
+  return tokenResponse(deps, deps.db, issued, { weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null });
 }

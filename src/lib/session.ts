@@ -3,13 +3,14 @@
 // immediate predecessor (inside SECURITY_REFRESH_TOKEN_REUSE_INTERVAL) gets the same child
 // back without the database ever holding a usable token.
 import type { Deps } from '../deps.ts';
-import { insertAudit } from '../db/audit.ts';
+import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { type Executor, transaction } from '../db/database.ts';
+import { insertSessionWithToken, lookupRefreshToken, rotateRefreshToken } from '../db/session-statements.ts';
 import {
-  addAmrClaim, findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken, insertSession,
+  findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken,
   listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, touchSession,
 } from '../db/sessions.ts';
-import { findUserById, isBanned, listIdentities, updateUser, type UserRow } from '../db/users.ts';
+import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import { ApiError, badRequest } from './errors.ts';
 import { base32, base64url, fromBase64url, sha256Hex, utf8 } from './encoding.ts';
 import { signJwt } from './jwt.ts';
@@ -28,6 +29,9 @@ export interface IssuedSession {
   user: UserRow;
   session: SessionRow;
   refreshToken: string;
+  /** Known when the session was just written: the access token and user JSON need no re-read. */
+  amr?: { method: string; timestamp: number }[];
+  identities?: IdentityRow[];
 }
 
 export interface TokenResponse {
@@ -43,22 +47,27 @@ async function deriveChildToken(hmacKey: string, parentToken: string): Promise<s
   return base32(mac.subarray(0, 20));
 }
 
-/** Creates a session with its first refresh token and AMR entry (call inside a transaction). */
-export async function createSession(deps: Deps, tx: Executor, user: UserRow, method: AmrMethod, meta: RequestMeta): Promise<IssuedSession> {
+/**
+ * Creates a session with its first refresh token and AMR entry, writes `audits` and stamps
+ * last_sign_in_at: one statement (inside the caller's transaction, if any).
+ */
+export async function createSession(
+  deps: Deps, ex: Executor, user: UserRow, method: AmrMethod, meta: RequestMeta, audits: AuditEntry[] = [],
+): Promise<IssuedSession> {
   const now = deps.now();
-  const session = await insertSession(tx, {
-    id: crypto.randomUUID(), userId: user.id, createdAt: now, updatedAt: now, aal: 'aal1',
-    userAgent: meta.userAgent ?? null, ip: meta.ip ?? null,
-    refreshTokenHmacKey: base64url(deps.randomBytes(32)),
-  });
-  await addAmrClaim(tx, session.id, method, now);
   const refreshToken = base32(deps.randomBytes(20));
-  await insertRefreshToken(tx, { tokenHash: await sha256Hex(refreshToken), parentHash: null, userId: user.id, sessionId: session.id, now });
-  const updated = await updateUser(tx, user.id, { lastSignInAt: now });
-  return { user: updated, session, refreshToken };
+  const created = await insertSessionWithToken(ex, {
+    sessionId: crypto.randomUUID(), userId: user.id, now, userAgent: meta.userAgent ?? null, ip: meta.ip ?? null,
+    hmacKey: base64url(deps.randomBytes(32)), method, tokenHash: await sha256Hex(refreshToken), audits,
+  });
+  return {
+    ...created, refreshToken, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }],
+  };
 }
 
-export async function accessTokenClaims(deps: Deps, ex: Executor, user: UserRow, session: SessionRow): Promise<Record<string, unknown>> {
+export async function accessTokenClaims(
+  deps: Deps, ex: Executor, user: UserRow, session: SessionRow, amr?: IssuedSession['amr'],
+): Promise<Record<string, unknown>> {
   const now = Math.floor(deps.now().getTime() / 1000);
   const claims: Record<string, unknown> = {};
   if (deps.config.jwt.issuer) claims.iss = deps.config.jwt.issuer;
@@ -73,7 +82,7 @@ export async function accessTokenClaims(deps: Deps, ex: Executor, user: UserRow,
   claims.user_metadata = user.rawUserMetaData ?? {};
   claims.role = user.role ?? '';
   claims.aal = session.aal ?? 'aal1';
-  claims.amr = await listAmrClaims(ex, session.id);
+  claims.amr = amr ?? await listAmrClaims(ex, session.id);
   claims.session_id = session.id;
   claims.is_anonymous = user.isAnonymous;
   return claims;
@@ -81,9 +90,9 @@ export async function accessTokenClaims(deps: Deps, ex: Executor, user: UserRow,
 
 /** GoTrue's AccessTokenResponse plus its sb-auth-* headers. */
 export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSession, extra: Record<string, unknown> = {}): Promise<TokenResponse> {
-  const claims = await accessTokenClaims(deps, ex, issued.user, issued.session);
+  const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr);
   const accessToken = await signJwt(deps.keys, claims);
-  const identities = await listIdentities(ex, [issued.user.id]);
+  const identities = issued.identities ?? await listIdentities(ex, [issued.user.id]);
   const expiresAt = claims.exp as number;
   return {
     body: {
@@ -105,10 +114,39 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
 
 type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
 
-/** grant_type=refresh_token. One transaction; the session row lock serialises all refreshes of a session. */
+/**
+ * grant_type=refresh_token. The common case, a live token of a valid session, is two
+ * statements: a lock-free look-up, then one rotation statement that locks the session row.
+ * Everything else (revoked tokens and the reuse window, bans, expiry, races lost) goes
+ * through one transaction in which the session row lock serialises all refreshes of a session.
+ */
 export async function refreshSession(deps: Deps, token: string, meta: RequestMeta): Promise<TokenResponse> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = await sha256Hex(token);
+  const fast = await rotateLiveToken(deps, token, hash, meta);
+  if (fast) return tokenResponse(deps, deps.db, fast);
+  return refreshInTransaction(deps, token, hash, meta);
+}
+
+async function rotateLiveToken(deps: Deps, token: string, hash: string, meta: RequestMeta): Promise<IssuedSession | undefined> {
+  const found = await lookupRefreshToken(deps.db, hash);
+  const now = deps.now();
+  if (!found || found.revoked || !found.session.refreshTokenHmacKey || isBanned(found.user, now)) return undefined;
+  if (found.session.notAfter && found.session.notAfter.getTime() < now.getTime()) return undefined;
+  const child = await deriveChildToken(found.session.refreshTokenHmacKey, token);
+  const audits: AuditEntry[] = [
+    { actor: found.user, action: 'token_revoked', ip: meta.ip, now },
+    { actor: found.user, action: 'token_refreshed', ip: meta.ip, now },
+  ];
+  const rotated = await rotateRefreshToken(deps.db, {
+    sessionId: found.session.id, tokenHash: hash, childHash: await sha256Hex(child), now,
+    userAgent: meta.userAgent || null, ip: meta.ip || null, audits,
+  });
+  if (!rotated) return undefined;
+  return { user: found.user, session: rotated.session, refreshToken: child, amr: rotated.amr, identities: rotated.identities };
+}
+
+async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta): Promise<TokenResponse> {
   const cfg = deps.config.security;
   const outcome = await transaction(deps.db, async (tx): Promise<RefreshOutcome & { tx?: Executor }> => {
     const found = await findRefreshToken(tx, hash);

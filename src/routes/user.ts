@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
-import { findUserById, listIdentities } from '../db/users.ts';
+import { findUserById } from '../db/users.ts';
 import { requireAuth } from '../lib/auth.ts';
 import { sendEmailToken } from '../lib/email-tokens.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
@@ -23,11 +23,11 @@ const UpdateBody = z.object({
 export const userRoutes = new Hono<AppEnv>();
 
 userRoutes.get('/user', requireAuth, async (c) => {
-  const { user, claims } = c.var.auth;
+  const { user, claims, identities } = c.var.auth;
   const aud = c.req.header('x-jwt-aud');
   const tokenAud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
   if (aud && aud !== (tokenAud ?? '')) throw validationFailed("Token audience doesn't match request audience");
-  return c.json(userJson(user, await listIdentities(c.var.deps.db, [user.id])));
+  return c.json(userJson(user, identities));
 });
 
 userRoutes.put('/user', requireAuth, async (c) => {

@@ -1,0 +1,152 @@
+// Session creation and refresh-token rotation as single statements (prepared, one round trip,
+// one commit when outside a transaction). Every write of a statement depends on its first
+// step, so a statement either does all of its work or none of it.
+import { sql } from 'drizzle-orm';
+import { type AuditEntry, auditRecordsJson } from './audit.ts';
+import type { Executor } from './database.ts';
+import { jsonValue, mapRow, type RawRow, statement } from './prepared.ts';
+import type { SessionRow } from './sessions.ts';
+import { type IdentityRow, mapIdentities, NIL_UUID, type UserRow } from './users.ts';
+
+const p = (name: string) => sql.placeholder(name);
+
+const AUDIT_ROWS = sql`json_to_recordset(${p('audits')}::json) as a(id uuid, payload json, created_at timestamptz, ip text)`;
+
+const identitiesOf = (t: Executor['t'], userId: ReturnType<typeof sql>) => sql`
+  (select coalesce(json_agg(i order by i.created_at, i.id), '[]'::json) from ${t.identities} i where i.user_id = ${userId})`;
+
+const createStmt = statement('create_session', (t) => sql`
+  with s as (
+    insert into ${t.sessions} (id, user_id, created_at, updated_at, aal, user_agent, ip, refresh_token_hmac_key)
+    values (${p('sid')}::uuid, ${p('uid')}::uuid, ${p('now')}::timestamptz, ${p('now')}::timestamptz, 'aal1',
+            ${p('ua')}::text, ${p('ip')}::inet, ${p('hmac')}::text)
+    returning *
+  ), amr as (
+    insert into ${t.mfaAmrClaims} (id, session_id, authentication_method, created_at, updated_at)
+    select ${p('amrId')}::uuid, s.id, ${p('method')}::text, ${p('now')}::timestamptz, ${p('now')}::timestamptz from s
+  ), rt as (
+    insert into ${t.refreshTokens} (token, parent, user_id, session_id, revoked, created_at, updated_at)
+    select ${p('tokenHash')}::text, null, s.user_id::text, s.id, false, ${p('now')}::timestamptz, ${p('now')}::timestamptz from s
+  ), audit as (
+    insert into ${t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
+    select ${NIL_UUID}::uuid, a.id, a.payload, a.created_at, a.ip from ${AUDIT_ROWS}
+  ), u as (
+    update ${t.users} set last_sign_in_at = ${p('now')}::timestamptz where id = ${p('uid')}::uuid returning *
+  )
+  select row_to_json(s) as session, row_to_json(u) as "user", ${identitiesOf(t, sql`u.id`)} as identities
+  from s, u`);
+
+export interface NewSession {
+  sessionId: string;
+  userId: string;
+  now: Date;
+  userAgent: string | null;
+  ip: string | null;
+  hmacKey: string;
+  method: string;
+  tokenHash: string;
+  audits: AuditEntry[];
+}
+
+export interface SessionState {
+  user: UserRow;
+  session: SessionRow;
+  identities: IdentityRow[];
+}
+
+/** Inserts the session, its AMR claim and first refresh token, the audit entries; stamps last_sign_in_at. */
+export async function insertSessionWithToken(ex: Executor, n: NewSession): Promise<SessionState> {
+  const rows = await createStmt(ex, {
+    sid: n.sessionId, uid: n.userId, now: n.now.toISOString(), ua: n.userAgent, ip: n.ip, hmac: n.hmacKey,
+    amrId: crypto.randomUUID(), method: n.method, tokenHash: n.tokenHash, audits: auditRecordsJson(n.audits),
+  });
+  const row = rows[0];
+  if (!row) throw new Error(`user ${n.userId} vanished while a session was created`);
+  return {
+    user: mapRow(ex.t.users, jsonValue(row.user)),
+    session: mapRow(ex.t.sessions, jsonValue(row.session)),
+    identities: mapIdentities(ex, row.identities),
+  };
+}
+
+const lookupStmt = statement('refresh_lookup', (t) => sql`
+  select rt.revoked, row_to_json(s) as session, row_to_json(u) as "user"
+  from ${t.refreshTokens} rt
+  join ${t.sessions} s on s.id = rt.session_id
+  join ${t.users} u on u.id = s.user_id
+  where rt.token = ${p('hash')}::text`);
+
+export interface RefreshLookup {
+  revoked: boolean;
+  session: SessionRow;
+  user: UserRow;
+}
+
+/** The token's state, session and user, read without locks (the rotation re-checks under lock). */
+export async function lookupRefreshToken(ex: Executor, tokenHash: string): Promise<RefreshLookup | undefined> {
+  const row = (await lookupStmt(ex, { hash: tokenHash }))[0];
+  if (!row) return undefined;
+  return {
+    revoked: row.revoked === true,
+    session: mapRow(ex.t.sessions, jsonValue<RawRow>(row.session)),
+    user: mapRow(ex.t.users, jsonValue<RawRow>(row.user)),
+  };
+}
+
+// Lock order is the session row, then the token row, as in the transactional path. `r` re-checks
+// `revoked = false` on the newest row version after any wait, so of two concurrent rotations of
+// one token exactly one gets a row back; the other gets none and takes the transactional path.
+const rotateStmt = statement('refresh_rotate', (t) => sql`
+  with s as (
+    select id from ${t.sessions} where id = ${p('sid')}::uuid for update
+  ), r as (
+    update ${t.refreshTokens} set revoked = true, updated_at = ${p('now')}::timestamptz
+    where token = ${p('hash')}::text and revoked = false and session_id = (select id from s)
+    returning session_id, user_id
+  ), child as (
+    insert into ${t.refreshTokens} (token, parent, user_id, session_id, revoked, created_at, updated_at)
+    select ${p('childHash')}::text, ${p('hash')}::text, r.user_id, r.session_id, false, ${p('now')}::timestamptz, ${p('now')}::timestamptz
+    from r
+  ), audit as (
+    insert into ${t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
+    select ${NIL_UUID}::uuid, a.id, a.payload, a.created_at, a.ip from r, ${AUDIT_ROWS}
+  ), touched as (
+    update ${t.sessions} set refreshed_at = ${p('now')}::timestamptz at time zone 'UTC', updated_at = ${p('now')}::timestamptz,
+      user_agent = coalesce(${p('ua')}::text, user_agent), ip = coalesce(${p('ip')}::inet, ip)
+    where id = (select session_id from r)
+    returning *
+  )
+  select row_to_json(touched) as session,
+    (select coalesce(json_agg(json_build_object('method', m.authentication_method, 'at', m.updated_at)
+                              order by m.updated_at desc), '[]'::json)
+       from ${t.mfaAmrClaims} m where m.session_id = touched.id) as amr,
+    ${identitiesOf(t, sql`touched.user_id`)} as identities
+  from touched`);
+
+export interface Rotation {
+  sessionId: string;
+  tokenHash: string;
+  childHash: string;
+  now: Date;
+  userAgent: string | null;
+  ip: string | null;
+  audits: AuditEntry[];
+}
+
+/** Revokes the live token and stores its child; undefined when the token was not live (any more). */
+export async function rotateRefreshToken(ex: Executor, r: Rotation): Promise<{
+  session: SessionRow; amr: { method: string; timestamp: number }[]; identities: IdentityRow[];
+} | undefined> {
+  const row = (await rotateStmt(ex, {
+    sid: r.sessionId, hash: r.tokenHash, childHash: r.childHash, now: r.now.toISOString(),
+    ua: r.userAgent, ip: r.ip, audits: auditRecordsJson(r.audits),
+  }))[0];
+  if (!row) return undefined;
+  const amr = jsonValue<{ method: string; at: string }[]>(row.amr)
+    .map((a) => ({ method: a.method, timestamp: Math.floor(new Date(a.at).getTime() / 1000) }));
+  return {
+    session: mapRow(ex.t.sessions, jsonValue<RawRow>(row.session)),
+    amr,
+    identities: mapIdentities(ex, row.identities),
+  };
+}
