@@ -7,6 +7,7 @@ import {
   generateKeyPair, jwtVerify,
 } from 'jose';
 import type { Database } from '../src/db/database.ts';
+import { loadKeySet, signJwt } from '../src/lib/jwt.ts';
 import { TEST_JWT_SECRET, type TestApp, buildTestApp, signUpConfirmed } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 
@@ -45,6 +46,22 @@ async function expectBadJwt(res: Response): Promise<string> {
 }
 
 describe('HS256 access tokens (default)', () => {
+  test('the synchronous HS256 signer produces jose\'s exact bytes (JWT_SECRET and a JWT_KEYS oct signer with kid)', async () => {
+    const claims = {
+      sub: '6f1c1d1e-0000-4000-8000-000000000001', aud: 'authenticated', exp: 2_000_000_000, iat: 1_999_996_400,
+      email: 'zoë@example.com', user_metadata: { name: 'Łukasz 🙂', nested: { list: [1, 'two', null] } }, amr: [{ method: 'password', timestamp: 1 }],
+    };
+    const fromSecret = await loadKeySet({ secret: 'a-secret-of-at-least-32-characters!!' });
+    expect(await signJwt(fromSecret, claims)).toBe(await signWith(secretKey('a-secret-of-at-least-32-characters!!'), { alg: 'HS256' }, claims));
+    const k = base64url.encode(secretKey('another-secret-of-32-characters-or-more'));
+    const fromJwk = await loadKeySet({ keys: [{ kty: 'oct', k, kid: 'hs-1', alg: 'HS256', key_ops: ['sign', 'verify'] } as JsonWebKey] });
+    const token = await signJwt(fromJwk, claims);
+    expect(decodeProtectedHeader(token)).toEqual({ alg: 'HS256', typ: 'JWT', kid: 'hs-1' });
+    expect(token).toBe(await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: 'hs-1' }).sign(secretKey('another-secret-of-32-characters-or-more')));
+    // A wrong secret does not verify: the signature really is the HMAC.
+    await expect(jwtVerify(token, secretKey('another-secret-of-32-characters-or-morf'))).rejects.toThrow();
+  });
+
   test('are signed with JWT_SECRET and carry GoTrue\'s claims in order; JWT_AUD and JWT_DEFAULT_GROUP_NAME apply', async () => {
     const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_JWT_AUD: 'my-audience', AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'member' });
     const { email, session } = await signUpConfirmed(t);

@@ -3,6 +3,7 @@
 // configured algorithms, `kid` picks the key, `alg: none` never verifies.
 import { SignJWT, decodeProtectedHeader, errors as joseErrors, importJWK, jwtVerify } from 'jose';
 import type { CryptoKey, JWK, JWTPayload, JWTHeaderParameters } from 'jose';
+import { base64url, hmacSha256, utf8 } from './encoding.ts';
 import { ApiError } from './errors.ts';
 
 const ASYMMETRIC = new Set(['RS256', 'RS512', 'ES256', 'ES512', 'EdDSA']);
@@ -11,7 +12,8 @@ const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'] as const;
 interface VerifyKey { kid?: string; alg: string; key: CryptoKey | Uint8Array }
 
 export interface KeySet {
-  sign: { alg: string; kid?: string; key: CryptoKey | Uint8Array };
+  /** `raw`: the HS256 secret's bytes, for the synchronous signer. */
+  sign: { alg: string; kid?: string; key: CryptoKey | Uint8Array; raw?: Uint8Array };
   verify: VerifyKey[];
   algorithms: string[];
   /** Public halves of the asymmetric keys, for /.well-known/jwks.json. */
@@ -48,7 +50,7 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
         const alg = jwk.alg ?? 'HS256';
         const key = await importJWK({ ...jwk, key_ops: undefined }, alg);
         verify.push({ kid: jwk.kid, alg, key });
-        if (isSigner) sign = { alg, kid: jwk.kid, key };
+        if (isSigner) sign = { alg, kid: jwk.kid, key, ...(key instanceof Uint8Array ? { raw: key } : {}) };
         continue;
       }
       const alg = jwk.alg ?? '';
@@ -63,9 +65,10 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
       }
     }
   } else if (cfg.secret) {
-    const key = await hmacKey(new TextEncoder().encode(cfg.secret) as Uint8Array<ArrayBuffer>);
+    const raw = new TextEncoder().encode(cfg.secret) as Uint8Array<ArrayBuffer>;
+    const key = await hmacKey(raw);
     verify.push({ kid: cfg.keyId, alg: 'HS256', key });
-    sign = { alg: 'HS256', kid: cfg.keyId || undefined, key };
+    sign = { alg: 'HS256', kid: cfg.keyId || undefined, key, raw };
   }
   if (!sign) throw new Error('JWT: no signing key detected (set JWT_SECRET or a JWT_KEYS entry with key_ops ["sign"])');
   const algorithms = cfg.validMethods && cfg.validMethods.length > 0
@@ -77,7 +80,14 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
 export async function signJwt(keys: KeySet, claims: JWTPayload): Promise<string> {
   const header: JWTHeaderParameters = { alg: keys.sign.alg, typ: 'JWT' };
   if (keys.sign.kid) header.kid = keys.sign.kid;
+  if (keys.sign.alg === 'HS256' && keys.sign.raw) return signHs256(header, claims, keys.sign.raw);
   return new SignJWT(claims).setProtectedHeader(header).sign(keys.sign.key);
+}
+
+/** The bytes jose's SignJWT produces for HS256, without its WebCrypto round trip (every token response signs one). */
+export function signHs256(header: JWTHeaderParameters, claims: JWTPayload, secret: Uint8Array): string {
+  const input = `${base64url(utf8(JSON.stringify(header)))}.${base64url(utf8(JSON.stringify(claims)))}`;
+  return `${input}.${base64url(hmacSha256(secret, utf8(input)))}`;
 }
 
 export function badJwt(detail: string): ApiError {

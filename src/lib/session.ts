@@ -12,7 +12,7 @@ import {
 } from '../db/sessions.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import { ApiError, badRequest } from './errors.ts';
-import { base32, base64url, fromBase64url, sha256Hex, utf8 } from './encoding.ts';
+import { base32, base64url, fromBase64url, hmacSha256, sha256Hex, utf8 } from './encoding.ts';
 import { signJwt } from './jwt.ts';
 import { userJson } from './user-json.ts';
 
@@ -41,10 +41,8 @@ export interface TokenResponse {
 
 const REFRESH_TOKEN_RE = /^[A-Za-z0-9_-]{12,128}$/;
 
-async function deriveChildToken(hmacKey: string, parentToken: string): Promise<string> {
-  const key = await crypto.subtle.importKey('raw', fromBase64url(hmacKey), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, utf8(parentToken)));
-  return base32(mac.subarray(0, 20));
+function deriveChildToken(hmacKey: string, parentToken: string): string {
+  return base32(hmacSha256(fromBase64url(hmacKey), utf8(parentToken)).subarray(0, 20));
 }
 
 /**
@@ -58,7 +56,7 @@ export async function createSession(
   const refreshToken = base32(deps.randomBytes(20));
   const created = await insertSessionWithToken(ex, {
     sessionId: crypto.randomUUID(), userId: user.id, now, userAgent: meta.userAgent ?? null, ip: meta.ip ?? null,
-    hmacKey: base64url(deps.randomBytes(32)), method, tokenHash: await sha256Hex(refreshToken), audits,
+    hmacKey: base64url(deps.randomBytes(32)), method, tokenHash: sha256Hex(refreshToken), audits,
   });
   return {
     ...created, refreshToken, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }],
@@ -122,7 +120,7 @@ type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
  */
 export async function refreshSession(deps: Deps, token: string, meta: RequestMeta): Promise<TokenResponse> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
-  const hash = await sha256Hex(token);
+  const hash = sha256Hex(token);
   const fast = await rotateLiveToken(deps, token, hash, meta);
   if (fast) return tokenResponse(deps, deps.db, fast);
   return refreshInTransaction(deps, token, hash, meta);
@@ -133,13 +131,13 @@ async function rotateLiveToken(deps: Deps, token: string, hash: string, meta: Re
   const now = deps.now();
   if (!found || found.revoked || !found.session.refreshTokenHmacKey || isBanned(found.user, now)) return undefined;
   if (found.session.notAfter && found.session.notAfter.getTime() < now.getTime()) return undefined;
-  const child = await deriveChildToken(found.session.refreshTokenHmacKey, token);
+  const child = deriveChildToken(found.session.refreshTokenHmacKey, token);
   const audits: AuditEntry[] = [
     { actor: found.user, action: 'token_revoked', ip: meta.ip, now },
     { actor: found.user, action: 'token_refreshed', ip: meta.ip, now },
   ];
   const rotated = await rotateRefreshToken(deps.db, {
-    sessionId: found.session.id, tokenHash: hash, childHash: await sha256Hex(child), now,
+    sessionId: found.session.id, tokenHash: hash, childHash: sha256Hex(child), now,
     userAgent: meta.userAgent || null, ip: meta.ip || null, audits,
   });
   if (!rotated) return undefined;
@@ -167,9 +165,9 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     const hmacKey = session.refreshTokenHmacKey ?? '';
     let child: string;
     if (!row.revoked) {
-      child = await deriveChildToken(hmacKey, token);
+      child = deriveChildToken(hmacKey, token);
       await revokeRefreshToken(tx, row.id, now);
-      await insertRefreshToken(tx, { tokenHash: await sha256Hex(child), parentHash: hash, userId: user.id, sessionId: session.id, now });
+      await insertRefreshToken(tx, { tokenHash: sha256Hex(child), parentHash: hash, userId: user.id, sessionId: session.id, now });
       await insertAudit(tx, { actor: user, action: 'token_revoked', ip: meta.ip, now });
       await insertAudit(tx, { actor: user, action: 'token_refreshed', ip: meta.ip, now });
     } else {
@@ -178,8 +176,8 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       // frozen clock a concurrent retry would otherwise slip through as a legitimate one.
       const withinInterval = cfg.refreshTokenReuseInterval > 0
         && now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
-      const candidate = hmacKey ? await deriveChildToken(hmacKey, token) : '';
-      const isImmediateChild = active !== undefined && active.parent === hash && active.token === (await sha256Hex(candidate));
+      const candidate = hmacKey ? deriveChildToken(hmacKey, token) : '';
+      const isImmediateChild = active !== undefined && active.parent === hash && active.token === (sha256Hex(candidate));
       if (!(isImmediateChild && withinInterval)) {
         if (cfg.refreshTokenRotationEnabled) await revokeSessionTokens(tx, session.id, now);
         // Committed on purpose: the family stays revoked although the request fails.
