@@ -34,6 +34,16 @@ describe('POST /signup with email and password', () => {
     expect(Object.keys(claims)).toEqual(['sub', 'aud', 'exp', 'iat', 'email', 'phone', 'app_metadata', 'user_metadata', 'role', 'aal', 'amr', 'session_id', 'is_anonymous']);
     expect((claims.amr as { method: string }[])[0]!.method).toBe('password');
     expect(t.mails).toHaveLength(0);
+    // Stored: a confirmed user whose email identity says verified, and both audit entries.
+    const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.id, body.user.id));
+    expect(row!.emailConfirmedAt!.toISOString()).toBe(body.user.email_confirmed_at);
+    expect(row!.lastSignInAt!.toISOString()).toBe(body.user.last_sign_in_at);
+    const identities = await db.orm.select().from(db.t.identities).where(eq(db.t.identities.userId, body.user.id));
+    expect(identities.map((i) => i.identityData)).toEqual([{ sub: body.user.id, email, email_verified: true, phone_verified: false, name: 'Ada' }]);
+    expect(body.user.identities[0].identity_data).toEqual(identities[0]!.identityData);
+    const audit = (await db.orm.select().from(db.t.auditLogEntries)).filter((e) => e.payload!.actor_id === body.user.id);
+    expect(audit.map((e) => e.payload!.action).sort()).toEqual(['login', 'user_signedup']);
+    expect(audit.every((e) => (e.payload!.traits as Record<string, unknown>).provider === 'email')).toBe(true);
   });
 
   test('without autoconfirm returns the user and hands a confirmation to the mailer', async () => {

@@ -216,6 +216,22 @@ describe('POST /token?grant_type=password', () => {
   });
 });
 
+describe('client addresses', () => {
+  test('a malformed X-Forwarded-For entry is skipped, never stored (Postgres inet would refuse it) and never a 500', async () => {
+    const t = await buildTestApp(db, AUTOCONFIRM);
+    const { email, password } = await signUpConfirmed(t);
+    for (const xff of ['1:2:3', '::::', '1::2::3', 'fe80::1%eth0, 2001:db8::7']) {
+      const res = await t.request('POST', '/token?grant_type=password', { email, password }, { 'X-Forwarded-For': xff });
+      expect(res.status).toBe(200);
+      const body = await res.json() as Json;
+      const [session] = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.id, decodeJwt(body.access_token).session_id as string));
+      expect(session!.ip).toBe(xff.includes(',') ? '2001:db8::7' : null);
+      const again = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: body.refresh_token }, { 'X-Forwarded-For': xff });
+      expect(again.status).toBe(200);
+    }
+  });
+});
+
 describe('POST /token?grant_type=refresh_token', () => {
   test('rotates: the old token is revoked, a child is stored with its parent\'s hash, same session and amr', async () => {
     const clock = manualClock();

@@ -262,6 +262,8 @@ export function machineJiffies(): { busy: number; total: number } {
 /**
  * CPU ms of every process named `postgres` on this machine (server and backends). On a quiet
  * machine that is what the database spent for the bench; anyone else's queries count too.
+ * Children's reaped time (cutime/cstime) is included, so a backend that exits during the window
+ * (the pool closing idle connections) moves its CPU to the postmaster instead of taking it away.
  */
 export function postgresCpuMs(): number {
   let ms = 0;
@@ -277,7 +279,8 @@ export function postgresCpuMs(): number {
       const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
       if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+      const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      ms += (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
     } catch {
       // gone
     }

@@ -2,10 +2,18 @@
 import type { Context } from 'hono';
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
-const IPV6 = /^[0-9A-Fa-f:.]{2,45}$/;
+const IPV6_CHARS = /^[0-9A-Fa-f:.]{2,45}$/;
 
+/** IPv4 dotted quad, or an IPv6 address as the WHATWG URL parser accepts it (what Postgres `inet` takes). */
 export function isIp(s: string): boolean {
-  return IPV4.test(s) || (s.includes(':') && IPV6.test(s));
+  if (IPV4.test(s)) return true;
+  if (!s.includes(':') || !IPV6_CHARS.test(s)) return false;
+  try {
+    new URL(`http://[${s}]/`);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function peerAddress(c: Context): string | undefined {

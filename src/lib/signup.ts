@@ -1,7 +1,7 @@
 // POST /signup with email and password, and anonymous sign-in (GoTrue: api.Signup,
 // api.SignupAnonymously). Everything a signup writes happens in one transaction.
 import type { Deps } from '../deps.ts';
-import { insertAudit } from '../db/audit.ts';
+import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { isUniqueViolation, transaction } from '../db/database.ts';
 import {
   findUserByEmail, insertIdentity, insertUser, listIdentities, updateIdentityData, updateUser, type UserRow,
@@ -74,12 +74,13 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
         }
         user = existing;
       } else {
+        // Under autoconfirm the row is written confirmed, as confirmEmail would leave it.
         const id = crypto.randomUUID();
-        const identityData: Record<string, unknown> = { sub: id, email: s.email, email_verified: false, phone_verified: false };
+        const identityData: Record<string, unknown> = { sub: id, email: s.email, email_verified: autoconfirm, phone_verified: false };
         for (const [k, v] of Object.entries(s.data)) if (!(k in identityData)) identityData[k] = v;
         user = await insertUser(tx, {
           id, aud: s.aud, role: cfg.jwt.defaultGroupName, email: s.email,
-          encryptedPassword,
+          encryptedPassword, emailConfirmedAt: autoconfirm ? now : null,
           rawAppMetaData: { provider: 'email', providers: ['email'] },
           rawUserMetaData: identityData, createdAt: now, updatedAt: now,
         });
@@ -88,11 +89,15 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
         });
       }
       if (autoconfirm) {
-        if (!existing) await insertAudit(tx, { actor: user, action: 'user_signedup', traits: { provider: 'email' }, ip: s.meta.ip, now });
-        user = await confirmEmail(tx, user, now);
-        if (s.noSession) return { kind: 'confirmed', user };
-        await insertAudit(tx, { actor: user, action: 'login', traits: { provider: 'email' }, ip: s.meta.ip, now });
-        const issued = await createSession(deps, tx, user, 'password', s.meta);
+        const traits = { provider: 'email' };
+        const audits: AuditEntry[] = existing ? [] : [{ actor: user, action: 'user_signedup', traits, ip: s.meta.ip, now }];
+        if (existing) user = await confirmEmail(tx, user, now);
+        if (s.noSession) {
+          for (const a of audits) await insertAudit(tx, a);
+          return { kind: 'confirmed', user };
+        }
+        audits.push({ actor: user, action: 'login', traits, ip: s.meta.ip, now });
+        const issued = await createSession(deps, tx, user, 'password', s.meta, audits);
         return { kind: 'session', token: await tokenResponse(deps, tx, issued) };
       }
       await insertAudit(tx, { actor: user, action: 'user_confirmation_requested', traits: { provider: 'email' }, ip: s.meta.ip, now });
@@ -116,8 +121,7 @@ export async function signupAnonymously(deps: Deps, data: Record<string, unknown
       id: crypto.randomUUID(), aud, role: deps.config.jwt.defaultGroupName, isAnonymous: true,
       rawAppMetaData: {}, rawUserMetaData: data, createdAt: now, updatedAt: now,
     });
-    await insertAudit(tx, { actor: user, action: 'user_signedup', traits: { provider: 'anonymous' }, ip: meta.ip, now });
-    const issued = await createSession(deps, tx, user, 'anonymous', meta);
-    return tokenResponse(deps, tx, issued);
+    const signedUp: AuditEntry = { actor: user, action: 'user_signedup', traits: { provider: 'anonymous' }, ip: meta.ip, now };
+    return tokenResponse(deps, tx, await createSession(deps, tx, user, 'anonymous', meta, [signedUp]));
   });
 }
