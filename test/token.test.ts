@@ -1,9 +1,11 @@
 // POST /token: the password grant and refresh-token rotation / reuse detection.
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import type { Database } from '../src/db/database.ts';
+import { auditRecord } from '../src/db/audit.ts';
+import { base32 } from '../src/lib/encoding.ts';
 import { type TestApp, buildTestApp, signUpConfirmed, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 
@@ -280,6 +282,60 @@ describe('POST /token?grant_type=refresh_token', () => {
     const user = await t.request('GET', '/user', undefined, { Authorization: `Bearer ${second.access_token}` });
     expect(user.status).toBe(200);
     expect((await user.json() as Json).id).toBe(first.user.id);
+  });
+
+  test('a session past not_after answers session_expired, and the token stays as it was', async () => {
+    const t = await buildTestApp(db, AUTOCONFIRM);
+    const { session } = await signUpConfirmed(t);
+    const sessionId = decodeJwt(session.access_token).session_id as string;
+    await db.orm.update(db.t.sessions).set({ notAfter: new Date(Date.now() - 1000) }).where(eq(db.t.sessions.id, sessionId));
+    await expectError(await refresh(t, session.refresh_token), 400, 'session_expired', 'Invalid Refresh Token: Session Expired');
+    expect((await tokensOfSession(sessionId)).map((r) => r.revoked)).toEqual([false]);
+  });
+
+  test('a session from an earlier build (its own HMAC key) still rotates, and a retry gets the same child', async () => {
+    const clock = manualClock();
+    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' }, { now: clock.now });
+    const { session } = await signUpConfirmed(t);
+    const sessionId = decodeJwt(session.access_token).session_id as string;
+    const [fresh] = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.id, sessionId));
+    expect(fresh!.refreshTokenHmacKey).toBeNull();
+    const legacyKey = Buffer.from('k'.repeat(32)).toString('base64url');
+    await db.orm.update(db.t.sessions).set({ refreshTokenHmacKey: legacyKey }).where(eq(db.t.sessions.id, sessionId));
+    const a = session.refresh_token as string;
+    const first = await refresh(t, a);
+    expect(first.status).toBe(200);
+    const b = (await first.json() as Json).refresh_token as string;
+    // The child is the HMAC of the parent under the session's own key, as before.
+    const expected = createHmac('sha256', Buffer.from(legacyKey, 'base64url')).update(a).digest().subarray(0, 20);
+    expect(b).toBe(base32(expected));
+    clock.advance(2);
+    const retry = await refresh(t, a);
+    expect(retry.status).toBe(200);
+    expect((await retry.json() as Json).refresh_token).toBe(b);
+    expect((await refresh(t, b)).status).toBe(200);
+  });
+
+  test('audit entries written by the rotation statement equal auditRecord\'s payloads', async () => {
+    const t = await buildTestApp(db, AUTOCONFIRM);
+    const shapes: [Record<string, unknown>, string | null][] = [
+      [{}, null], [{ full_name: 'Ada Lovelace' }, null], [{ full_name: '' }, null], [{ full_name: 42 }, null], [{}, '15551234567'],
+    ];
+    for (const [data, phone] of shapes) {
+      const { session } = await signUpConfirmed(t);
+      const userId = session.user.id as string;
+      await db.orm.update(db.t.users).set({ rawUserMetaData: { ...session.user.user_metadata, ...data }, ...(phone ? { phone } : {}) })
+        .where(eq(db.t.users.id, userId));
+      const res = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token }, { 'X-Forwarded-For': '198.51.100.4' });
+      expect(res.status).toBe(200);
+      const [user] = await db.orm.select().from(db.t.users).where(eq(db.t.users.id, userId));
+      const entries = (await db.orm.select().from(db.t.auditLogEntries))
+        .filter((e) => e.payload!.actor_id === userId && e.payload!.log_type === 'token');
+      expect(entries.map((e) => e.payload).sort((x, y) => String(x!.action).localeCompare(String(y!.action)))).toEqual(
+        (['token_refreshed', 'token_revoked'] as const).map((action) => auditRecord({ actor: user!, action, now: new Date() }).payload),
+      );
+      expect(entries.map((e) => e.ipAddress)).toEqual(['198.51.100.4', '198.51.100.4']);
+    }
   });
 
   test('an unknown token answers refresh_token_not_found; a malformed one validation_failed', async () => {

@@ -42,7 +42,8 @@ export interface NewSession {
   now: Date;
   userAgent: string | null;
   ip: string | null;
-  hmacKey: string;
+  /** Null: children derive from the instance-wide key (KeySet.refreshChildKey). */
+  hmacKey: string | null;
   method: string;
   tokenHash: string;
   audits: AuditEntry[];
@@ -57,7 +58,7 @@ export interface SessionState {
 /** Inserts the session, its AMR claim and first refresh token, the audit entries; stamps last_sign_in_at. */
 export async function insertSessionWithToken(ex: Executor, n: NewSession): Promise<SessionState> {
   const rows = await createStmt(ex, {
-    sid: n.sessionId, uid: n.userId, now: n.now.toISOString(), ua: n.userAgent, ip: n.ip, hmac: n.hmacKey,
+    sid: n.sessionId, uid: n.userId, now: n.now.toISOString(), ua: n.userAgent, ip: n.ip, hmac: n.hmacKey ?? null,
     amrId: crypto.randomUUID(), method: n.method, tokenHash: n.tokenHash, audits: auditRecordsJson(n.audits),
   });
   const row = rows[0];
@@ -69,82 +70,78 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
   };
 }
 
-const lookupStmt = statement('refresh_lookup', (t) => sql`
-  select rt.revoked, row_to_json(s) as session, row_to_json(u) as "user"
-  from ${t.refreshTokens} rt
-  join ${t.sessions} s on s.id = rt.session_id
-  join ${t.users} u on u.id = s.user_id
-  where rt.token = ${p('hash')}::text`);
-
-export interface RefreshLookup {
-  revoked: boolean;
-  session: SessionRow;
-  user: UserRow;
-}
-
-/** The token's state, session and user, read without locks (the rotation re-checks under lock). */
-export async function lookupRefreshToken(ex: Executor, tokenHash: string): Promise<RefreshLookup | undefined> {
-  const row = (await lookupStmt(ex, { hash: tokenHash }))[0];
-  if (!row) return undefined;
-  return {
-    revoked: row.revoked === true,
-    session: mapRow(ex.t.sessions, jsonValue<RawRow>(row.session)),
-    user: mapRow(ex.t.users, jsonValue<RawRow>(row.user)),
-  };
-}
-
-// Lock order is the session row, then the token row, as in the transactional path. `r` re-checks
-// `revoked = false` on the newest row version after any wait, so of two concurrent rotations of
-// one token exactly one gets a row back; the other gets none and takes the transactional path.
+// One statement, one round trip, one commit. The session row is locked first (as in the
+// transactional path), and only when the token is live, its session was created with the
+// instance-wide child key (no per-session key), has not expired and its user is not banned.
+// `r` re-checks `revoked = false` on the newest row version after any wait, so of two concurrent
+// rotations of one token exactly one gets a row back; everything else gets none and takes the
+// transactional path, which gives the precise answer (reuse window, errors).
+// The audit payload is lib/audit.ts's `auditRecord` in SQL (a test keeps the two equal).
 const rotateStmt = statement('refresh_rotate', (t) => sql`
   with s as (
-    select id from ${t.sessions} where id = ${p('sid')}::uuid for update
+    select s.id from ${t.sessions} s join ${t.users} u on u.id = s.user_id
+    where s.id = (select session_id from ${t.refreshTokens} where token = ${p('hash')}::text)
+      and s.refresh_token_hmac_key is null
+      and (s.not_after is null or s.not_after >= ${p('now')}::timestamptz)
+      and (u.banned_until is null or u.banned_until <= ${p('now')}::timestamptz)
+    for update of s
   ), r as (
     update ${t.refreshTokens} set revoked = true, updated_at = ${p('now')}::timestamptz
     where token = ${p('hash')}::text and revoked = false and session_id = (select id from s)
     returning session_id, user_id
+  ), u as (
+    select * from ${t.users} where id = (select user_id::uuid from r)
   ), child as (
     insert into ${t.refreshTokens} (token, parent, user_id, session_id, revoked, created_at, updated_at)
     select ${p('childHash')}::text, ${p('hash')}::text, r.user_id, r.session_id, false, ${p('now')}::timestamptz, ${p('now')}::timestamptz
     from r
   ), audit as (
     insert into ${t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
-    select ${NIL_UUID}::uuid, a.id, a.payload, a.created_at, a.ip from r, ${AUDIT_ROWS}
+    select ${NIL_UUID}::uuid, a.id, json_strip_nulls(json_build_object(
+        'actor_id', u.id, 'actor_via_sso', false,
+        'actor_username', coalesce(nullif(u.phone, ''), nullif(u.email, ''), ''),
+        'actor_name', case when jsonb_typeof(u.raw_user_meta_data -> 'full_name') = 'string'
+                           then nullif(u.raw_user_meta_data ->> 'full_name', '') end,
+        'action', a.action, 'log_type', 'token')),
+      ${p('now')}::timestamptz, ${p('auditIp')}::text
+    from u, (values (${p('revokedId')}::uuid, 'token_revoked'), (${p('refreshedId')}::uuid, 'token_refreshed')) as a(id, action)
   ), touched as (
     update ${t.sessions} set refreshed_at = ${p('now')}::timestamptz at time zone 'UTC', updated_at = ${p('now')}::timestamptz,
       user_agent = coalesce(${p('ua')}::text, user_agent), ip = coalesce(${p('ip')}::inet, ip)
     where id = (select session_id from r)
     returning *
   )
-  select row_to_json(touched) as session,
+  select row_to_json(touched) as session, row_to_json(u) as "user",
     (select coalesce(json_agg(json_build_object('method', m.authentication_method, 'at', m.updated_at)
                               order by m.updated_at desc), '[]'::json)
        from ${t.mfaAmrClaims} m where m.session_id = touched.id) as amr,
-    ${identitiesOf(t, sql`touched.user_id`)} as identities
-  from touched`);
+    ${identitiesOf(t, sql`u.id`)} as identities
+  from touched, u`);
 
 export interface Rotation {
-  sessionId: string;
   tokenHash: string;
   childHash: string;
   now: Date;
   userAgent: string | null;
   ip: string | null;
-  audits: AuditEntry[];
 }
 
-/** Revokes the live token and stores its child; undefined when the token was not live (any more). */
-export async function rotateRefreshToken(ex: Executor, r: Rotation): Promise<{
-  session: SessionRow; amr: { method: string; timestamp: number }[]; identities: IdentityRow[];
-} | undefined> {
+/**
+ * Revokes a live token and stores its child; undefined when the fast path does not apply (not
+ * found, revoked, expired, banned, a per-session key, a lost race).
+ */
+export async function rotateRefreshToken(ex: Executor, r: Rotation): Promise<(SessionState & {
+  amr: { method: string; timestamp: number }[];
+}) | undefined> {
   const row = (await rotateStmt(ex, {
-    sid: r.sessionId, hash: r.tokenHash, childHash: r.childHash, now: r.now.toISOString(),
-    ua: r.userAgent, ip: r.ip, audits: auditRecordsJson(r.audits),
+    hash: r.tokenHash, childHash: r.childHash, now: r.now.toISOString(), ua: r.userAgent, ip: r.ip,
+    auditIp: (r.ip ?? '').slice(0, 64), revokedId: crypto.randomUUID(), refreshedId: crypto.randomUUID(),
   }))[0];
   if (!row) return undefined;
   const amr = jsonValue<{ method: string; at: string }[]>(row.amr)
     .map((a) => ({ method: a.method, timestamp: Math.floor(new Date(a.at).getTime() / 1000) }));
   return {
+    user: mapRow(ex.t.users, jsonValue<RawRow>(row.user)),
     session: mapRow(ex.t.sessions, jsonValue<RawRow>(row.session)),
     amr,
     identities: mapIdentities(ex, row.identities),

@@ -18,7 +18,14 @@ export interface KeySet {
   algorithms: string[];
   /** Public halves of the asymmetric keys, for /.well-known/jwks.json. */
   publicJwks: JWK[];
+  /**
+   * Derives refresh-token children (lib/session.ts), taken from the signing key's secret: every
+   * instance has it, the database does not, and whoever holds it can mint access tokens anyway.
+   */
+  refreshChildKey: Uint8Array;
 }
+
+const REFRESH_CHILD_LABEL = utf8('authsvc/refresh-token-child/v1');
 
 export interface JwtKeyConfig {
   secret?: string;
@@ -41,6 +48,7 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
   const verify: VerifyKey[] = [];
   const publicJwks: JWK[] = [];
   let sign: KeySet['sign'] | undefined;
+  let signerSecret: Uint8Array | undefined;
 
   if (cfg.keys && cfg.keys.length > 0) {
     for (const raw of cfg.keys) {
@@ -50,7 +58,10 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
         const alg = jwk.alg ?? 'HS256';
         const key = await importJWK({ ...jwk, key_ops: undefined }, alg);
         verify.push({ kid: jwk.kid, alg, key });
-        if (isSigner) sign = { alg, kid: jwk.kid, key, ...(key instanceof Uint8Array ? { raw: key } : {}) };
+        if (isSigner) {
+          sign = { alg, kid: jwk.kid, key, ...(key instanceof Uint8Array ? { raw: key } : {}) };
+          signerSecret = utf8(jwk.k ?? '');
+        }
         continue;
       }
       const alg = jwk.alg ?? '';
@@ -62,6 +73,7 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
       if (isSigner) {
         const { key_ops: _ko, use: _us, ...priv } = jwk;
         sign = { alg, kid: jwk.kid, key: (await importJWK(priv, alg)) as CryptoKey };
+        signerSecret = utf8(JSON.stringify(PRIVATE_MEMBERS.map((m) => jwk[m] ?? null)));
       }
     }
   } else if (cfg.secret) {
@@ -69,12 +81,14 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
     const key = await hmacKey(raw);
     verify.push({ kid: cfg.keyId, alg: 'HS256', key });
     sign = { alg: 'HS256', kid: cfg.keyId || undefined, key, raw };
+    signerSecret = raw;
   }
   if (!sign) throw new Error('JWT: no signing key detected (set JWT_SECRET or a JWT_KEYS entry with key_ops ["sign"])');
   const algorithms = cfg.validMethods && cfg.validMethods.length > 0
     ? cfg.validMethods
     : [...new Set(verify.map((k) => k.alg))];
-  return { sign, verify, algorithms, publicJwks };
+  const refreshChildKey = hmacSha256(signerSecret ?? new Uint8Array(), REFRESH_CHILD_LABEL);
+  return { sign, verify, algorithms, publicJwks, refreshChildKey };
 }
 
 export async function signJwt(keys: KeySet, claims: JWTPayload): Promise<string> {

@@ -1,18 +1,19 @@
 // Sessions and refresh tokens. Refresh tokens are random (160 bits), stored as SHA-256 hex,
-// and a child is derived from its parent with the session's HMAC key: a retry of the
-// immediate predecessor (inside SECURITY_REFRESH_TOKEN_REUSE_INTERVAL) gets the same child
-// back without the database ever holding a usable token.
+// and a child is the HMAC of its parent under KeySet.refreshChildKey (or, for sessions created
+// before that key, the session's own key): a retry of the immediate predecessor (inside
+// SECURITY_REFRESH_TOKEN_REUSE_INTERVAL) gets the same child back without the database ever
+// holding a usable token or the key that derives one.
 import type { Deps } from '../deps.ts';
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { type Executor, transaction } from '../db/database.ts';
-import { insertSessionWithToken, lookupRefreshToken, rotateRefreshToken } from '../db/session-statements.ts';
+import { insertSessionWithToken, rotateRefreshToken } from '../db/session-statements.ts';
 import {
   findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken,
   listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, touchSession,
 } from '../db/sessions.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import { ApiError, badRequest } from './errors.ts';
-import { base32, base64url, fromBase64url, hmacSha256, sha256Hex, utf8 } from './encoding.ts';
+import { base32, fromBase64url, hmacSha256, sha256Hex, utf8 } from './encoding.ts';
 import { signJwt } from './jwt.ts';
 import { userJson } from './user-json.ts';
 
@@ -41,10 +42,6 @@ export interface TokenResponse {
 
 const REFRESH_TOKEN_RE = /^[A-Za-z0-9_-]{12,128}$/;
 
-function deriveChildToken(hmacKey: string, parentToken: string): string {
-  return base32(hmacSha256(fromBase64url(hmacKey), utf8(parentToken)).subarray(0, 20));
-}
-
 /**
  * Creates a session with its first refresh token and AMR entry, writes `audits` and stamps
  * last_sign_in_at: one statement (inside the caller's transaction, if any).
@@ -56,7 +53,7 @@ export async function createSession(
   const refreshToken = base32(deps.randomBytes(20));
   const created = await insertSessionWithToken(ex, {
     sessionId: crypto.randomUUID(), userId: user.id, now, userAgent: meta.userAgent ?? null, ip: meta.ip ?? null,
-    hmacKey: base64url(deps.randomBytes(32)), method, tokenHash: sha256Hex(refreshToken), audits,
+    hmacKey: null, method, tokenHash: sha256Hex(refreshToken), audits,
   });
   return {
     ...created, refreshToken, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }],
@@ -113,35 +110,29 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
 type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
 
 /**
- * grant_type=refresh_token. The common case, a live token of a valid session, is two
- * statements: a lock-free look-up, then one rotation statement that locks the session row.
- * Everything else (revoked tokens and the reuse window, bans, expiry, races lost) goes
- * through one transaction in which the session row lock serialises all refreshes of a session.
+ * grant_type=refresh_token. The common case, a live token of a valid session, is one statement
+ * (db/session-statements.ts). Everything else (revoked tokens and the reuse window, bans,
+ * expiry, sessions with a per-session key, races lost) goes through one transaction in which
+ * the session row lock serialises all refreshes of a session.
  */
 export async function refreshSession(deps: Deps, token: string, meta: RequestMeta): Promise<TokenResponse> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = sha256Hex(token);
-  const fast = await rotateLiveToken(deps, token, hash, meta);
-  if (fast) return tokenResponse(deps, deps.db, fast);
+  const child = childToken(deps, null, token);
+  const rotated = await rotateRefreshToken(deps.db, {
+    tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
+  });
+  if (rotated) return tokenResponse(deps, deps.db, { ...rotated, refreshToken: child });
   return refreshInTransaction(deps, token, hash, meta);
 }
 
-async function rotateLiveToken(deps: Deps, token: string, hash: string, meta: RequestMeta): Promise<IssuedSession | undefined> {
-  const found = await lookupRefreshToken(deps.db, hash);
-  const now = deps.now();
-  if (!found || found.revoked || !found.session.refreshTokenHmacKey || isBanned(found.user, now)) return undefined;
-  if (found.session.notAfter && found.session.notAfter.getTime() < now.getTime()) return undefined;
-  const child = deriveChildToken(found.session.refreshTokenHmacKey, token);
-  const audits: AuditEntry[] = [
-    { actor: found.user, action: 'token_revoked', ip: meta.ip, now },
-    { actor: found.user, action: 'token_refreshed', ip: meta.ip, now },
-  ];
-  const rotated = await rotateRefreshToken(deps.db, {
-    sessionId: found.session.id, tokenHash: hash, childHash: sha256Hex(child), now,
-    userAgent: meta.userAgent || null, ip: meta.ip || null, audits,
-  });
-  if (!rotated) return undefined;
-  return { user: found.user, session: rotated.session, refreshToken: child, amr: rotated.amr, identities: rotated.identities };
+/**
+ * A token's one possible child: HMAC of the parent under the session's own key (sessions
+ * created before the instance-wide key) or under KeySet.refreshChildKey, first 160 bits.
+ */
+function childToken(deps: Deps, sessionKey: string | null, parent: string): string {
+  const key = sessionKey ? fromBase64url(sessionKey) : deps.keys.refreshChildKey;
+  return base32(hmacSha256(key, utf8(parent)).subarray(0, 20));
 }
 
 async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta): Promise<TokenResponse> {
@@ -162,10 +153,10 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     if (session.notAfter && session.notAfter.getTime() < now.getTime()) {
       throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired');
     }
-    const hmacKey = session.refreshTokenHmacKey ?? '';
+    const sessionKey = session.refreshTokenHmacKey || null;
     let child: string;
     if (!row.revoked) {
-      child = deriveChildToken(hmacKey, token);
+      child = childToken(deps, sessionKey, token);
       await revokeRefreshToken(tx, row.id, now);
       await insertRefreshToken(tx, { tokenHash: sha256Hex(child), parentHash: hash, userId: user.id, sessionId: session.id, now });
       await insertAudit(tx, { actor: user, action: 'token_revoked', ip: meta.ip, now });
@@ -176,7 +167,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       // frozen clock a concurrent retry would otherwise slip through as a legitimate one.
       const withinInterval = cfg.refreshTokenReuseInterval > 0
         && now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
-      const candidate = hmacKey ? deriveChildToken(hmacKey, token) : '';
+      const candidate = childToken(deps, sessionKey, token);
       const isImmediateChild = active !== undefined && active.parent === hash && active.token === (sha256Hex(candidate));
       if (!(isImmediateChild && withinInterval)) {
         if (cfg.refreshTokenRotationEnabled) await revokeSessionTokens(tx, session.id, now);
