@@ -1,5 +1,6 @@
 // The runtime smoke suite on Node (the real server process, local mode, log mailer).
-import { afterAll, beforeAll, test } from 'vitest';
+import { request } from 'node:http';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type ServerProcess, cleanupProcesses, startServer } from './helpers/server.ts';
 import { runSmoke } from './helpers/smoke.ts';
 
@@ -16,4 +17,32 @@ test('smoke: signup, email, verify, sign-in, user, refresh, logout, error body',
       return { link: j.link, code: j.code };
     },
   });
+});
+
+/** POSTs `body` to the real server, chunked (no Content-Length) or declared. */
+function post(path: string, body: string, chunked: boolean): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(path, server.url);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (!chunked) headers['content-length'] = String(Buffer.byteLength(body));
+    const req = request(url, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => { text += d; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }));
+    });
+    req.on('error', (err) => (err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err));
+    for (let i = 0; i < body.length; i += 64 * 1024) req.write(body.slice(i, i + 64 * 1024));
+    req.end();
+  });
+}
+
+test('request bodies over 1 MiB get 413 whether declared or chunked; small chunked bodies are read', async () => {
+  const big = JSON.stringify({ email: 'big@example.com', password: 'secret-pw-1', data: { blob: 'x'.repeat(1024 * 1024) } });
+  for (const chunked of [false, true]) {
+    const res = await post('/signup', big, chunked);
+    expect({ status: res.status, code: res.json.error_code }).toEqual({ status: 413, code: 'request_entity_too_large' });
+  }
+  const small = await post('/token?grant_type=password', JSON.stringify({ email: 'nobody@example.com', password: 'x' }), true);
+  expect({ status: small.status, code: small.json.error_code }).toEqual({ status: 400, code: 'invalid_credentials' });
 });

@@ -40,9 +40,60 @@ function foldKeys(input: Record<string, unknown>, known: string[]): Record<strin
   return out;
 }
 
+export const bodyTooLarge = () =>
+  new ApiError(413, 'request_entity_too_large', `Request body too large (max ${MAX_BODY_BYTES} bytes)`);
+
+/** A declared Content-Length, when it is the only framing of the body. */
+function declaredLength(c: Context): number | undefined {
+  const len = c.req.header('content-length');
+  if (len === undefined || c.req.header('transfer-encoding') !== undefined || !/^\d{1,15}$/.test(len)) return undefined;
+  return Number(len);
+}
+
+/** Refuses a declared body over MAX_BODY_BYTES before anything reads it. */
+export async function limitDeclaredBody(c: Context, next: () => Promise<void>): Promise<void> {
+  if ((declaredLength(c) ?? 0) > MAX_BODY_BYTES) throw bodyTooLarge();
+  await next();
+}
+
+/**
+ * The body as text, never more than MAX_BODY_BYTES. With a Content-Length the server's HTTP
+ * parser stops there, and the adapter's own fast reader is used (on Node it skips building a
+ * web Request and stream). Without one (chunked), the stream is counted while it is read.
+ */
+export async function readBodyText(c: Context): Promise<string> {
+  const declared = declaredLength(c);
+  if (declared !== undefined) {
+    if (declared > MAX_BODY_BYTES) throw bodyTooLarge();
+    return c.req.text();
+  }
+  const body = c.req.raw.body;
+  if (!body) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw bodyTooLarge();
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
 /** Reads the JSON body: bad JSON → 400 bad_json; wrong types → 400 bad_json (as Go's decoder). */
 export async function readJson<S extends z.ZodObject>(c: Context, schema: S): Promise<z.infer<S>> {
-  const text = await c.req.text();
+  const text = await readBodyText(c);
   let raw: unknown;
   if (text.trim() === '') throw badJson('unexpected end of JSON input');
   try {
