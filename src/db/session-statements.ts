@@ -6,14 +6,12 @@ import { type AuditEntry, auditRecordsJson } from './audit.ts';
 import type { Executor } from './database.ts';
 import { jsonValue, mapRow, type RawRow, statement } from './prepared.ts';
 import type { SessionRow } from './sessions.ts';
-import { type IdentityRow, mapIdentities, NIL_UUID, type UserRow } from './users.ts';
+import { type IdentityRow, identitiesJson, mapIdentities, NIL_UUID, type UserRow } from './users.ts';
 
 const p = (name: string) => sql.placeholder(name);
 
 const AUDIT_ROWS = sql`json_to_recordset(${p('audits')}::json) as a(id uuid, payload json, created_at timestamptz, ip text)`;
 
-const identitiesOf = (t: Executor['t'], userId: ReturnType<typeof sql>) => sql`
-  (select coalesce(json_agg(i order by i.created_at, i.id), '[]'::json) from ${t.identities} i where i.user_id = ${userId})`;
 
 const createStmt = statement('create_session', (t) => sql`
   with s as (
@@ -33,7 +31,7 @@ const createStmt = statement('create_session', (t) => sql`
   ), u as (
     update ${t.users} set last_sign_in_at = ${p('now')}::timestamptz where id = ${p('uid')}::uuid returning *
   )
-  select row_to_json(s) as session, row_to_json(u) as "user", ${identitiesOf(t, sql`u.id`)} as identities
+  select row_to_json(s) as session, row_to_json(u) as "user", ${identitiesJson(t, sql`u.id`)} as identities
   from s, u`);
 
 export interface NewSession {
@@ -115,7 +113,7 @@ const rotateStmt = statement('refresh_rotate', (t) => sql`
     (select coalesce(json_agg(json_build_object('method', m.authentication_method, 'at', m.updated_at)
                               order by m.updated_at desc), '[]'::json)
        from ${t.mfaAmrClaims} m where m.session_id = touched.id) as amr,
-    ${identitiesOf(t, sql`u.id`)} as identities
+    ${identitiesJson(t, sql`u.id`)} as identities
   from touched, u`);
 
 export interface Rotation {

@@ -1,5 +1,5 @@
 // Users: look-ups are scoped by audience, as GoTrue's are.
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 import { jsonValue, mapRow, type RawRow, statement } from './prepared.ts';
 
@@ -45,10 +45,13 @@ export async function insertIdentity(ex: Executor, identity: Executor['t']['iden
   return rows[0]!;
 }
 
+/** SQL: a user's identities as one `json` array, oldest first (read back with `mapIdentities`). */
+export function identitiesJson(t: Executor['t'], userId: SQL): SQL {
+  return sql`(select coalesce(json_agg(i order by i.created_at, i.id), '[]'::json) from ${t.identities} i where i.user_id = ${userId})`;
+}
+
 const authContextStmt = statement('auth_context', (t) => sql`
-  select row_to_json(u) as "user",
-    (select coalesce(json_agg(i order by i.created_at, i.id), '[]'::json)
-       from ${t.identities} i where i.user_id = u.id) as identities,
+  select row_to_json(u) as "user", ${identitiesJson(t, sql`u.id`)} as identities,
     (select row_to_json(s) from ${t.sessions} s where s.id = ${sql.placeholder('sid')}::uuid) as session
   from ${t.users} u where u.id = ${sql.placeholder('uid')}::uuid`);
 
