@@ -73,19 +73,23 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
 // instance-wide child key (no per-session key), has not expired and its user is not banned.
 // `r` re-checks `revoked = false` on the newest row version after any wait, so of two concurrent
 // rotations of one token exactly one gets a row back; everything else gets none and takes the
-// transactional path, which gives the precise answer (reuse window, errors).
+// transactional path, which gives the precise answer (reuse window, errors). `r` finds the token
+// by its primary key: by (session_id, revoked) a generic plan waded through the dead versions of
+// every earlier token of the session that was once live (49 buffers a rotation instead of 3).
 // The audit payload is lib/audit.ts's `auditRecord` in SQL (a test keeps the two equal).
 const rotateStmt = statement('refresh_rotate', (t) => sql`
-  with s as (
-    select s.id from ${t.sessions} s join ${t.users} u on u.id = s.user_id
-    where s.id = (select session_id from ${t.refreshTokens} where token = ${p('hash')}::text)
-      and s.refresh_token_hmac_key is null
+  with tok as (
+    select id, session_id from ${t.refreshTokens} where token = ${p('hash')}::text
+  ), s as (
+    select s.id, tok.id as token_id from tok join ${t.sessions} s on s.id = tok.session_id
+      join ${t.users} u on u.id = s.user_id
+    where s.refresh_token_hmac_key is null
       and (s.not_after is null or s.not_after >= ${p('now')}::timestamptz)
       and (u.banned_until is null or u.banned_until <= ${p('now')}::timestamptz)
     for update of s
   ), r as (
     update ${t.refreshTokens} set revoked = true, updated_at = ${p('now')}::timestamptz
-    where token = ${p('hash')}::text and revoked = false and session_id = (select id from s)
+    where id = (select token_id from s) and revoked = false
     returning session_id, user_id
   ), u as (
     select * from ${t.users} where id = (select user_id::uuid from r)
