@@ -4,7 +4,7 @@ import type { Deps } from '../deps.ts';
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { isUniqueViolation, transaction } from '../db/database.ts';
 import {
-  findUserByEmail, insertIdentity, insertUser, listIdentities, updateIdentityData, updateUser, type UserRow,
+  findUserByEmail, insertEmailUser, insertUser, listIdentities, updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
 import { sendConfirmation } from './email-tokens.ts';
 import { ApiError } from './errors.ts';
@@ -78,14 +78,10 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
         const id = crypto.randomUUID();
         const identityData: Record<string, unknown> = { sub: id, email: s.email, email_verified: autoconfirm, phone_verified: false };
         for (const [k, v] of Object.entries(s.data)) if (!(k in identityData)) identityData[k] = v;
-        user = await insertUser(tx, {
+        user = await insertEmailUser(tx, {
           id, aud: s.aud, role: cfg.jwt.defaultGroupName, email: s.email,
           encryptedPassword, emailConfirmedAt: autoconfirm ? now : null,
-          rawAppMetaData: { provider: 'email', providers: ['email'] },
-          rawUserMetaData: identityData, createdAt: now, updatedAt: now,
-        });
-        await insertIdentity(tx, {
-          providerId: id, userId: id, identityData, provider: 'email', lastSignInAt: now, createdAt: now, updatedAt: now,
+          appMetaData: { provider: 'email', providers: ['email'] }, metaData: identityData, now,
         });
       }
       if (autoconfirm) {
