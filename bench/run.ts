@@ -8,11 +8,11 @@ import { parseArgs } from 'node:util';
 import type { Options } from 'autocannon';
 import pg from 'pg';
 import {
-  type Account, JWT_SECRET, MIX, type MixKind, mixedRequests, refreshRequests, seedAccounts, signinRequest,
+  type Account, JWT_SECRET, MIX, type MixKind, mixedRequests, refreshRequests, seedAccounts, seedBackgroundUsers, signinRequest,
   signupRequests, startAuthsvc, userRequests,
 } from './lib/authsvc.ts';
 import { type LoadResult, perConnection, runLoad, stopAllLoad } from './lib/load.ts';
-import { type PeerAccount, peerSessionOk, peerSessionRequests, peerSigninRequests, peerSignupRequests, seedPeerAccounts, startPeer } from './lib/peer.ts';
+import { type PeerAccount, peerSessionOk, peerSessionRequests, peerSigninRequests, peerSignupRequests, seedPeerAccounts, seedPeerBackgroundUsers, startPeer } from './lib/peer.ts';
 import { type PgCounts, type PgCountProxy, startPgCountProxy } from './lib/pg-count-proxy.ts';
 import {
   type Child, REPO_ROOT, cleanup, freePort, installSignalHandlers, machine, onCleanup, runJsonChild, spawnChild,
@@ -31,6 +31,8 @@ const HELP = `npm run bench [-- options]
   --threadpool <n>    UV_THREADPOOL_SIZE for the servers and the bcrypt ceiling
                       (default $UV_THREADPOOL_SIZE or 4, libuv's default)
   --pool <n>          authsvc DB_MAX_POOL_SIZE (default: the service default)
+  --users <n>         users already in each database, written with SQL before the scenarios
+                      (default 100000, --quick 2000; Postgres only, PGlite starts empty)
   --only <list>       scenarios, comma-separated: signup,signin,refresh,user,mixed
   --no-peer           skip better-auth
   --no-ceilings       skip the ceiling measurements
@@ -49,7 +51,7 @@ function parseCli() {
     options: {
       duration: { type: 'string' }, quick: { type: 'boolean' }, connections: { type: 'string' },
       pglite: { type: 'boolean' }, 'database-url': { type: 'string' }, threadpool: { type: 'string' },
-      pool: { type: 'string' }, only: { type: 'string' }, 'no-peer': { type: 'boolean' },
+      pool: { type: 'string' }, users: { type: 'string' }, only: { type: 'string' }, 'no-peer': { type: 'boolean' },
       'no-ceilings': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' }, 'count-queries': { type: 'boolean' },
       json: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
@@ -79,6 +81,7 @@ function parseCli() {
     databaseUrl: values['database-url'] ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     threadpool: num(values.threadpool, Number(process.env.UV_THREADPOOL_SIZE ?? '4'), 'threadpool'),
     pool: values.pool === undefined ? undefined : num(values.pool, 0, 'pool'),
+    users: num(values.users, values.quick ? 2000 : 100_000, 'users'),
     only,
     peer: !values['no-peer'],
     ceilings: !values['no-ceilings'],
@@ -206,6 +209,11 @@ async function main(): Promise<void> {
     // predecessor of the live token: the reuse window lets the next pass pick up from there.
     extraEnv: { AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '600' },
   });
+  const background = args.pglite ? 0 : args.users;
+  if (background > 0) {
+    log(`authsvc: writing ${background} background users`);
+    await seedBackgroundUsers(admin, namespace, runId, background);
+  }
   log(`authsvc: seeding ${connections} accounts`);
   const accounts: Account[] = await seedAccounts(svc.url, runId, connections);
 
@@ -256,6 +264,10 @@ async function main(): Promise<void> {
     dropSchema(peerSchema);
     log(`better-auth: starting (schema ${peerSchema})`);
     const p = await startPeer({ databaseUrl: args.databaseUrl, schema: peerSchema, threadpool: args.threadpool });
+    if (args.users > 0) {
+      log(`better-auth: writing ${args.users} background users`);
+      await seedPeerBackgroundUsers(admin, peerSchema, runId, args.users);
+    }
     log(`better-auth: seeding ${connections} accounts`);
     const peerAccounts: PeerAccount[] = await seedPeerAccounts(p.url, runId, connections);
     if (args.only.has('signup')) peer.signup = await scenario('better-auth sign-up', p.child, { url: p.url, requests: peerSignupRequests(runId) });
@@ -339,7 +351,7 @@ async function main(): Promise<void> {
     `authsvc bench — ${m.cores} cores (${m.cpuModel}), ${(m.memBytes / 1024 ** 3).toFixed(1)} GiB RAM, Node ${m.node}, ` +
       `${args.pglite ? 'PGlite (peer on Postgres ' + pgVersion + ')' : 'Postgres ' + pgVersion}`,
     `${connections} connections, ${seconds}s per scenario after ${warmup}s warm-up, UV_THREADPOOL_SIZE=${args.threadpool}, ` +
-      `DB_MAX_POOL_SIZE=${args.pool ?? 'default'}, load average at start ${m.loadAvg1.toFixed(2)}` +
+      `DB_MAX_POOL_SIZE=${args.pool ?? 'default'}, ${args.pglite ? 0 : args.users} background users, load average at start ${m.loadAvg1.toFixed(2)}` +
       (args.quick ? ' — QUICK RUN: smoke numbers' : '') + (args.countQueries ? ' — COUNTING PROXY IN PATH' : '') +
       (args.cpuProf ? ' — UNDER --cpu-prof' : ''),
   ];

@@ -147,3 +147,30 @@ export function mixedRequests(a: Account, index: number, counts: Record<MixKind,
     },
   }];
 }
+
+/** A bcrypt cost-10 hash nobody signs in with: the background users only fill the tables. */
+const BACKGROUND_HASH = '$2a$10$nTlQXtNXspo.kNIF3HVtZesQkxcCd5ctW.k15Maydhl4KwJ52e72W';
+
+export interface SqlRunner { query(text: string, values?: unknown[]): Promise<unknown> }
+
+/**
+ * `n` confirmed email users with their identities, written straight into the schema, so that
+ * look-ups run against tables of a real deployment's size (a missing index shows in the numbers).
+ */
+export async function seedBackgroundUsers(db: SqlRunner, namespace: string, runId: string, n: number): Promise<void> {
+  if (n <= 0) return;
+  const ns = `"${namespace}"`;
+  await db.query(`
+    insert into ${ns}.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at,
+                             raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
+    select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', 'authenticated',
+           'bg-' || $1 || '-' || g || '@bench.example.com', $2, now(),
+           '{"provider": "email", "providers": ["email"]}', '{}', now(), now()
+    from generate_series(1, $3::int) g`, [runId, BACKGROUND_HASH, n]);
+  await db.query(`
+    insert into ${ns}.identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
+    select u.id::text, u.id, jsonb_build_object('sub', u.id::text, 'email', u.email, 'email_verified', true, 'phone_verified', false),
+           'email', now(), now(), now()
+    from ${ns}.users u where u.email like 'bg-%'`);
+  await db.query(`analyze ${ns}.users, ${ns}.identities`);
+}

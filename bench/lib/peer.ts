@@ -4,7 +4,7 @@ import type { Request } from 'autocannon';
 import { join } from 'node:path';
 import { type Child, REPO_ROOT, freePort, spawnChild, waitForHttp } from './procs.ts';
 import { jsonHeaders, mapLimit, postJson } from './load.ts';
-import { PASSWORD } from './authsvc.ts';
+import { PASSWORD, type SqlRunner } from './authsvc.ts';
 
 export interface Peer {
   child: Child;
@@ -76,4 +76,19 @@ export function peerSessionRequests(a: PeerAccount): Request[] {
 /** get-session answers 200 `null` for a missing session: only a body with a user counts. */
 export function peerSessionOk(body: string): boolean {
   return body.startsWith('{"session"');
+}
+
+/** The peer's share of `seedBackgroundUsers`: `n` users with a credential account each. */
+export async function seedPeerBackgroundUsers(db: SqlRunner, schema: string, runId: string, n: number): Promise<void> {
+  if (n <= 0) return;
+  const s = `"${schema}"`;
+  await db.query(`
+    insert into ${s}."user" (id, name, email, "emailVerified", "createdAt", "updatedAt")
+    select md5('bg' || $1 || g), 'bg ' || g, 'bg-' || $1 || '-' || g || '@bench.example.com', false, now(), now()
+    from generate_series(1, $2::int) g`, [runId, n]);
+  await db.query(`
+    insert into ${s}.account (id, "accountId", "providerId", "userId", password, "createdAt", "updatedAt")
+    select md5('bg-account' || u.id), u.id, 'credential', u.id, 'unused', now(), now()
+    from ${s}."user" u where u.email like 'bg-%'`);
+  await db.query(`analyze ${s}."user", ${s}.account`);
 }
