@@ -504,6 +504,12 @@ describe('delete', () => {
     const email = uniqueEmail();
     const created = (await sb.auth.admin.createUser({ email, password: 'pw-123456', email_confirm: true })).data.user!;
     const session = (await (await signIn({ email, password: 'pw-123456' })).json()) as Json;
+    // Session-less tokens from a GoTrue database (nil instance) or written without an instance.
+    const now = new Date();
+    await db.orm.insert(db.t.refreshTokens).values([
+      { instanceId: '00000000-0000-0000-0000-000000000000', token: `legacy-a-${created.id}`, userId: created.id, revoked: false, createdAt: now, updatedAt: now },
+      { instanceId: null, token: `legacy-b-${created.id}`, userId: created.id, revoked: false, createdAt: now, updatedAt: now },
+    ]);
     const res = await admin('DELETE', `/admin/users/${created.id}`); // no body at all
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({});

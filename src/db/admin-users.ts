@@ -1,7 +1,7 @@
 // Queries only the admin user API needs: the paged listing, identity look-ups, deletion.
-import { and, asc, count, desc, eq, ilike, like, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, ilike, isNull, like, ne, or, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
-import type { IdentityRow, UserRow } from './users.ts';
+import { type IdentityRow, NIL_UUID, type UserRow } from './users.ts';
 
 export interface UserListQuery {
   aud: string;
@@ -47,9 +47,17 @@ export async function setIdentity(ex: Executor, identityId: string, patch: Parti
   await ex.orm.update(ex.t.identities).set(patch).where(eq(ex.t.identities.id, identityId));
 }
 
-/** refresh_tokens.user_id has no foreign key (as in GoTrue): tokens without a session outlive a session cascade. */
+/**
+ * refresh_tokens.user_id has no foreign key (as in GoTrue): tokens without a session outlive a
+ * session cascade. The instance_id terms let (instance_id, user_id) serve the delete, which
+ * otherwise scans every token; authsvc writes none, GoTrue the nil instance.
+ */
 export async function deleteRefreshTokensOfUser(ex: Executor, userId: string): Promise<void> {
-  await ex.orm.delete(ex.t.refreshTokens).where(eq(ex.t.refreshTokens.userId, userId));
+  const r = ex.t.refreshTokens;
+  await ex.orm.delete(r).where(or(
+    and(isNull(r.instanceId), eq(r.userId, userId)),
+    and(eq(r.instanceId, NIL_UUID), eq(r.userId, userId)),
+  ));
 }
 
 /** Removes the user row; identities, sessions (with their refresh tokens and AMR claims) and one-time tokens cascade. */
