@@ -153,6 +153,39 @@ describe('parseConfig: names', () => {
   });
 });
 
+describe('parseConfig: variables that name no setting', () => {
+  it('warns about each prefixed variable authsvc does not read, by name only; aliases, bare names and blanks are fine', () => {
+    const result = parseConfig({
+      ...BASE,
+      GOTRUE_SAML_ENABLED: 'true',
+      GOTRUE_SAML_PRIVATE_KEY: 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-very-secret',
+      AUTHSVC_SITEURL: 'https://typo.example.com',
+      GOTRUE_API_PORT: '9999',
+      GOTRUE_DB_DB_NAMESPACE: 'auth',
+      GOTRUE_HOOK_CUSTOM_ACCESS_TOKEN_URI: '',
+      PORT: '8080',
+      HOME: '/root',
+    });
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    expect(result.warnings).toEqual([
+      'AUTHSVC_SITEURL is set, but authsvc has no such setting: it has no effect.',
+      'GOTRUE_SAML_ENABLED is set, but authsvc has no such setting: it has no effect.',
+      'GOTRUE_SAML_PRIVATE_KEY is set, but authsvc has no such setting: it has no effect.',
+    ]);
+    expect(result.warnings.join(' ')).not.toContain('very-secret');
+  });
+
+  it('a GoTrue docker-compose configuration of supported settings gives no warnings', () => {
+    const result = parseConfig({ ...BASE, GOTRUE_MAILER_AUTOCONFIRM: 'true', GOTRUE_JWT_EXP: '3600', GOTRUE_EXTERNAL_GOOGLE_ENABLED: 'false' });
+    expect(result.ok && result.warnings).toEqual([]);
+  });
+
+  it('a runtime adapter names the variables it reads itself', () => {
+    const result = parseConfig({ ...BASE, AUTHSVC_DB_WS_PROXY: 'proxy.example.com/v2' }, { adapterVariables: ['AUTHSVC_DB_WS_PROXY'] });
+    expect(result.ok && result.warnings).toEqual([]);
+  });
+});
+
 describe('parseConfig: value syntax', () => {
   it.each(['1', 't', 'T', 'TRUE', 'true', 'True'])('reads %j as true', (v) => {
     expect(ok({ GOTRUE_DISABLE_SIGNUP: v }).disableSignup).toBe(true);

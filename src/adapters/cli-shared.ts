@@ -75,9 +75,10 @@ async function main(argv: string[], runtime: Runtime): Promise<number> {
     process.stderr.write(`Unknown command "${cmd}".\n\n${USAGE}\n`);
     return 2;
   }
-  const { config, notices } = loadConfig();
+  const { config, notices, warnings } = loadConfig();
   const logger = createNodeLogger(config);
   for (const n of notices) logger.info(`local mode: ${n}`);
+  for (const w of warnings) logger.warn(w);
   const db = await openDatabase(config);
   try {
     const applied = await applyMigrations(db);

@@ -27,12 +27,12 @@ export class ConfigError extends Error {
   }
 }
 
-export function loadConfig(rawEnv: Record<string, string> = readEnv()): { config: Config; notices: string[] } {
+export function loadConfig(rawEnv: Record<string, string> = readEnv()): { config: Config; notices: string[]; warnings: string[] } {
   const local = isLocalMode(rawEnv);
   const { env, notice } = withLocalSecret(rawEnv, () => base64url(cryptoRandomBytes(32)));
   const result = parseConfig(env, { local });
   if (!result.ok) throw new ConfigError(result.errors);
-  return { config: result.config, notices: notice ? [...result.notices, notice] : result.notices };
+  return { config: result.config, notices: notice ? [...result.notices, notice] : result.notices, warnings: result.warnings };
 }
 
 export function createNodeLogger(config: Config): Logger {

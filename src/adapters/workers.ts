@@ -78,8 +78,13 @@ function flag(raw: string | undefined, name: string, problems: string[]): boolea
   return undefined;
 }
 
+/** Read by this adapter, not by parseConfig. */
+const WORKERS_VARIABLES = ['AUTHSVC_DB_WS_PROXY', 'AUTHSVC_DB_WS_SECURE', 'AUTHSVC_WORKERS_MAIL_LOG'] as const;
+
 interface WorkersSettings {
   config: Config;
+  /** Variables that name no setting (parseConfig's `warnings`). */
+  warnings: string[];
   neon: NeonSocketOptions;
   mailToLog: boolean;
   rateLimitKv?: KvNamespaceLike;
@@ -126,7 +131,7 @@ export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
   if (dbUrl !== undefined && !/^postgres(ql)?:\/\//i.test(dbUrl.trim())) {
     problems.push('DATABASE_URL: Workers need postgres://… or postgresql://… (there is no embedded database on Workers)');
   }
-  const parsed = parseConfig(strings, { local: false });
+  const parsed = parseConfig(strings, { local: false, adapterVariables: WORKERS_VARIABLES });
   if (!parsed.ok) problems.push(...parsed.errors);
   let config = parsed.ok ? parsed.config : undefined;
   if (config && mailToLog && noTransport) {
@@ -143,7 +148,7 @@ export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
   const neon: NeonSocketOptions = hyperdrive !== undefined
     ? { wsProxy: tcpProxyAddress, secureWebSocket: false, webSocket: TcpSocketAsWebSocket }
     : { wsProxy, secureWebSocket };
-  return { config, neon, mailToLog, rateLimitKv };
+  return { config, warnings: parsed.ok ? parsed.warnings : [], neon, mailToLog, rateLimitKv };
 }
 
 function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fetch): Mailer {
@@ -155,8 +160,9 @@ function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fet
 }
 
 async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
-  const { config, neon, mailToLog, rateLimitKv } = parseWorkersEnv(env);
+  const { config, warnings, neon, mailToLog, rateLimitKv } = parseWorkersEnv(env);
   const logger = createLogger(config.log.level, (line) => console.log(line));
+  for (const w of warnings) logger.warn(w);
   if (mailToLog && config.mailer.transport === 'log') {
     logger.warn('AUTHSVC_WORKERS_MAIL_LOG: emails are written to the log, not sent (development only)');
   }

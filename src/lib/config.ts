@@ -60,7 +60,11 @@ export interface Config {
   };
 }
 
-export type ConfigResult = { ok: true; config: Config; notices: string[] } | { ok: false; errors: string[] };
+/**
+ * `notices`: local-mode defaults that were chosen. `warnings`: prefixed variables that name no
+ * setting (a GoTrue setting authsvc does not have, or a typo); they have no effect.
+ */
+export type ConfigResult = { ok: true; config: Config; notices: string[]; warnings: string[] } | { ok: false; errors: string[] };
 export type ConfigVariable = { name: string; default: string; description: string };
 
 // ---------------------------------------------------------------------------------------------
@@ -580,7 +584,23 @@ function localDefaults(values: Map<FieldName, string>, notices: string[]): void 
 }
 
 /** Parses the flat environment map. Never throws for bad input: every problem is in `errors`. */
-export function parseConfig(env: Record<string, string | undefined>, opts: { local?: boolean } = {}): ConfigResult {
+let knownKeys: Set<string> | undefined;
+
+/**
+ * AUTHSVC_ and GOTRUE_ variables that are set but name no setting, sorted. `adapterVariables` are
+ * the runtime adapter's own (read outside this module). Names only: values may be secrets.
+ */
+export function unknownVariables(env: Record<string, string | undefined>, adapterVariables: readonly string[] = []): string[] {
+  knownKeys ??= new Set(FIELD_NAMES.flatMap((name) => candidateKeys(name, false)));
+  const adapter = new Set(adapterVariables);
+  return Object.keys(env)
+    .filter((key) => /^(AUTHSVC|GOTRUE)_/.test(key) && env[key] !== undefined && env[key] !== '' && !knownKeys!.has(key) && !adapter.has(key))
+    .sort();
+}
+
+export function parseConfig(
+  env: Record<string, string | undefined>, opts: { local?: boolean; adapterVariables?: readonly string[] } = {},
+): ConfigResult {
   const local = opts.local === true;
   const values = new Map<FieldName, string>();
   const sources = new Map<string, string>();
@@ -604,7 +624,9 @@ export function parseConfig(env: Record<string, string | undefined>, opts: { loc
     });
     return { ok: false, errors };
   }
-  return { ok: true, config: build(result.data, local), notices };
+  const warnings = unknownVariables(env, opts.adapterVariables)
+    .map((key) => `${key} is set, but authsvc has no such setting: it has no effect.`);
+  return { ok: true, config: build(result.data, local), notices, warnings };
 }
 
 function build(c: Flat, local: boolean): Config {
