@@ -153,6 +153,15 @@ describe('parseConfig: names', () => {
   });
 });
 
+describe('parseConfig: session limits', () => {
+  it('SESSIONS_TIMEBOX and SESSIONS_INACTIVITY_TIMEOUT take Go durations; unset is no limit; garbage is refused', () => {
+    expect(ok({}).sessions).toEqual({ timebox: 0, inactivityTimeout: 0 });
+    expect(ok({ GOTRUE_SESSIONS_TIMEBOX: '24h', GOTRUE_SESSIONS_INACTIVITY_TIMEOUT: '1h30m' }).sessions)
+      .toEqual({ timebox: 86400, inactivityTimeout: 5400 });
+    expect(parseErrors({ ...BASE, GOTRUE_SESSIONS_TIMEBOX: 'a day' }).join('\n')).toContain('GOTRUE_SESSIONS_TIMEBOX');
+  });
+});
+
 describe('parseConfig: variables that name no setting', () => {
   it('warns about each prefixed variable authsvc does not read, by name only; aliases, bare names and blanks are fine', () => {
     const result = parseConfig({

@@ -293,6 +293,49 @@ describe('POST /token?grant_type=refresh_token', () => {
     expect((await tokensOfSession(sessionId)).map((r) => r.revoked)).toEqual([false]);
   });
 
+  test('SESSIONS_TIMEBOX: refreshes work until the session is that old, then session_expired and nothing changes', async () => {
+    const clock = manualClock();
+    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SESSIONS_TIMEBOX: '1h' }, { now: clock.now });
+    const { session } = await signUpConfirmed(t);
+    const sessionId = decodeJwt(session.access_token).session_id as string;
+    clock.advance(3599);
+    const ok = await refresh(t, session.refresh_token);
+    expect(ok.status).toBe(200);
+    const child = (await ok.json() as Json).refresh_token as string;
+    clock.advance(2);
+    await expectError(await refresh(t, child), 400, 'session_expired', 'Invalid Refresh Token: Session Expired');
+    expect((await tokensOfSession(sessionId)).map((r) => r.revoked)).toEqual([true, false]);
+  });
+
+  test('SESSIONS_INACTIVITY_TIMEOUT counts from the last refresh (the sign-in before the first), with the fast path and the transactional one', async () => {
+    const clock = manualClock();
+    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '30m' }, { now: clock.now });
+    // Never refreshed: the sign-in is the last activity.
+    const idle = await signUpConfirmed(t);
+    clock.advance(30 * 60 + 1);
+    await expectError(await refresh(t, idle.session.refresh_token), 400, 'session_expired', 'Invalid Refresh Token: Session Expired (Inactivity)');
+
+    for (const legacy of [false, true]) {
+      const { session } = await signUpConfirmed(t);
+      const sessionId = decodeJwt(session.access_token).session_id as string;
+      if (legacy) {
+        // A per-session key keeps the refresh off the one-statement path.
+        const key = Buffer.from('k'.repeat(32)).toString('base64url');
+        await db.orm.update(db.t.sessions).set({ refreshTokenHmacKey: key }).where(eq(db.t.sessions.id, sessionId));
+      }
+      let token = session.refresh_token as string;
+      for (const wait of [20 * 60, 29 * 60, 30 * 60]) {
+        clock.advance(wait);
+        const res = await refresh(t, token);
+        expect(res.status).toBe(200);
+        token = (await res.json() as Json).refresh_token as string;
+      }
+      clock.advance(30 * 60 + 1);
+      await expectError(await refresh(t, token), 400, 'session_expired', 'Invalid Refresh Token: Session Expired (Inactivity)');
+      expect((await liveTokensOfSession(sessionId)).map((r) => r.token)).toEqual([sha256(token)]);
+    }
+  });
+
   test('a session from an earlier build (its own HMAC key) still rotates, and a retry gets the same child', async () => {
     const clock = manualClock();
     const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' }, { now: clock.now });

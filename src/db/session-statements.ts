@@ -70,7 +70,8 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
 
 // One statement, one round trip, one commit. The session row is locked first (as in the
 // transactional path), and only when the token is live, its session was created with the
-// instance-wide child key (no per-session key), has not expired and its user is not banned.
+// instance-wide child key (no per-session key), has not expired (not_after, SESSIONS_TIMEBOX,
+// SESSIONS_INACTIVITY_TIMEOUT, as lib/session.ts's sessionRefusal) and its user is not banned.
 // `r` re-checks `revoked = false` on the newest row version after any wait, so of two concurrent
 // rotations of one token exactly one gets a row back; everything else gets none and takes the
 // transactional path, which gives the precise answer (reuse window, errors). `r` finds the token
@@ -79,12 +80,17 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
 // The audit payload is lib/audit.ts's `auditRecord` in SQL (a test keeps the two equal).
 const rotateStmt = statement('refresh_rotate', (t) => sql`
   with tok as (
-    select id, session_id from ${t.refreshTokens} where token = ${p('hash')}::text
+    select id, session_id, updated_at from ${t.refreshTokens} where token = ${p('hash')}::text
   ), s as (
     select s.id, tok.id as token_id from tok join ${t.sessions} s on s.id = tok.session_id
       join ${t.users} u on u.id = s.user_id
     where s.refresh_token_hmac_key is null
       and (s.not_after is null or s.not_after >= ${p('now')}::timestamptz)
+      and (${p('timebox')}::float8 = 0
+           or s.created_at + ${p('timebox')}::float8 * interval '1 second' >= ${p('now')}::timestamptz)
+      and (${p('inactivity')}::float8 = 0
+           or coalesce(s.refreshed_at at time zone 'UTC', greatest(tok.updated_at, s.created_at))
+              + ${p('inactivity')}::float8 * interval '1 second' >= ${p('now')}::timestamptz)
       and (u.banned_until is null or u.banned_until <= ${p('now')}::timestamptz)
     for update of s
   ), r as (
@@ -126,6 +132,9 @@ export interface Rotation {
   now: Date;
   userAgent: string | null;
   ip: string | null;
+  /** Seconds, 0 for none: SESSIONS_TIMEBOX and SESSIONS_INACTIVITY_TIMEOUT. */
+  timebox: number;
+  inactivityTimeout: number;
 }
 
 /**
@@ -137,6 +146,7 @@ export async function rotateRefreshToken(ex: Executor, r: Rotation): Promise<(Se
 }) | undefined> {
   const row = (await rotateStmt(ex, {
     hash: r.tokenHash, childHash: r.childHash, now: r.now.toISOString(), ua: r.userAgent, ip: r.ip,
+    timebox: r.timebox, inactivity: r.inactivityTimeout,
     auditIp: (r.ip ?? '').slice(0, 64), revokedId: crypto.randomUUID(), refreshedId: crypto.randomUUID(),
   }))[0];
   if (!row) return undefined;

@@ -43,6 +43,8 @@ export interface Config {
     updatePasswordRequireCurrentPassword: boolean; manualLinkingEnabled: boolean; sbForwardedForEnabled: boolean;
     captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret?: string; timeout: number };
   };
+  /** Seconds; 0 is no limit. */
+  sessions: { timebox: number; inactivityTimeout: number };
   smtp: { host?: string; port: number; user?: string; pass?: string; adminEmail: string; senderName?: string; maxFrequency: number };
   resend: { apiKey?: string; baseUrl: string };
   mailer: {
@@ -420,6 +422,9 @@ const STATIC_FIELDS = {
   PASSWORD_REQUIRED_CHARACTERS: f(withDefault(parseRequiredCharacters, []), '', 'Character sets separated by ":"; a password needs one of each. "\\:" is a literal colon.'),
   PASSWORD_HIBP_ENABLED: f(bool(false), 'false', 'Refuse passwords found in Have I Been Pwned.'),
 
+  SESSIONS_TIMEBOX: f(withDefault(seconds, 0), '0', 'Longest life of a session from its sign-in (e.g. 24h); a refresh after it is refused with session_expired. 0: no limit.'),
+  SESSIONS_INACTIVITY_TIMEOUT: f(withDefault(seconds, 0), '0', 'Longest time between refreshes of a session (e.g. 8h); a refresh after it is refused with session_expired. 0: no limit.'),
+
   SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: f(bool(true), 'true', 'Detect refresh-token reuse and revoke the whole family.'),
   // 10 s, not GoTrue's 0: GoTrue always re-answers the immediate predecessor, the spec only inside
   // this window, so 0 would sign out every client whose refresh response was lost (Supabase's hosted default is 10 s).
@@ -689,6 +694,7 @@ function build(c: Flat, local: boolean): Config {
       anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO,
     },
     password: { minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS, hibpEnabled: c.PASSWORD_HIBP_ENABLED },
+    sessions: { timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,
       refreshTokenReuseInterval: c.SECURITY_REFRESH_TOKEN_REUSE_INTERVAL,

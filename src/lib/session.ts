@@ -121,9 +121,30 @@ export async function refreshSession(deps: Deps, token: string, meta: RequestMet
   const child = childToken(deps, null, token);
   const rotated = await rotateRefreshToken(deps.db, {
     tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
+    timebox: deps.config.sessions.timebox, inactivityTimeout: deps.config.sessions.inactivityTimeout,
   });
   if (rotated) return tokenResponse(deps, deps.db, { ...rotated, refreshToken: child });
   return refreshInTransaction(deps, token, hash, meta);
+}
+
+/**
+ * GoTrue's Session.CheckValidity: why a refresh of `session` is refused at `now`, or undefined.
+ * The last refresh is refreshed_at, else the presented token's updated_at when later than the
+ * session's creation, else the creation (db/session-statements.ts checks the same in SQL).
+ */
+export function sessionRefusal(
+  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt'>, tokenUpdatedAt: Date | null, now: Date,
+  limits: { timebox: number; inactivityTimeout: number },
+): string | undefined {
+  const t = now.getTime();
+  if (session.notAfter && t > session.notAfter.getTime()) return 'Invalid Refresh Token: Session Expired';
+  const created = session.createdAt?.getTime() ?? 0;
+  if (limits.timebox > 0 && t > created + limits.timebox * 1000) return 'Invalid Refresh Token: Session Expired';
+  if (limits.inactivityTimeout > 0) {
+    const last = session.refreshedAt?.getTime() ?? Math.max(tokenUpdatedAt?.getTime() ?? 0, created);
+    if (t > last + limits.inactivityTimeout * 1000) return 'Invalid Refresh Token: Session Expired (Inactivity)';
+  }
+  return undefined;
 }
 
 /**
@@ -150,9 +171,8 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     if (!user) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
     const now = deps.now();
     if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
-    if (session.notAfter && session.notAfter.getTime() < now.getTime()) {
-      throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired');
-    }
+    const refusal = sessionRefusal(session, row.updatedAt, now, deps.config.sessions);
+    if (refusal) throw badRequest('session_expired', refusal);
     const sessionKey = session.refreshTokenHmacKey || null;
     let child: string;
     if (!row.revoked) {
