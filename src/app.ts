@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from './app-env.ts';
 import type { Deps } from './deps.ts';
+import { auditLogSink } from './db/audit.ts';
 import { ApiError } from './lib/errors.ts';
 import { API_VERSION_2024, errorBody, limitDeclaredBody, unexpectedFailure, wantsApiVersion2024 } from './lib/http.ts';
 import { corsMiddleware } from './lib/cors.ts';
@@ -29,12 +30,14 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ strict: false });
   const requestIdHeader = deps.config.api.requestIdHeader;
   const limiter = deps.limiter ?? defaultRateLimitStore(deps.config, deps.db);
+  const disableAuditRows = deps.config.auditLog.disablePostgres;
 
   app.use('*', async (c, next) => {
     const inherited = requestIdHeader ? c.req.header(requestIdHeader) : undefined;
     const requestId = inherited || crypto.randomUUID();
     const logger = deps.logger.child({ request_id: requestId });
-    c.set('deps', deps);
+    // The request's audit entries are logged with its request id.
+    c.set('deps', { ...deps, db: { ...deps.db, audit: auditLogSink(logger, disableAuditRows) } });
     c.set('requestId', requestId);
     c.set('logger', logger);
     c.set('limiter', limiter);

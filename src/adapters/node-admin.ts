@@ -3,6 +3,7 @@
 // hashed by the Node hasher, and both commands leave an audit entry (GoTrue's CLI writes neither
 // identity nor audit entry).
 import type { Deps } from '../deps.ts';
+import { auditLogSink } from '../db/audit.ts';
 import { findUserByEmail, findUserById, type UserRow } from '../db/users.ts';
 import { adminCreateUser, adminDeleteUser } from '../lib/admin-users.ts';
 import { ApiError } from '../lib/errors.ts';
@@ -110,7 +111,9 @@ async function withDatabase<T>(fn: (deps: Deps) => Promise<T>): Promise<T> {
   try {
     const applied = await applyMigrations(db);
     if (applied.length) logger.info(`applied ${applied.length} migration(s)`, { migrations: applied });
-    return await fn(await buildNodeDeps(config, db, logger));
+    const deps = await buildNodeDeps(config, db, logger);
+    // As the server does: audit entries are logged (on stderr here), rows as AUDIT_LOG_DISABLE_POSTGRES says.
+    return await fn({ ...deps, db: { ...deps.db, audit: auditLogSink(logger, config.auditLog.disablePostgres) } });
   } finally {
     await db.close();
   }

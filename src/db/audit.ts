@@ -1,5 +1,7 @@
-// audit_log_entries, written in the same transaction as the action they record.
-import type { Executor } from './database.ts';
+// audit_log_entries, written in the same transaction as the action they record, and each entry
+// handed to the executor's AuditSink (logged as `audit_event`, as GoTrue does).
+import type { Logger } from '../lib/logger.ts';
+import type { AuditSink, Executor } from './database.ts';
 import { NIL_UUID, type UserRow } from './users.ts';
 
 export type AuditAction =
@@ -26,7 +28,9 @@ export interface AuditEntry {
 }
 
 /** The row an entry becomes (for statements that insert several at once: `auditRecordsJson`). */
-export function auditRecord(e: AuditEntry): { id: string; payload: Record<string, unknown>; created_at: Date; ip: string } {
+export type AuditRecord = { id: string; payload: Record<string, unknown>; created_at: Date; ip: string };
+
+export function auditRecord(e: AuditEntry, id: string = crypto.randomUUID()): AuditRecord {
   const payload: Record<string, unknown> = {
     actor_id: e.actor?.id ?? NIL_UUID,
     actor_via_sso: false,
@@ -37,17 +41,40 @@ export function auditRecord(e: AuditEntry): { id: string; payload: Record<string
   payload.action = e.action;
   payload.log_type = LOG_TYPE[e.action];
   if (e.traits && Object.keys(e.traits).length > 0) payload.traits = e.traits;
-  return { id: crypto.randomUUID(), payload, created_at: e.now, ip: (e.ip ?? '').slice(0, 64) };
+  return { id, payload, created_at: e.now, ip: (e.ip ?? '').slice(0, 64) };
 }
 
-/** Entries as the JSON array that `json_to_recordset(...) as a(id uuid, payload json, created_at timestamptz, ip text)` reads. */
-export function auditRecordsJson(entries: AuditEntry[]): string {
-  return JSON.stringify(entries.map(auditRecord));
+/**
+ * Entries for a statement that inserts them itself, as the JSON array that
+ * `json_to_recordset(...) as a(id uuid, payload json, created_at timestamptz, ip text)` reads:
+ * logged to the executor's sink, and `[]` when AUDIT_LOG_DISABLE_POSTGRES keeps them out of the table.
+ */
+export function auditRecordsJson(ex: Executor, entries: AuditEntry[]): string {
+  const records = entries.map((e) => auditRecord(e));
+  for (const r of records) ex.audit?.log(r);
+  return ex.audit?.disablePostgres ? '[]' : JSON.stringify(records);
 }
 
 export async function insertAudit(ex: Executor, e: AuditEntry): Promise<void> {
   const r = auditRecord(e);
+  ex.audit?.log(r);
+  if (ex.audit?.disablePostgres) return;
   await ex.orm.insert(ex.t.auditLogEntries).values({
     instanceId: NIL_UUID, id: r.id, payload: r.payload, createdAt: r.created_at, ipAddress: r.ip,
   });
+}
+
+/**
+ * GoTrue's `audit_event` log line: the payload plus the entry's id, IP and time, under
+ * `auth_audit_event`, at info level.
+ */
+export function auditLogSink(logger: Logger, disablePostgres: boolean): AuditSink {
+  const logs = logger.level === 'info' || logger.level === 'debug';
+  return {
+    disablePostgres,
+    logs,
+    log: (r) => logs && logger.info('audit_event', {
+      auth_audit_event: { ...r.payload, audit_log_id: r.id, ip_address: r.ip, created_at: r.created_at.toISOString() },
+    }),
+  };
 }

@@ -4,10 +4,21 @@ import type { Tables } from '../../drizzle/schema.ts';
 
 export type Orm = PgDatabase<PgQueryResultHKT, Record<string, never>>;
 
+/** Where audit entries go besides audit_log_entries (GoTrue logs each one as `audit_event`). */
+export interface AuditSink {
+  /** AUDIT_LOG_DISABLE_POSTGRES: log only, write no audit_log_entries rows. */
+  disablePostgres: boolean;
+  /** False when the log level drops info lines: callers may skip building records just to log. */
+  logs: boolean;
+  log(record: { id: string; payload: Record<string, unknown>; created_at: Date; ip: string }): void;
+}
+
 /** What db/* functions take first: a connection or a transaction, plus the tables. */
 export interface Executor {
   orm: Orm;
   t: Tables;
+  /** Unset: audit entries are written, not logged (migrations, tests of the db layer). */
+  audit?: AuditSink;
 }
 
 /** A single dedicated connection speaking the simple protocol (multi-statement scripts). */
@@ -24,7 +35,7 @@ export interface Database extends Executor {
 
 /** Runs `fn` in one transaction; rows it locks stay locked until it returns. */
 export function transaction<T>(ex: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
-  return ex.orm.transaction((trx) => fn({ orm: trx as unknown as Orm, t: ex.t }));
+  return ex.orm.transaction((trx) => fn({ orm: trx as unknown as Orm, t: ex.t, audit: ex.audit }));
 }
 
 /** Postgres error code of a driver error (pg, PGlite and neon all expose `code`). */

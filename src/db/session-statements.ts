@@ -2,7 +2,7 @@
 // one commit when outside a transaction). Every write of a statement depends on its first
 // step, so a statement either does all of its work or none of it.
 import { sql } from 'drizzle-orm';
-import { type AuditEntry, auditRecordsJson } from './audit.ts';
+import { type AuditEntry, auditRecord, auditRecordsJson } from './audit.ts';
 import type { Executor } from './database.ts';
 import { jsonValue, mapRow, type RawRow, statement } from './prepared.ts';
 import type { SessionRow } from './sessions.ts';
@@ -57,7 +57,7 @@ export interface SessionState {
 export async function insertSessionWithToken(ex: Executor, n: NewSession): Promise<SessionState> {
   const rows = await createStmt(ex, {
     sid: n.sessionId, uid: n.userId, now: n.now.toISOString(), ua: n.userAgent, ip: n.ip, hmac: n.hmacKey ?? null,
-    amrId: crypto.randomUUID(), method: n.method, tokenHash: n.tokenHash, audits: auditRecordsJson(n.audits),
+    amrId: crypto.randomUUID(), method: n.method, tokenHash: n.tokenHash, audits: auditRecordsJson(ex, n.audits),
   });
   const row = rows[0];
   if (!row) throw new Error(`user ${n.userId} vanished while a session was created`);
@@ -113,6 +113,7 @@ const rotateStmt = statement('refresh_rotate', (t) => sql`
         'action', a.action, 'log_type', 'token')),
       ${p('now')}::timestamptz, ${p('auditIp')}::text
     from u, (values (${p('revokedId')}::uuid, 'token_revoked'), (${p('refreshedId')}::uuid, 'token_refreshed')) as a(id, action)
+    where ${p('writeAudit')}::boolean
   ), touched as (
     update ${t.sessions} set refreshed_at = ${p('now')}::timestamptz at time zone 'UTC', updated_at = ${p('now')}::timestamptz,
       user_agent = coalesce(${p('ua')}::text, user_agent), ip = coalesce(${p('ip')}::inet, ip)
@@ -144,16 +145,24 @@ export interface Rotation {
 export async function rotateRefreshToken(ex: Executor, r: Rotation): Promise<(SessionState & {
   amr: { method: string; timestamp: number }[];
 }) | undefined> {
+  const revokedId = crypto.randomUUID();
+  const refreshedId = crypto.randomUUID();
   const row = (await rotateStmt(ex, {
     hash: r.tokenHash, childHash: r.childHash, now: r.now.toISOString(), ua: r.userAgent, ip: r.ip,
     timebox: r.timebox, inactivity: r.inactivityTimeout,
-    auditIp: (r.ip ?? '').slice(0, 64), revokedId: crypto.randomUUID(), refreshedId: crypto.randomUUID(),
+    auditIp: (r.ip ?? '').slice(0, 64), revokedId, refreshedId, writeAudit: !ex.audit?.disablePostgres,
   }))[0];
   if (!row) return undefined;
+  const user = mapRow<UserRow>(ex.t.users, jsonValue<RawRow>(row.user));
+  if (ex.audit?.logs) {
+    const entry = { actor: user, ip: r.ip ?? undefined, now: r.now };
+    ex.audit.log(auditRecord({ ...entry, action: 'token_revoked' }, revokedId));
+    ex.audit.log(auditRecord({ ...entry, action: 'token_refreshed' }, refreshedId));
+  }
   const amr = jsonValue<{ method: string; at: string }[]>(row.amr)
     .map((a) => ({ method: a.method, timestamp: Math.floor(new Date(a.at).getTime() / 1000) }));
   return {
-    user: mapRow(ex.t.users, jsonValue<RawRow>(row.user)),
+    user,
     session: mapRow(ex.t.sessions, jsonValue<RawRow>(row.session)),
     amr,
     identities: mapIdentities(ex, row.identities),

@@ -45,6 +45,7 @@ export interface Config {
   };
   /** Seconds; 0 is no limit. */
   sessions: { timebox: number; inactivityTimeout: number };
+  auditLog: { disablePostgres: boolean };
   smtp: { host?: string; port: number; user?: string; pass?: string; adminEmail: string; senderName?: string; maxFrequency: number };
   resend: { apiKey?: string; baseUrl: string };
   mailer: {
@@ -422,6 +423,7 @@ const STATIC_FIELDS = {
   PASSWORD_REQUIRED_CHARACTERS: f(withDefault(parseRequiredCharacters, []), '', 'Character sets separated by ":"; a password needs one of each. "\\:" is a literal colon.'),
   PASSWORD_HIBP_ENABLED: f(bool(false), 'false', 'Refuse passwords found in Have I Been Pwned.'),
 
+  AUDIT_LOG_DISABLE_POSTGRES: f(bool(false), 'false', 'Write no audit_log_entries rows; every audit entry is still logged as audit_event.'),
   SESSIONS_TIMEBOX: f(withDefault(seconds, 0), '0', 'Longest life of a session from its sign-in (e.g. 24h); a refresh after it is refused with session_expired. 0: no limit.'),
   SESSIONS_INACTIVITY_TIMEOUT: f(withDefault(seconds, 0), '0', 'Longest time between refreshes of a session (e.g. 8h); a refresh after it is refused with session_expired. 0: no limit.'),
 
@@ -695,6 +697,7 @@ function build(c: Flat, local: boolean): Config {
     },
     password: { minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS, hibpEnabled: c.PASSWORD_HIBP_ENABLED },
     sessions: { timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT },
+    auditLog: { disablePostgres: c.AUDIT_LOG_DISABLE_POSTGRES },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,
       refreshTokenReuseInterval: c.SECURITY_REFRESH_TOKEN_REUSE_INTERVAL,
