@@ -154,10 +154,12 @@ describe('parseConfig: names', () => {
 });
 
 describe('parseConfig: session limits', () => {
-  it('SESSIONS_TIMEBOX and SESSIONS_INACTIVITY_TIMEOUT take Go durations; unset is no limit; garbage is refused', () => {
-    expect(ok({}).sessions).toEqual({ timebox: 0, inactivityTimeout: 0 });
-    expect(ok({ GOTRUE_SESSIONS_TIMEBOX: '24h', GOTRUE_SESSIONS_INACTIVITY_TIMEOUT: '1h30m' }).sessions)
-      .toEqual({ timebox: 86400, inactivityTimeout: 5400 });
+  it('SESSIONS_TIMEBOX and SESSIONS_INACTIVITY_TIMEOUT take Go durations (unset: no limit, garbage refused); SESSIONS_SINGLE_PER_USER and SESSIONS_TAGS', () => {
+    expect(ok({}).sessions).toEqual({ timebox: 0, inactivityTimeout: 0, singlePerUser: false, tags: [] });
+    expect(ok({
+      GOTRUE_SESSIONS_TIMEBOX: '24h', GOTRUE_SESSIONS_INACTIVITY_TIMEOUT: '1h30m',
+      GOTRUE_SESSIONS_SINGLE_PER_USER: 'true', GOTRUE_SESSIONS_TAGS: 'web, mobile',
+    }).sessions).toEqual({ timebox: 86400, inactivityTimeout: 5400, singlePerUser: true, tags: ['web', 'mobile'] });
     expect(parseErrors({ ...BASE, GOTRUE_SESSIONS_TIMEBOX: 'a day' }).join('\n')).toContain('GOTRUE_SESSIONS_TIMEBOX');
   });
 });

@@ -336,6 +336,29 @@ describe('POST /token?grant_type=refresh_token', () => {
     }
   });
 
+  test('SESSIONS_SINGLE_PER_USER: only the most recently active session refreshes; SESSIONS_TAGS keeps one per tag', async () => {
+    const clock = manualClock();
+    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SESSIONS_SINGLE_PER_USER: 'true' }, { now: clock.now });
+    const { email, password, session: a } = await signUpConfirmed(t);
+    clock.advance(5);
+    const b = await (await login(t, email, password)).json() as Json;
+    clock.advance(5);
+    const newer = 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)';
+    await expectError(await refresh(t, a.refresh_token), 400, 'session_expired', newer);
+    const sessionA = decodeJwt(a.access_token).session_id as string;
+    expect((await liveTokensOfSession(sessionA)).map((r) => r.token)).toEqual([sha256(a.refresh_token)]);
+    const b2 = await refresh(t, b.refresh_token);
+    expect(b2.status).toBe(200);
+    clock.advance(5);
+    expect((await refresh(t, (await b2.json() as Json).refresh_token)).status).toBe(200);
+    await expectError(await refresh(t, a.refresh_token), 400, 'session_expired', newer);
+
+    // With tags, a session only competes with sessions of its own tag (untagged: the first tag).
+    const tagged = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SESSIONS_SINGLE_PER_USER: 'true', AUTHSVC_SESSIONS_TAGS: 'web,mobile' }, { now: clock.now });
+    await db.orm.update(db.t.sessions).set({ tag: 'mobile' }).where(eq(db.t.sessions.id, sessionA));
+    expect((await refresh(tagged, a.refresh_token)).status).toBe(200);
+  });
+
   test('a session from an earlier build (its own HMAC key) still rotates, and a retry gets the same child', async () => {
     const clock = manualClock();
     const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' }, { now: clock.now });

@@ -11,6 +11,11 @@ export async function findSession(ex: Executor, id: string, opts: { forUpdate?: 
   return rows[0];
 }
 
+/** Every session of a user (SESSIONS_SINGLE_PER_USER compares them). */
+export async function sessionsOfUser(ex: Executor, userId: string): Promise<SessionRow[]> {
+  return ex.orm.select().from(ex.t.sessions).where(eq(ex.t.sessions.userId, userId));
+}
+
 export async function touchSession(ex: Executor, id: string, patch: Partial<Executor['t']['sessions']['$inferInsert']>): Promise<void> {
   await ex.orm.update(ex.t.sessions).set(patch).where(eq(ex.t.sessions.id, id));
 }

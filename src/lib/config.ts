@@ -44,7 +44,7 @@ export interface Config {
     captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret?: string; timeout: number };
   };
   /** Seconds; 0 is no limit. */
-  sessions: { timebox: number; inactivityTimeout: number };
+  sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };
   auditLog: { disablePostgres: boolean };
   smtp: { host?: string; port: number; user?: string; pass?: string; adminEmail: string; senderName?: string; maxFrequency: number };
   resend: { apiKey?: string; baseUrl: string };
@@ -425,6 +425,8 @@ const STATIC_FIELDS = {
 
   AUDIT_LOG_DISABLE_POSTGRES: f(bool(false), 'false', 'Write no audit_log_entries rows; every audit entry is still logged as audit_event.'),
   SESSIONS_TIMEBOX: f(withDefault(seconds, 0), '0', 'Longest life of a session from its sign-in (e.g. 24h); a refresh after it is refused with session_expired. 0: no limit.'),
+  SESSIONS_SINGLE_PER_USER: f(bool(false), 'false', 'Only the most recently refreshed session of a user (per tag) may refresh; the others get session_expired.'),
+  SESSIONS_TAGS: f(withDefault(parseList, []), '', 'Session tags, comma-separated: with SESSIONS_SINGLE_PER_USER one session per tag; untagged sessions count as the first.'),
   SESSIONS_INACTIVITY_TIMEOUT: f(withDefault(seconds, 0), '0', 'Longest time between refreshes of a session (e.g. 8h); a refresh after it is refused with session_expired. 0: no limit.'),
 
   SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: f(bool(true), 'true', 'Detect refresh-token reuse and revoke the whole family.'),
@@ -696,7 +698,10 @@ function build(c: Flat, local: boolean): Config {
       anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO,
     },
     password: { minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS, hibpEnabled: c.PASSWORD_HIBP_ENABLED },
-    sessions: { timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT },
+    sessions: {
+      timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT,
+      singlePerUser: c.SESSIONS_SINGLE_PER_USER, tags: c.SESSIONS_TAGS,
+    },
     auditLog: { disablePostgres: c.AUDIT_LOG_DISABLE_POSTGRES },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,

@@ -9,9 +9,10 @@ import { type Executor, transaction } from '../db/database.ts';
 import { insertSessionWithToken, rotateRefreshToken } from '../db/session-statements.ts';
 import {
   findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken,
-  listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, touchSession,
+  listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, sessionsOfUser, touchSession,
 } from '../db/sessions.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
+import type { Config } from './config.ts';
 import { ApiError, badRequest } from './errors.ts';
 import { base32, fromBase64url, hmacSha256, sha256Hex, utf8 } from './encoding.ts';
 import { signJwt } from './jwt.ts';
@@ -118,6 +119,8 @@ type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
 export async function refreshSession(deps: Deps, token: string, meta: RequestMeta): Promise<TokenResponse> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = sha256Hex(token);
+  // SESSIONS_SINGLE_PER_USER compares the user's sessions first: the transactional path does.
+  if (deps.config.sessions.singlePerUser) return refreshInTransaction(deps, token, hash, meta);
   const child = childToken(deps, null, token);
   const rotated = await rotateRefreshToken(deps.db, {
     tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
@@ -140,11 +143,32 @@ export function sessionRefusal(
   if (session.notAfter && t > session.notAfter.getTime()) return 'Invalid Refresh Token: Session Expired';
   const created = session.createdAt?.getTime() ?? 0;
   if (limits.timebox > 0 && t > created + limits.timebox * 1000) return 'Invalid Refresh Token: Session Expired';
-  if (limits.inactivityTimeout > 0) {
-    const last = session.refreshedAt?.getTime() ?? Math.max(tokenUpdatedAt?.getTime() ?? 0, created);
-    if (t > last + limits.inactivityTimeout * 1000) return 'Invalid Refresh Token: Session Expired (Inactivity)';
+  if (limits.inactivityTimeout > 0 && t > lastRefreshedAt(session, tokenUpdatedAt) + limits.inactivityTimeout * 1000) {
+    return 'Invalid Refresh Token: Session Expired (Inactivity)';
   }
   return undefined;
+}
+
+const lastRefreshedAt = (s: Pick<SessionRow, 'createdAt' | 'refreshedAt'>, tokenUpdatedAt: Date | null): number =>
+  s.refreshedAt?.getTime() ?? Math.max(tokenUpdatedAt?.getTime() ?? 0, s.createdAt?.getTime() ?? 0);
+
+/** GoTrue's Session.DetermineTag: its own tag when configured, else the first; '' without tags. */
+const sessionTag = (s: Pick<SessionRow, 'tag'>, tags: string[]): string =>
+  tags.length === 0 ? '' : s.tag && tags.includes(s.tag) ? s.tag : tags[0]!;
+
+/**
+ * SESSIONS_SINGLE_PER_USER: another valid session of the user with the same tag was refreshed
+ * more recently than this one (GoTrue: "Revoked by Newer Login").
+ */
+async function newerSessionExists(
+  ex: Executor, session: SessionRow, tokenUpdatedAt: Date | null, now: Date, limits: Config['sessions'],
+): Promise<boolean> {
+  const mine = lastRefreshedAt(session, tokenUpdatedAt);
+  const tag = sessionTag(session, limits.tags);
+  return (await sessionsOfUser(ex, session.userId)).some((s) => s.id !== session.id
+    && sessionRefusal(s, null, now, limits) === undefined
+    && sessionTag(s, limits.tags) === tag
+    && lastRefreshedAt(s, null) > mine);
 }
 
 /**
@@ -173,6 +197,9 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
     const refusal = sessionRefusal(session, row.updatedAt, now, deps.config.sessions);
     if (refusal) throw badRequest('session_expired', refusal);
+    if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, row.updatedAt, now, deps.config.sessions)) {
+      throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
+    }
     const sessionKey = session.refreshTokenHmacKey || null;
     let child: string;
     if (!row.revoked) {
