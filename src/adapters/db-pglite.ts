@@ -51,7 +51,7 @@ export function lockDataDir(dir: string): () => void {
 }
 
 // A buffer pool of 16 MB instead of Postgres's 128 MB: one process and small tables, and every
-// megabyte of it is WASM memory the process holds for good (a restarted server: 366 → 229 MB RSS).
+// megabyte of it is WASM memory the process holds for good (a restarted server: 366 → 317 MB RSS).
 const OPTIONS = { postgresqlconf: ['shared_buffers=16MB'] };
 
 /** Node itself (not Bun or Deno, whose worker threads differ): initdb can run in a worker. */
@@ -73,8 +73,8 @@ async function createClient(pgdata: string | undefined): Promise<PGlite> {
   if (pgdata === undefined) return PGlite.create(OPTIONS);
   if (existsSync(join(pgdata, 'PG_VERSION'))) return PGlite.create(pgdata, OPTIONS);
   // A new directory: initdb's instance keeps about 570 MB for its lifetime, so it must not be
-  // the one that serves. On Node it runs in a worker thread that exits (first start: 370 MB RSS
-  // instead of 750–860); elsewhere it is closed and reopened, and the memory goes at a later GC.
+  // the one that serves. On Node it runs in a worker thread that exits (first start: 439 MB RSS
+  // instead of 757–926); elsewhere it is closed and reopened, and the memory goes at a later GC.
   if (plainNode) {
     await initdbInWorker(pgdata);
   } else {

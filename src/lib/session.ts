@@ -135,7 +135,7 @@ export async function refreshSession(deps: Deps, token: string, meta: RequestMet
  * The last refresh is refreshed_at, else the presented token's updated_at when later than the
  * session's creation, else the creation (db/session-statements.ts checks the same in SQL).
  */
-export function sessionRefusal(
+function sessionRefusal(
   session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt'>, tokenUpdatedAt: Date | null, now: Date,
   limits: { timebox: number; inactivityTimeout: number },
 ): string | undefined {
