@@ -27,3 +27,87 @@ describe('redirect_to validation (GoTrue §9)', () => {
     expect(isRedirectAllowed(candidate, SITE, allow)).toBe(expected);
   });
 });
+
+// Issue 11: the host is read the way the browser reads it, and the allow list is matched against
+// the parsed URL, so a `*` in a pattern's host cannot stretch over `%2e`, `?`, `\`, `@`, `:port`…
+const ANY_PATH = ['https://*.example.com/**'];
+const NO_PATH = ['https://*.example.com'];
+
+describe('redirect_to: hosts the browser would read differently are refused (issue 11)', () => {
+  test.each([
+    // Percent-encoded or ideographic dots, `?` / `\` / `:port` ending the host early.
+    ['https://evil%2ecom?.example.com/?x=1', ANY_PATH, false],
+    ['https://evil%2Ecom\\.example.com/?x=1', ANY_PATH, false],
+    ['https://evil\u3002com?.example.com/?x=1', ANY_PATH, false],
+    ['https://ai?.example.com/', ANY_PATH, false], // host `ai`
+    ['https://evilcom:1?.example.com/', ANY_PATH, false],
+    ['https://evil%2ecom?.example.com', NO_PATH, false],
+    ['https://evil\u3002com?.example.com', NO_PATH, false],
+    ['https://evilcom?.example.com', NO_PATH, false],
+    ['https://ai?.example.com', NO_PATH, false],
+    ['https://ex%C3%A4mple.com/', ['https://*.com/**'], false],
+    // `#` ends the host.
+    ['https://evil.com#.example.com/', ANY_PATH, false],
+    ['https://evilcom#.example.com', NO_PATH, false],
+    // Userinfo.
+    ['https://app.example.com@evil.com/', ANY_PATH, false],
+    ['https://app.example.com@evil.com/', ['https://**'], false],
+    ['https://x@a.example.com/', ANY_PATH, false],
+    ['https://x@app.example.com/', [], false],
+    // Backslashes (WHATWG reads `\` as `/` in http(s) URLs).
+    ['https://evilcom\\.example.com/', ANY_PATH, false],
+    ['https://evil.com\\.example.com/', ANY_PATH, false],
+    ['https://a.example.com\\@evil.com/', ANY_PATH, false],
+    ['https:\\\\app.example.com/cb', [], false],
+    ['https:/\\app.example.com/cb', [], false],
+    // Tabs and newlines, which WHATWG strips silently.
+    ['https://evil\t.example.com/', ANY_PATH, false],
+    ['https://ai\t?.example.com/', ANY_PATH, false],
+    ['https://evilcom\n?.example.com', NO_PATH, false],
+    ['https://app.exam\nple.com/cb', [], false],
+    // No `//` after the scheme, or nothing between `//` and the path.
+    ['https:evil.com', ['https://**'], false],
+    ['https:app.example.com/cb', [], false],
+    ['https:/evil.com', ANY_PATH, false],
+    ['https:/app.example.com/cb', [], false],
+    ['https:///app.example.com/cb', [], false],
+    // IPv4 shorthands WHATWG rewrites into loopback addresses (GoTrue refuses them too).
+    ['http://2130706433/x', [], false],
+    ['http://127.1/x', [], false],
+    ['http://[0:0:0:0:0:0:0:1]:9/x', [], true],
+    // IDN: Unicode is refused, punycode is an ordinary label.
+    ['https://ex\u00e4mple.com/', ['https://*.com/**'], false],
+    ['https://xn--exmple-cua.example.com/', ANY_PATH, true],
+    // Non-ASCII outside the authority is fine: the browser percent-encodes it.
+    ['https://app.example.com/café?q=ü', ANY_PATH, true],
+    // Hosts compare case-insensitively (pattern or candidate); paths do not.
+    ['https://FOO.Example.COM/cb', ['https://*.example.com/cb'], true],
+    ['HTTPS://foo.example.com/cb', ['https://*.example.com/cb'], true],
+    ['https://foo.example.com/cb', ['https://*.Example.COM/cb'], true],
+    ['https://FOO.Example.COM', NO_PATH, true],
+    ['https://foo.example.com/CB', ['https://*.example.com/cb'], false],
+    // Ports: a port the pattern does not name is refused; the default port is no port.
+    ['https://a.example.com:8443/cb', ['https://*.example.com/cb'], false],
+    ['https://a.example.com:8443/cb', ANY_PATH, false],
+    ['https://a.example.com:443/cb', ['https://*.example.com/cb'], true],
+    ['http://foo:12345/x', ['http://*:12345/*'], true],
+    // Patterns without a trailing slash keep matching a candidate without a path.
+    ['https://a.example.com', NO_PATH, true],
+    ['https://a.example.com#f', NO_PATH, true],
+    ['https://a.example.com/', NO_PATH, false],
+    ['https://a.example.com/cb', ANY_PATH, true],
+    ['https://a.example.com/cb?x=1#f', ANY_PATH, true],
+    // The path is the one the browser loads: dot segments cannot climb out of an allowed prefix.
+    ['https://a.example.com/x/%2e%2e/admin', ['https://a.example.com/x/**'], false],
+    ['https://a.example.com/x/../admin', ['https://a.example.com/x/**'], false],
+    ['https://a.example.com/x/y/../cb', ['https://a.example.com/x/**'], true],
+    // Mobile deep links.
+    ['com.example.app://login-callback', ['com.example.app://login-callback'], true],
+    ['myapp:///cb', ['myapp:///cb'], true],
+    ['myapp:///other', ['myapp:///cb'], false],
+    ['com.example.app:/login-callback', ['com.example.app:/login-callback'], false], // `://` required
+    ['com.example.app://evil%2ecom', ['com.example.app://**'], false],
+  ] as [string, string[], boolean][])('%j with %j → %s', (candidate, allow, expected) => {
+    expect(isRedirectAllowed(candidate, SITE, allow)).toBe(expected);
+  });
+});

@@ -44,24 +44,72 @@ export function globToRegExp(pattern: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
-export function isRedirectAllowed(candidate: string, siteUrl: string, allowList: string[]): boolean {
+const SCHEME_PREFIX_RE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
+/** A plain host (name, dotted quad or bracketed IPv6) with an optional port: no userinfo, no `%`. */
+const AUTHORITY_RE = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d+)?$/;
+/** Schemes whose authority WHATWG rewrites (slashes skipped, `\` as `/`): an empty one is refused. */
+const SPECIAL_SCHEMES = new Set(['http', 'https', 'ws', 'wss', 'ftp', 'file']);
+
+/**
+ * Go's url.Parse refuses what WHATWG's URL silently repairs (tabs and newlines stripped, `。` read
+ * as `.`, `%2e` decoded in hosts, `https:evil.com` and `https:\\evil.com` read as
+ * `https://evil.com/`): refuse all of that here, so that the host checked is the host the browser
+ * will visit. Returns the parsed URL and whether the raw text ends with its authority (but for a
+ * fragment): no path, no query.
+ */
+function parseCandidate(candidate: string): { url: URL; bareOrigin: boolean } | null {
+  // Control characters, spaces and backslashes anywhere (non-ASCII is refused in the authority below).
+  if (/[\x00-\x20\x7f\\]/.test(candidate)) return null;
+  const m = SCHEME_PREFIX_RE.exec(candidate);
+  if (!m) return null;
+  const rest = candidate.slice(m[0].length);
+  const end = rest.search(/[/?#]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  if (authority === '' ? SPECIAL_SCHEMES.has(m[1]!.toLowerCase()) : !AUTHORITY_RE.test(authority)) return null;
   let url: URL;
-  let site: URL;
   try {
     url = new URL(candidate);
+  } catch {
+    return null;
+  }
+  // WHATWG also rewrites IPv4 shorthands (`127.1`, `0x7f.1`, `2130706433`, `1.2.3.4.`): the host
+  // must be the raw one, case aside (IPv6 literals are only compressed).
+  const rawHost = authority.startsWith('[') ? authority.slice(0, authority.indexOf(']') + 1) : authority.split(':')[0]!;
+  if (!rawHost.startsWith('[') && rawHost.toLowerCase() !== url.hostname.toLowerCase()) return null;
+  return { url, bareOrigin: end < 0 || rest[end] === '#' };
+}
+
+/** Hosts compare case-insensitively: lower-case a pattern's scheme and authority, not its path. */
+function lowerCaseAuthority(pattern: string): string {
+  const m = /^[^/]*?:\/\/[^/]*/.exec(pattern);
+  return m ? m[0].toLowerCase() + pattern.slice(m[0].length) : pattern;
+}
+
+export function isRedirectAllowed(candidate: string, siteUrl: string, allowList: string[]): boolean {
+  const parsed = parseCandidate(candidate);
+  if (!parsed) return false;
+  const { url, bareOrigin } = parsed;
+  let site: URL;
+  try {
     site = new URL(siteUrl);
   } catch {
     return false;
   }
-  const host = url.hostname;
+  const host = url.hostname.toLowerCase();
   if (host === site.hostname && url.protocol === site.protocol && (url.port === site.port || isLoopbackName(host))) return true;
   if (/^\d+$/.test(host)) return false;
   // Loopback is always allowed (local development), whatever the port.
   if (host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
   if (isIpLiteral(host)) return false;
   if ((url.protocol === 'http:' || url.protocol === 'https:') && !HOST_RE.test(host)) return false;
-  const withoutFragment = candidate.split('#')[0]!;
-  return allowList.some((p) => globToRegExp(p).test(withoutFragment));
+  // Match what the browser will load, not the raw text: a `*` in a pattern's host then cannot
+  // reach into the path or query (http(s) always has `/` after the authority). The fragment is
+  // dropped, as in GoTrue; `https://x.com` (no path at all) keeps matching the pattern `https://x.com`.
+  const authority = url.host.toLowerCase();
+  const target = bareOrigin && url.pathname === '/' && url.search === ''
+    ? `${url.protocol}//${authority}`
+    : `${url.protocol}//${authority}${url.pathname}${url.search}`;
+  return allowList.some((p) => globToRegExp(lowerCaseAuthority(p)).test(target));
 }
 
 /** GoTrue's GetReferrer: header, then query `redirect_to`, then Referer; else SITE_URL. */
