@@ -21,5 +21,7 @@ export interface AppEnv {
     logger: Logger;
     auth: AuthContext;
     limiter: RateLimitStore;
+    /** Aborted when the request runs past API_MAX_REQUEST_DURATION (lib/deadline.ts). */
+    deadline: AbortController;
   };
 }

@@ -7,6 +7,7 @@ import { auditLogSink } from './db/audit.ts';
 import { ApiError } from './lib/errors.ts';
 import { API_VERSION_2024, errorBody, limitDeclaredBody, unexpectedFailure, wantsApiVersion2024 } from './lib/http.ts';
 import { corsMiddleware } from './lib/cors.ts';
+import { requestDeadline } from './lib/deadline.ts';
 import { errorFields } from './lib/logger.ts';
 import { defaultRateLimitStore } from './lib/rate-limit.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
@@ -36,8 +37,11 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     const inherited = requestIdHeader ? c.req.header(requestIdHeader) : undefined;
     const requestId = inherited || crypto.randomUUID();
     const logger = deps.logger.child({ request_id: requestId });
-    // The request's audit entries are logged with its request id.
-    c.set('deps', { ...deps, db: { ...deps.db, audit: auditLogSink(logger, disableAuditRows) } });
+    const deadline = new AbortController();
+    // The request's audit entries are logged with its request id; its transactions roll back
+    // once it has timed out (database.ts).
+    c.set('deps', { ...deps, db: { ...deps.db, audit: auditLogSink(logger, disableAuditRows), signal: deadline.signal } });
+    c.set('deadline', deadline);
     c.set('requestId', requestId);
     c.set('logger', logger);
     c.set('limiter', limiter);
@@ -49,6 +53,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   });
 
   app.use('*', corsMiddleware([...CORS_ALLOWED_HEADERS, ...deps.config.api.corsAllowedHeaders]));
+  // API_MAX_REQUEST_DURATION: 504 request_timeout, as GoTrue's timeoutMiddleware.
+  app.use('*', requestDeadline(deps.config.api.maxRequestDuration));
 
   // A declared body over the limit is refused up front; readJson counts undeclared (chunked) ones.
   // (hono/body-limit would touch `c.req.raw.body`, which on Node builds a web Request and stream

@@ -182,17 +182,20 @@ describe('parseConfig: variables that name no setting', () => {
       'AUTHSVC_SITEURL is set, but authsvc has no such setting: it has no effect.',
       'GOTRUE_SAML_ENABLED is set, but authsvc has no such setting: it has no effect.',
       'GOTRUE_SAML_PRIVATE_KEY is set, but authsvc has no such setting: it has no effect.',
+      'RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).',
     ]);
     expect(result.warnings.join(' ')).not.toContain('very-secret');
   });
 
   it('a GoTrue docker-compose configuration of supported settings gives no warnings', () => {
-    const result = parseConfig({ ...BASE, GOTRUE_MAILER_AUTOCONFIRM: 'true', GOTRUE_JWT_EXP: '3600', GOTRUE_EXTERNAL_GOOGLE_ENABLED: 'false' });
+    const result = parseConfig({
+      ...BASE, GOTRUE_MAILER_AUTOCONFIRM: 'true', GOTRUE_JWT_EXP: '3600', GOTRUE_EXTERNAL_GOOGLE_ENABLED: 'false', GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For',
+    });
     expect(result.ok && result.warnings).toEqual([]);
   });
 
   it('a runtime adapter names the variables it reads itself', () => {
-    const result = parseConfig({ ...BASE, AUTHSVC_DB_WS_PROXY: 'proxy.example.com/v2' }, { adapterVariables: ['AUTHSVC_DB_WS_PROXY'] });
+    const result = parseConfig({ ...BASE, AUTHSVC_DB_WS_PROXY: 'proxy.example.com/v2', GOTRUE_RATE_LIMIT_HEADER: 'X-Real-IP' }, { adapterVariables: ['AUTHSVC_DB_WS_PROXY'] });
     expect(result.ok && result.warnings).toEqual([]);
   });
 });
@@ -316,12 +319,14 @@ describe('parseConfig: required values', () => {
     ]);
   });
 
-  it('requires a captcha secret when captcha is on', () => {
+  it('requires a captcha secret when captcha is on, and refuses to start with captcha on until it is built', () => {
     expect(errors({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true' })).toEqual([
       'AUTHSVC_SECURITY_CAPTCHA_SECRET (or GOTRUE_SECURITY_CAPTCHA_SECRET) is required when SECURITY_CAPTCHA_ENABLED is true',
     ]);
-    const config = ok({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 's', GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'turnstile' });
-    expect(config.security.captcha).toEqual({ enabled: true, provider: 'turnstile', secret: 's', timeout: 10 });
+    expect(errors({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 's', GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'turnstile' })).toEqual([
+      'GOTRUE_SECURITY_CAPTCHA_ENABLED: captcha verification is not built yet; authsvc refuses to start rather than run without it (unset it to start).',
+    ]);
+    expect(ok({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'false' }).security.captcha.enabled).toBe(false);
     expect(errors({ GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha' })).toHaveLength(1);
   });
 });

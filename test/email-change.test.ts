@@ -77,7 +77,7 @@ describe('email change', () => {
     expect(((await res.json()) as Json).user.email).toBe(newEmail);
   });
 
-  test('under MAILER_AUTOCONFIRM the change applies at once; a taken address is 422 email_exists', async () => {
+  test('under MAILER_AUTOCONFIRM a permanent user\'s change still needs the codes (as GoTrue); a taken address is 422 email_exists', async () => {
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
     const a = await signUpConfirmed(t);
     const b = await signUpConfirmed(t);
@@ -86,7 +86,22 @@ describe('email change', () => {
     expect(await taken.json()).toMatchObject({ error_code: 'email_exists' });
     const newEmail = uniqueEmail('new');
     const res = await t.request('PUT', '/user', { email: newEmail.toUpperCase() }, bearer(a.session));
-    expect(((await res.json()) as Json).email).toBe(newEmail);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ email: a.email, new_email: newEmail });
+    expect(t.mails.map((m) => m.to).sort()).toEqual([a.email, newEmail].sort());
+    // Under autoconfirm one code is enough.
+    const code = t.mails.find((m) => m.to === newEmail)!;
+    const v = await t.request('POST', '/verify', { type: 'email_change', email: newEmail, token: code.token });
+    expect(v.status).toBe(200);
+    expect(((await v.json()) as Json).user.email).toBe(newEmail);
+  });
+
+  test('under MAILER_AUTOCONFIRM an anonymous user\'s email applies at once', async () => {
+    const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
+    const anon = await (await t.request('POST', '/signup', {})).json() as Json;
+    const email = uniqueEmail('anon');
+    const res = await t.request('PUT', '/user', { email }, bearer(anon));
+    expect(await res.json()).toMatchObject({ email, is_anonymous: false });
     expect(t.mails).toHaveLength(0);
   });
 

@@ -80,7 +80,7 @@ describe('POST /signup with email and password', () => {
     expect(t.mails[0]!.redirectTo).toBe('http://localhost:3000');
   });
 
-  test('repeating the signup of an unconfirmed address resends once the frequency window passed, and never changes the password', async () => {
+  test('a repeated signup of an unconfirmed address: inside the frequency window nothing changes; after it, its own password and link replace the earlier ones', async () => {
     let now = new Date('2030-01-01T00:00:00Z');
     const t = await buildTestApp(db, {}, { now: () => now });
     const email = uniqueEmail();
@@ -88,12 +88,40 @@ describe('POST /signup with email and password', () => {
     const again = await t.request('POST', '/signup', { email, password: 'other-password' });
     expect(again.status).toBe(429);
     expect(await again.json()).toMatchObject({ error_code: 'over_email_send_rate_limit', msg: 'For security purposes, you can only request this after 900 seconds.' });
+    const [before] = await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
+    expect(await t.deps.hasher.verify('first-password', before!.encryptedPassword!)).toBe(true);
     now = new Date(now.getTime() + 901_000);
     const third = await t.request('POST', '/signup', { email, password: 'other-password' });
     expect(third.status).toBe(200);
     expect(t.mails).toHaveLength(2);
     const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
-    expect(await t.deps.hasher.verify('first-password', row!.encryptedPassword!)).toBe(true);
+    expect(await t.deps.hasher.verify('other-password', row!.encryptedPassword!)).toBe(true);
+  });
+
+  test('pre-account takeover: the password in force after confirmation is the confirmed signup\'s, and earlier sessions end', async () => {
+    let now = new Date('2031-01-01T00:00:00Z');
+    const t = await buildTestApp(db, { AUTHSVC_SMTP_MAX_FREQUENCY: '60' }, { now: () => now });
+    const email = uniqueEmail('victim');
+    // The attacker signs the victim's address up first, with a password of their own.
+    expect((await t.request('POST', '/signup', { email, password: 'attacker-password' })).status).toBe(200);
+    const [early] = await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
+    // A session held by whoever signed up first (however obtained) must not survive confirmation.
+    const { createSession } = await import('../src/lib/session.ts');
+    const planted = await createSession(t.deps, db, early!, 'password', {});
+    now = new Date(now.getTime() + 61_000);
+    expect((await t.request('POST', '/signup', { email, password: 'victim-password' })).status).toBe(200);
+    const [attackerMail, victimMail] = t.mails;
+    // The attacker's link no longer works; the victim's confirms the victim's password.
+    const stale = await t.request('POST', '/verify', { type: 'signup', token_hash: attackerMail!.tokenHash });
+    expect(stale.status).toBe(403);
+    const ok = await t.request('POST', '/verify', { type: 'signup', token_hash: victimMail!.tokenHash });
+    expect(ok.status).toBe(200);
+    const login = (password: string) => t.request('POST', '/token?grant_type=password', { email, password });
+    expect((await login('attacker-password')).status).toBe(400);
+    expect((await login('victim-password')).status).toBe(200);
+    const sessions = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, early!.id));
+    expect(sessions.map((x) => x.id)).not.toContain(planted.session.id);
+    expect((await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: planted.refreshToken })).status).toBe(400);
   });
 
   test('a confirmed address gets a fabricated user (no leak) or 422 under autoconfirm', async () => {

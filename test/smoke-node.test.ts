@@ -46,3 +46,27 @@ test('request bodies over 1 MiB get 413 whether declared or chunked; small chunk
   const small = await post('/token?grant_type=password', JSON.stringify({ email: 'nobody@example.com', password: 'x' }), true);
   expect({ status: small.status, code: small.json.error_code }).toEqual({ status: 400, code: 'invalid_credentials' });
 });
+
+test('API_MAX_REQUEST_DURATION: a client that stalls mid-body gets 504 request_timeout instead of holding the request open', async () => {
+  const { connect } = await import('node:net');
+  const limited = await startServer({ env: { DATABASE_URL: 'memory://', AUTHSVC_API_MAX_REQUEST_DURATION: '1' } });
+  const url = new URL(limited.url);
+  const started = Date.now();
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname);
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => { text += d; if (text.includes('}')) { socket.destroy(); resolve(text); } });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+    // A chunked body that starts and then never goes on.
+    socket.write('POST /signup HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"ema\r\n');
+  });
+  const elapsed = Date.now() - started;
+  expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 504 Gateway Timeout');
+  expect(JSON.parse(answer.slice(answer.indexOf('{')))).toMatchObject({
+    code: 504, error_code: 'request_timeout', msg: 'Processing this request timed out, please retry after a moment.',
+  });
+  // Answered at the limit, not at the socket's own timeouts (minutes).
+  expect(elapsed).toBeLessThan(10_000);
+});

@@ -126,6 +126,8 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
             ...Object.fromEntries(Object.entries(env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('AUTHSVC_DB_WS_'))),
             AUTHSVC_MAILER_AUTOCONFIRM: 'true',
             AUTHSVC_WORKERS_MAIL_LOG: 'true',
+            // No RATE_LIMIT_HEADER: the adapter keys per-client limits on CF-Connecting-IP itself.
+            AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
           },
         },
       ],
@@ -203,6 +205,20 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     expect(statuses).toEqual([422, 422, 429]);
     const kv = await mf.getKVNamespace('RATE_LIMIT_KV', 'resend');
     expect((await kv.list({ prefix: 'authsvc:rl:' })).keys.map((k) => k.name)).toContain('authsvc:rl:anonymous:198.51.100.7');
+  });
+
+  test('without RATE_LIMIT_HEADER, per-client limits key on CF-Connecting-IP (set by Cloudflare, not forgeable)', async () => {
+    const worker = await mf.getWorker('hyperdrive');
+    const anonymous = async (ip: string) => {
+      const res = await worker.fetch('http://localhost/signup', {
+        method: 'POST', headers: { 'content-type': 'application/json', 'cf-connecting-ip': ip }, body: '{}',
+      });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    // Anonymous sign-ins are off (422) but still counted; the third is over the burst of 2.
+    expect([await anonymous('203.0.113.9'), await anonymous('203.0.113.9'), await anonymous('203.0.113.9')]).toEqual([422, 422, 429]);
+    expect(await anonymous('203.0.113.10')).toBe(422);
   });
 
   test('Resend: the confirmation email is handed to the Resend API', async () => {

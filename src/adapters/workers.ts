@@ -115,6 +115,10 @@ export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
     strings.AUTHSVC_RATE_LIMIT_STORE = 'postgres';
   }
 
+  // Cloudflare sets CF-Connecting-IP to the client's address and no client can forge it: per-IP
+  // limits key on it unless RATE_LIMIT_HEADER names another header.
+  if (lookup(raw, 'RATE_LIMIT_HEADER') === undefined) strings.AUTHSVC_RATE_LIMIT_HEADER = 'CF-Connecting-IP';
+
   const mailToLog = flag(raw.AUTHSVC_WORKERS_MAIL_LOG, 'AUTHSVC_WORKERS_MAIL_LOG', problems) ?? false;
   const noTransport = !lookup(raw, 'SMTP_HOST') && !lookup(raw, 'RESEND_API_KEY');
   // parseConfig insists on a transport outside local mode; a placeholder host satisfies it and

@@ -1,5 +1,6 @@
 // audit_log_entries, written in the same transaction as the action they record, and each entry
 // handed to the executor's AuditSink (logged as `audit_event`, as GoTrue does).
+import { inArray } from 'drizzle-orm';
 import type { Logger } from '../lib/logger.ts';
 import type { AuditSink, Executor } from './database.ts';
 import { NIL_UUID, type UserRow } from './users.ts';
@@ -62,6 +63,12 @@ export async function insertAudit(ex: Executor, e: AuditEntry): Promise<void> {
   await ex.orm.insert(ex.t.auditLogEntries).values({
     instanceId: NIL_UUID, id: r.id, payload: r.payload, createdAt: r.created_at, ipAddress: r.ip,
   });
+}
+
+/** Removes entries by id (the writes of a request whose email could not be sent). */
+export async function deleteAuditEntries(ex: Executor, ids: string[]): Promise<void> {
+  if (ids.length === 0 || ex.audit?.disablePostgres) return;
+  await ex.orm.delete(ex.t.auditLogEntries).where(inArray(ex.t.auditLogEntries.id, ids));
 }
 
 /**

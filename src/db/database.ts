@@ -19,6 +19,8 @@ export interface Executor {
   t: Tables;
   /** Unset: audit entries are written, not logged (migrations, tests of the db layer). */
   audit?: AuditSink;
+  /** The request's deadline: once aborted, a transaction rolls back instead of committing. */
+  signal?: AbortSignal;
 }
 
 /** A single dedicated connection speaking the simple protocol (multi-statement scripts). */
@@ -35,7 +37,12 @@ export interface Database extends Executor {
 
 /** Runs `fn` in one transaction; rows it locks stay locked until it returns. */
 export function transaction<T>(ex: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
-  return ex.orm.transaction((trx) => fn({ orm: trx as unknown as Orm, t: ex.t, audit: ex.audit }));
+  return ex.orm.transaction(async (trx) => {
+    const result = await fn({ orm: trx as unknown as Orm, t: ex.t, audit: ex.audit, signal: ex.signal });
+    // The client has had its 504 already: what it asked for must not happen after all.
+    if (ex.signal?.aborted) throw new Error('the request timed out before its transaction could commit');
+    return result;
+  });
 }
 
 /** Postgres error code of a driver error (pg, PGlite and neon all expose `code`). */

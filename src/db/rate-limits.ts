@@ -47,3 +47,16 @@ export async function takeToken(ex: Executor, key: string, bucket: Bucket, now: 
     .returning({ count: rl.count });
   return rows.length > 0;
 }
+
+/** Gives back what `consume` took at `at` (a send that failed): one count of that window, or one token of the bucket. */
+export async function release(ex: Executor, key: string, limit: Limit, at: Date): Promise<void> {
+  const rl = ex.t.rateLimits;
+  if (limit.form === 'window') {
+    const periodMs = limit.periodSeconds * 1000;
+    const windowStart = new Date(Math.floor(at.getTime() / periodMs) * periodMs);
+    await ex.orm.update(rl).set({ count: sql`greatest(0, ${rl.count} - 1)` })
+      .where(sql`${rl.key} = ${key} and ${rl.windowStart} = ${windowStart.toISOString()}::timestamptz`);
+    return;
+  }
+  await ex.orm.update(rl).set({ count: sql`least(${limit.count}::float8, ${rl.count} + 1)` }).where(sql`${rl.key} = ${key}`);
+}

@@ -92,6 +92,22 @@ export async function updateUser(ex: Executor, id: string, patch: Partial<NewUse
   return rows[0];
 }
 
+/** A token column of users: the guard of an undo (the token is still the one this request wrote). */
+export type TokenColumn =
+  | 'confirmationToken' | 'recoveryToken' | 'reauthenticationToken' | 'emailChangeTokenNew' | 'emailChangeTokenCurrent' | 'phoneChangeToken';
+
+/** Puts `before` back, provided `guard` still holds the token this request wrote (nobody used or replaced it since). */
+export async function restoreUserColumns(ex: Executor, id: string, before: Partial<NewUser>, guard: { column: TokenColumn; value: string }): Promise<void> {
+  const u = ex.t.users;
+  await ex.orm.update(u).set(before).where(and(eq(u.id, id), eq(u[guard.column], guard.value)));
+}
+
+/** Deletes a user this request created, unless it was confirmed meanwhile (identities and tokens go with it). */
+export async function deleteUnconfirmedUser(ex: Executor, id: string): Promise<void> {
+  const u = ex.t.users;
+  await ex.orm.delete(u).where(and(eq(u.id, id), sql`${u.emailConfirmedAt} is null`, sql`${u.phoneConfirmedAt} is null`));
+}
+
 export async function insertIdentity(ex: Executor, identity: Executor['t']['identities']['$inferInsert']): Promise<IdentityRow> {
   const rows = await ex.orm.insert(ex.t.identities).values(identity).returning();
   return rows[0]!;

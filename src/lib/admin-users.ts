@@ -16,7 +16,8 @@ import { bannedUntil, parseBanDuration } from './ban-duration.ts';
 import { base64url, utf8 } from './encoding.ts';
 import { ApiError, notFound, unprocessable, validationFailed } from './errors.ts';
 import { isSupportedPasswordHash } from './password.ts';
-import { assertPasswordLength, assertPasswordStrength, generatePassword } from './password-policy.ts';
+import { assertNewPassword } from './password-check.ts';
+import { assertPasswordLength, generatePassword } from './password-policy.ts';
 import { mergeMetadata } from './update-user.ts';
 import { userJson } from './user-json.ts';
 import { validateEmail, validatePhone } from './validate.ts';
@@ -250,7 +251,7 @@ export async function adminUpdateUser(deps: Deps, userId: string, input: AdminUs
   const { email, phone, role, ban } = parseCommon(input);
   let encryptedPassword: string | undefined;
   if (input.password !== undefined) {
-    assertPasswordStrength(input.password, deps.config.password);
+    await assertNewPassword(deps, input.password);
     encryptedPassword = await deps.hasher.hash(input.password);
   }
   return inTransaction(deps, async (tx) => {

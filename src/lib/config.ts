@@ -37,7 +37,10 @@ export interface Config {
     providers: Record<ProviderName, ProviderConfig>;
   };
   rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number };
-  password: { minLength: number; requiredCharacters: string[]; hibpEnabled: boolean };
+  password: {
+    minLength: number; requiredCharacters: string[];
+    hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };
+  };
   security: {
     refreshTokenRotationEnabled: boolean; refreshTokenReuseInterval: number; updatePasswordRequireReauthentication: boolean;
     updatePasswordRequireCurrentPassword: boolean; manualLinkingEnabled: boolean; sbForwardedForEnabled: boolean;
@@ -68,7 +71,14 @@ export interface Config {
  * setting (a GoTrue setting authsvc does not have, or a typo); they have no effect.
  */
 export type ConfigResult = { ok: true; config: Config; notices: string[]; warnings: string[] } | { ok: false; errors: string[] };
-export type ConfigVariable = { name: string; default: string; description: string };
+/**
+ * Whether authsvc acts on a setting. A setting it accepts (GoTrue's name, so a configuration
+ * carried over does not fail) but does not act on yet must say so when it is given a value that
+ * differs from its default: start-up stops for a security setting (running without it would be
+ * running less protected than the operator asked), and logs a warning naming it otherwise.
+ */
+export type Support = { built: true } | { built: false; refuse: boolean; because: string };
+export type ConfigVariable = { name: string; default: string; description: string; support: Support };
 
 // ---------------------------------------------------------------------------------------------
 // Name resolution
@@ -421,7 +431,10 @@ const STATIC_FIELDS = {
 
   PASSWORD_MIN_LENGTH: f(withDefault(atLeast(6), 6), '6', 'Minimum password length in bytes; values below 6 count as 6.'),
   PASSWORD_REQUIRED_CHARACTERS: f(withDefault(parseRequiredCharacters, []), '', 'Character sets separated by ":"; a password needs one of each. "\\:" is a literal colon.'),
-  PASSWORD_HIBP_ENABLED: f(bool(false), 'false', 'Refuse passwords found in Have I Been Pwned.'),
+  PASSWORD_HIBP_ENABLED: f(bool(false), 'false', 'Refuse new passwords found in Have I Been Pwned (a k-anonymity range query: only 5 hex digits of the SHA-1 leave the server); the password grant reports them in weak_password.'),
+  PASSWORD_HIBP_FAIL_CLOSED: f(bool(false), 'false', 'When Have I Been Pwned cannot be reached: refuse the password change with 500 (true) or allow it and log a warning (false).'),
+  PASSWORD_HIBP_USER_AGENT: f(textOr('https://github.com/supabase/gotrue'), 'https://github.com/supabase/gotrue', 'User-Agent of the Have I Been Pwned look-ups.'),
+  PASSWORD_HIBP_API_URL: f(withDefault(parseUrl, 'https://api.pwnedpasswords.com'), 'https://api.pwnedpasswords.com', 'Base URL of the Pwned Passwords range API (a mirror or proxy); authsvc only.'),
 
   AUDIT_LOG_DISABLE_POSTGRES: f(bool(false), 'false', 'Write no audit_log_entries rows; every audit entry is still logged as audit_event.'),
   SESSIONS_TIMEBOX: f(withDefault(seconds, 0), '0', 'Longest life of a session from its sign-in (e.g. 24h); a refresh after it is refused with session_expired. 0: no limit.'),
@@ -539,12 +552,54 @@ function describeVariable(name: string, description: string): string {
   return also.length === 0 ? description : `${description} Also read ${also.join(', and ')}.`;
 }
 
+const TELEMETRY = /^(TRACING_|METRICS_|OTEL_|DEBUG$)/;
+const PROVIDER_FIELD = new RegExp(`^EXTERNAL_(${PROVIDERS.map((p) => p.toUpperCase()).join('|')})_`);
+
+/** The settings accepted but not acted on yet, and why (see Support). */
+function support(name: FieldName): Support {
+  const no = (because: string, refuse = false): Support => ({ built: false, refuse, because });
+  if (name === 'SECURITY_CAPTCHA_ENABLED') return no('captcha verification is not built yet', true);
+  if (name.startsWith('SECURITY_CAPTCHA_')) return no('captcha verification is not built yet');
+  if (TELEMETRY.test(name)) return no('trace and metrics export are not built yet');
+  if (PROVIDER_FIELD.test(name) || name === 'EXTERNAL_REDIRECT_URL') return no('sign-in with external OAuth providers is not built yet');
+  if (name.startsWith('SMS_') || name === 'RATE_LIMIT_SMS_SENT' || name === 'EXTERNAL_PHONE_ENABLED') return no('phone sign-in and SMS are not built yet');
+  if (name === 'OPERATOR_TOKEN' || name === 'API_ENDPOINT') return no('multi-instance mode is not supported');
+  if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
+  if (name === 'SECURITY_MANUAL_LINKING_ENABLED') return no('identity linking comes with the OAuth providers');
+  if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');
+  if (name === 'MAILER_EXTERNAL_HOSTS') return no('links in emails always use API_EXTERNAL_URL');
+  return { built: true };
+}
+
 /** Every supported variable, unprefixed (read as AUTHSVC_X, then GOTRUE_X). Feeds the README table. */
 export const CONFIG_VARIABLES: readonly ConfigVariable[] = FIELD_NAMES.map((name) => ({
   name,
   default: FIELDS[name].default,
-  description: describeVariable(name, FIELDS[name].description),
+  description: describeVariable(name, FIELDS[name].description) + notBuiltNote(support(name)),
+  support: support(name),
 }));
+
+function notBuiltNote(s: Support): string {
+  if (s.built) return '';
+  return ` Not acted on yet (${s.because}): ${s.refuse ? 'start-up stops when it is set' : 'a warning names it when it is set'}.`;
+}
+
+/** The problems (refused settings) and warnings about settings given a value authsvc does not act on. */
+function unbuiltSettings(values: Map<FieldName, string>, sources: Map<string, string>, parsed: Flat): { errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const defaults = FLAT_SCHEMA.parse({});
+  for (const name of FIELD_NAMES) {
+    const s = support(name);
+    if (s.built || !values.has(name)) continue;
+    // A value equal to the default (e.g. TRACING_ENABLED=false) changes nothing.
+    if (JSON.stringify(parsed[name]) === JSON.stringify(defaults[name])) continue;
+    const key = sources.get(name) ?? name;
+    if (s.refuse) errors.push(`${key}: ${s.because}; authsvc refuses to start rather than run without it (unset it to start).`);
+    else warnings.push(`${key} is set, but ${s.because}: it has no effect.`);
+  }
+  return { errors, warnings };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Parsing
@@ -633,8 +688,16 @@ export function parseConfig(
     });
     return { ok: false, errors };
   }
-  const warnings = unknownVariables(env, opts.adapterVariables)
-    .map((key) => `${key} is set, but authsvc has no such setting: it has no effect.`);
+  const unbuilt = unbuiltSettings(values, sources, result.data);
+  if (unbuilt.errors.length > 0) return { ok: false, errors: unbuilt.errors };
+  const warnings = [
+    ...unbuilt.warnings,
+    ...unknownVariables(env, opts.adapterVariables).map((key) => `${key} is set, but authsvc has no such setting: it has no effect.`),
+  ];
+  // GoTrue limits per IP only with a header to key on; behind a proxy that header must be named.
+  if (!local && !values.has('RATE_LIMIT_HEADER') && !result.data.SECURITY_SB_FORWARDED_FOR_ENABLED) {
+    warnings.push('RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).');
+  }
   return { ok: true, config: build(result.data, local), notices, warnings };
 }
 
@@ -697,7 +760,10 @@ function build(c: Flat, local: boolean): Config {
       tokenRefresh: c.RATE_LIMIT_TOKEN_REFRESH, verify: c.RATE_LIMIT_VERIFY, otp: c.RATE_LIMIT_OTP,
       anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO,
     },
-    password: { minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS, hibpEnabled: c.PASSWORD_HIBP_ENABLED },
+    password: {
+      minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS,
+      hibp: { enabled: c.PASSWORD_HIBP_ENABLED, failClosed: c.PASSWORD_HIBP_FAIL_CLOSED, userAgent: c.PASSWORD_HIBP_USER_AGENT, apiUrl: c.PASSWORD_HIBP_API_URL },
+    },
     sessions: {
       timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT,
       singlePerUser: c.SESSIONS_SINGLE_PER_USER, tags: c.SESSIONS_TAGS,

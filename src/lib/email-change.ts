@@ -1,18 +1,25 @@
 // Email change (GoTrue §11.3): PUT /user {email} records the new address and mails a code to it —
 // and, with MAILER_SECURE_EMAIL_CHANGE_ENABLED (default), another to the current address; both
-// must be confirmed. Under MAILER_AUTOCONFIRM the change applies at once.
+// must be confirmed. Under MAILER_AUTOCONFIRM an anonymous user's change applies at once;
+// everybody else's still needs confirming, as in GoTrue. The mails go out after the transaction.
 import type { Deps } from '../deps.ts';
 import { insertAudit } from '../db/audit.ts';
-import { type Executor, transaction } from '../db/database.ts';
-import { insertFlowState, latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
-import { clearOneTimeTokens, findOneTimeTokens, type OneTimeTokenType, putOneTimeToken } from '../db/one-time-tokens.ts';
+import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
+import { deleteFlowState, insertFlowState, latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
+import {
+  clearOneTimeTokens, findOneTimeTokens, findOneTimeTokensByAddress, type OneTimeTokenRow, type OneTimeTokenType,
+  putBackOneTimeToken, putOneTimeToken, removeOneTimeToken, restoreOneTimeToken,
+} from '../db/one-time-tokens.ts';
 import type { Pkce } from './pkce.ts';
 import {
-  findUserByEmail, findUserById, insertIdentity, isBanned, listIdentities, type NewUser, updateIdentityData, updateUser, type UserRow,
+  findUserByEmail, findUserById, insertIdentity, isBanned, listIdentities, type NewUser, restoreUserColumns,
+  updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
+import { takeCodeAttempt } from './code-attempts.ts';
 import { timingSafeEqual } from './encoding.ts';
-import { consumeEmailSend, frequencyLimitError, verificationLink } from './email-tokens.ts';
+import { assertAuthorizedRecipient, consumeEmailSend, frequencyLimitError, verificationLink } from './email-tokens.ts';
 import { ApiError, forbidden } from './errors.ts';
+import { type Outbox, transactionThenSend } from './outbox.ts';
 import { generateOtp, tokenHash } from './otp.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
@@ -20,30 +27,66 @@ export const emailExists = () => new ApiError(422, 'email_exists', 'A user with 
 
 export const HALF_CONFIRMED_MESSAGE = 'Confirmation link accepted. Please proceed to confirm link sent to the other email';
 
-async function mailCode(deps: Deps, tx: Executor, user: UserRow, to: string, newEmail: string, column: 'emailChangeTokenNew' | 'emailChangeTokenCurrent', redirectTo: string, pkce: boolean): Promise<Partial<NewUser>> {
+const EMAIL_CHANGE_TYPES: OneTimeTokenType[] = ['email_change_token_current', 'email_change_token_new'];
+
+/**
+ * The mail half of an email change (GoTrue's sendEmailChange), for PUT /user and POST /resend:
+ * new codes for the pending address (and the current one under secure change), stored on the
+ * user and in one_time_tokens, mails queued on `out`. The user row must be locked.
+ */
+async function queueEmailChangeCodes(deps: Deps, tx: Executor, out: Outbox, user: UserRow, newEmail: string, redirectTo: string, pkce?: Pkce): Promise<UserRow> {
+  const cfg = deps.config;
   const now = deps.now();
-  await consumeEmailSend(deps, tx);
-  const otp = generateOtp(deps.config.mailer.otpLength, deps.randomBytes);
-  const hash = `${pkce ? 'pkce_' : ''}${tokenHash(to, otp)}`;
-  await putOneTimeToken(tx, {
-    userId: user.id, type: column === 'emailChangeTokenNew' ? 'email_change_token_new' : 'email_change_token_current',
-    tokenHash: hash, relatesTo: to, now,
-  });
-  try {
-    await deps.mailer.send({
-      kind: 'email_change', to, token: otp, tokenHash: hash, newEmail, redirectTo, siteUrl: deps.config.siteUrl,
-      confirmationUrl: verificationLink(deps, deps.config.mailer.urlPaths.emailChange, hash, 'email_change', redirectTo),
+  if (user.emailChangeSentAt) {
+    const limited = frequencyLimitError(user.emailChangeSentAt, cfg.smtp.maxFrequency, now);
+    if (limited) throw limited;
+  }
+  const current = cfg.mailer.secureEmailChangeEnabled && user.email ? user.email.toLowerCase() : undefined;
+  assertAuthorizedRecipient(deps, newEmail);
+  if (current) assertAuthorizedRecipient(deps, current);
+  if (pkce) {
+    const flow = await insertFlowState(tx, { userId: user.id, challenge: pkce.challenge, method: pkce.method, providerType: 'email', authenticationMethod: 'email_change', now });
+    out.undo((u) => deleteFlowState(u, flow.id));
+  }
+  const prefix = pkce ? 'pkce_' : '';
+  const codes: { to: string; type: OneTimeTokenType; otp: string; hash: string }[] = [];
+  for (const [to, type] of [[newEmail, 'email_change_token_new'], ...(current ? [[current, 'email_change_token_current']] : [])] as [string, OneTimeTokenType][]) {
+    await consumeEmailSend(deps, tx, out);
+    const otp = generateOtp(cfg.mailer.otpLength, deps.randomBytes);
+    codes.push({ to, type, otp, hash: `${prefix}${tokenHash(to, otp)}` });
+  }
+  const patch: Partial<NewUser> = {
+    emailChange: newEmail, emailChangeSentAt: now, emailChangeConfirmStatus: 0,
+    emailChangeTokenNew: codes[0]!.hash, emailChangeTokenCurrent: codes[1]?.hash ?? '',
+  };
+  const before = Object.fromEntries(Object.keys(patch).map((k) => [k, user[k as keyof UserRow] ?? null])) as Partial<NewUser>;
+  const updated = await updateUser(tx, user.id, patch);
+  out.undo((u) => restoreUserColumns(u, user.id, before, { column: 'emailChangeTokenNew', value: codes[0]!.hash }));
+  if (!current) {
+    // A current-address code of an earlier secure change must not confirm this one.
+    const dropped = await removeOneTimeToken(tx, user.id, 'email_change_token_current');
+    if (dropped) out.undo((u) => putBackOneTimeToken(u, dropped));
+  }
+  for (const c of codes) {
+    const previous = await putOneTimeToken(tx, { userId: user.id, type: c.type, tokenHash: c.hash, relatesTo: c.to, now });
+    out.undo((u) => restoreOneTimeToken(u, user.id, c.type, c.hash, previous));
+    out.mail({
+      kind: 'email_change', to: c.to, token: c.otp, tokenHash: c.hash, newEmail, redirectTo, siteUrl: cfg.siteUrl,
+      confirmationUrl: verificationLink(deps, cfg.mailer.urlPaths.emailChange, c.hash, 'email_change', redirectTo),
       userMetadata: user.rawUserMetaData ?? {},
     });
-  } catch (err) {
-    throw new ApiError(500, 'unexpected_failure', 'Error sending email change email', undefined, err);
   }
-  return { [column]: hash };
+  return updated;
 }
 
-/** Applies the change: the new address becomes the user's, confirmed, with an email identity. */
+/**
+ * Applies the change: the new address becomes the user's, confirmed, with an email identity.
+ * The address may have been registered by someone else since the change was requested: 422.
+ */
 async function applyChange(tx: Executor, user: UserRow, now: Date): Promise<UserRow> {
   const newEmail = user.emailChange ?? '';
+  const other = await findUserByEmail(tx, newEmail, user.aud ?? '');
+  if (other && other.id !== user.id) throw emailExists();
   const identities = await listIdentities(tx, [user.id]);
   const emailIdentity = identities.find((i) => i.provider === 'email');
   if (emailIdentity) {
@@ -67,41 +110,62 @@ async function applyChange(tx: Executor, user: UserRow, now: Date): Promise<User
   });
 }
 
-/** Called from PUT /user inside its transaction (the user row is locked). */
-export async function requestEmailChange(deps: Deps, tx: Executor, user: UserRow, newEmail: string, redirectTo: string, ip?: string, pkce?: Pkce): Promise<UserRow> {
+/** A unique violation while applying: the address was taken by a concurrent request. */
+async function orEmailExists<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    throw isUniqueViolation(err) ? emailExists() : err;
+  }
+}
+
+/**
+ * PUT /user {email}, inside the caller's transaction with the user row locked. An anonymous
+ * user's change applies at once under MAILER_AUTOCONFIRM (like a signup); anyone else's waits
+ * for the emailed codes, as GoTrue's UserUpdate does.
+ */
+export async function requestEmailChange(deps: Deps, tx: Executor, out: Outbox, user: UserRow, newEmail: string, redirectTo: string, ip?: string, pkce?: Pkce): Promise<UserRow> {
   const now = deps.now();
   const other = await findUserByEmail(tx, newEmail, user.aud ?? '');
   if (other && other.id !== user.id) throw emailExists();
-  if (deps.config.mailer.autoconfirm) {
+  if (deps.config.mailer.autoconfirm && user.isAnonymous) {
     const staged = await updateUser(tx, user.id, { emailChange: newEmail });
     const changed = await applyChange(tx, staged, now);
     await insertAudit(tx, { actor: changed, action: 'user_modified', ip, now });
     return changed;
   }
-  if (user.emailChangeSentAt && user.emailChange) {
-    const limited = frequencyLimitError(user.emailChangeSentAt, deps.config.smtp.maxFrequency, now);
-    if (limited) throw limited;
-  }
-  const staged = await updateUser(tx, user.id, { emailChange: newEmail, emailChangeSentAt: now, emailChangeConfirmStatus: 0, emailChangeTokenCurrent: '', emailChangeTokenNew: '' });
-  await clearOneTimeTokens(tx, user.id, 'email_change_token_current');
-  if (pkce) {
-    await insertFlowState(tx, { userId: user.id, challenge: pkce.challenge, method: pkce.method, providerType: 'email', authenticationMethod: 'email_change', now });
-  }
-  let patch = await mailCode(deps, tx, staged, newEmail, newEmail, 'emailChangeTokenNew', redirectTo, !!pkce);
-  if (deps.config.mailer.secureEmailChangeEnabled && user.email) {
-    patch = { ...patch, ...(await mailCode(deps, tx, staged, user.email, newEmail, 'emailChangeTokenCurrent', redirectTo, !!pkce)) };
-  }
-  return updateUser(tx, user.id, patch);
+  return queueEmailChangeCodes(deps, tx, out, user, newEmail, redirectTo, pkce);
 }
 
-/** POST /resend type=email_change: the pending change's emails again. */
-export async function resendEmailChange(deps: Deps, currentEmail: string, aud: string, redirectTo: string): Promise<void> {
+/**
+ * POST /resend type=email_change: the pending change's codes again, and nothing else — a resend
+ * never applies a change, whatever MAILER_AUTOCONFIRM says (it is unauthenticated).
+ */
+export async function resendEmailChange(deps: Deps, currentEmail: string, aud: string, redirectTo: string, pkce?: Pkce): Promise<void> {
   const found = await findUserByEmail(deps.db, currentEmail, aud);
   if (!found?.emailChange) return;
-  await transaction(deps.db, async (tx) => {
-    const user = (await findUserById(tx, found.id, { forUpdate: true }))!;
-    await requestEmailChange(deps, tx, user, user.emailChange!, redirectTo);
+  await transactionThenSend(deps, async (tx, out) => {
+    const user = await findUserById(tx, found.id, { forUpdate: true });
+    if (!user?.emailChange) return;
+    await queueEmailChangeCodes(deps, tx, out, user, user.emailChange, redirectTo, pkce);
   });
+}
+
+/**
+ * The pending email-change token a typed code belongs to. Every code typed in counts one attempt
+ * at each pending code sent to that address (code-attempts.ts), before any comparison.
+ */
+async function tokenForCode(deps: Deps, email: string, code: string): Promise<OneTimeTokenRow | undefined> {
+  const address = email.toLowerCase();
+  const plain = tokenHash(address, code);
+  let match: OneTimeTokenRow | undefined;
+  for (const row of await findOneTimeTokensByAddress(deps.db, address, EMAIL_CHANGE_TYPES)) {
+    if (!(await takeCodeAttempt(deps, row.userId, row.tokenType, row.createdAt ?? new Date(0)))) continue;
+    const same = timingSafeEqual(row.tokenHash, plain) || timingSafeEqual(row.tokenHash, `pkce_${plain}`);
+    // The current address's token first, as GoTrue looks them up.
+    if (same && (!match || row.tokenType === 'email_change_token_current')) match = row;
+  }
+  return match;
 }
 
 export type EmailChangeResult =
@@ -114,15 +178,16 @@ export type EmailChangeResult =
 export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: string; email?: string; tokenHash?: string; issueCode?: boolean }, meta: RequestMeta): Promise<EmailChangeResult> {
   const byCode = p.token !== undefined;
   const invalid = () => forbidden('otp_expired', byCode ? 'Token has expired or is invalid' : 'Email link is invalid or has expired');
-  const plain = byCode ? tokenHash((p.email ?? '').toLowerCase(), p.token!) : p.tokenHash ?? '';
-  // The current address's token first, as GoTrue looks them up; a typed code may belong to a PKCE request.
-  const types: OneTimeTokenType[] = ['email_change_token_current', 'email_change_token_new'];
-  let rows = await findOneTimeTokens(deps.db, plain, types);
-  if (rows.length === 0 && byCode) rows = await findOneTimeTokens(deps.db, `pkce_${plain}`, types);
-  const hash = rows[0]?.tokenHash ?? plain;
-  rows.sort((a, b) => (a.tokenType === b.tokenType ? 0 : a.tokenType === 'email_change_token_current' ? -1 : 1));
-  const row = rows[0];
+  let row: OneTimeTokenRow | undefined;
+  if (byCode) {
+    row = await tokenForCode(deps, p.email ?? '', p.token!);
+  } else {
+    // A link's hash: the current address's token first, as GoTrue looks them up.
+    const rows = await findOneTimeTokens(deps.db, p.tokenHash ?? '', EMAIL_CHANGE_TYPES);
+    row = rows.find((r) => r.tokenType === 'email_change_token_current') ?? rows[0];
+  }
   if (!row) throw invalid();
+  const hash = row.tokenHash;
   const column = row.tokenType === 'email_change_token_current' ? 'emailChangeTokenCurrent' : 'emailChangeTokenNew';
   return transaction(deps.db, async (tx) => {
     const now = deps.now();
@@ -136,7 +201,7 @@ export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: st
       await clearOneTimeTokens(tx, user.id, row.tokenType);
       return { kind: 'half', message: HALF_CONFIRMED_MESSAGE, pkce: hash.startsWith('pkce_') };
     }
-    const changed = await applyChange(tx, user, now);
+    const changed = await orEmailExists(applyChange(tx, user, now));
     await insertAudit(tx, { actor: changed, action: 'user_modified', traits: { provider: 'email' }, ip: meta.ip, now });
     if (p.issueCode && hash.startsWith('pkce_')) {
       const flow = await latestFlowState(tx, user.id, 'email_change');

@@ -1,15 +1,16 @@
 // Emailed one-time tokens (GoTrue §6): a code and its hash, sha224(email + code), recorded on the
-// user column of its kind and in one_time_tokens, then handed to the mailer. Called inside the
-// caller's transaction, so a failed send leaves nothing behind.
+// user column of its kind and in one_time_tokens, then queued on the request's outbox: the mail
+// goes out after the transaction commits, and a failed send takes these writes back (outbox.ts).
 import type { Deps } from '../deps.ts';
 import type { Executor } from '../db/database.ts';
-import { type OneTimeTokenType, putOneTimeToken } from '../db/one-time-tokens.ts';
-import { insertFlowState } from '../db/flow-state.ts';
-import { consume } from '../db/rate-limits.ts';
+import { type OneTimeTokenType, putOneTimeToken, restoreOneTimeToken } from '../db/one-time-tokens.ts';
+import { deleteFlowState, insertFlowState } from '../db/flow-state.ts';
+import { consume, release } from '../db/rate-limits.ts';
 import type { Pkce } from './pkce.ts';
-import { type NewUser, updateUser, type UserRow } from '../db/users.ts';
+import { type NewUser, restoreUserColumns, updateUser, type UserRow } from '../db/users.ts';
 import { ApiError } from './errors.ts';
 import type { MailKind } from './mailer.ts';
+import type { Outbox } from './outbox.ts';
 import { generateOtp, tokenHash } from './otp.ts';
 
 // Magic links may be re-requested sooner than confirmation and recovery emails (DESIGN.md).
@@ -49,69 +50,115 @@ export function frequencyLimitError(sentAt: Date, maxFrequencySeconds: number, n
     `For security purposes, you can only request this after ${Math.floor(left / 1000)} seconds.`);
 }
 
-/** `<API_EXTERNAL_URL>` resolved against `<path>?token=…&type=…&redirect_to=…`, as GoTrue builds it. */
+/**
+ * `<API_EXTERNAL_URL>` resolved against `<path>?token=…&type=…&redirect_to=…`, as GoTrue builds it.
+ * GoTrue escapes redirect_to only when it holds `&`, `=` or `#`; a `+` or `%` must be escaped too,
+ * or GET /verify reads back another URL (a `+` becomes a space).
+ */
 export function verificationLink(deps: Deps, path: string, hash: string, type: string, redirectTo: string): string {
-  const escRedirect = /[&=#]/.test(redirectTo) ? encodeURIComponent(redirectTo) : redirectTo;
+  const escRedirect = /[&=#+%\s]/.test(redirectTo) ? encodeURIComponent(redirectTo) : redirectTo;
   const rel = `${path}?token=${encodeURIComponent(hash)}&type=${encodeURIComponent(type)}&redirect_to=${escRedirect}`;
   return new URL(rel, deps.config.api.externalUrl).toString();
 }
 
+// GoTrue's emailLabelPattern: `a+label@x` counts as `a@x` for the authorised-address list.
+const EMAIL_LABEL = /[+][^@]+@/;
+
 /**
- * RATE_LIMIT_EMAIL_SENT, counted in Postgres inside the sending transaction: exact across
- * instances, and a send that fails rolls its count back. Skipped under MAILER_AUTOCONFIRM as
- * in GoTrue, except that a limit of 0 still blocks every email.
+ * EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES: when set, email goes only to these addresses (a `+label`
+ * ignored, case-insensitive); anything else is 400 email_address_not_authorized, as in GoTrue.
  */
-export async function consumeEmailSend(deps: Deps, tx: Executor): Promise<void> {
-  const limit = deps.config.rateLimit.emailSent;
-  if (deps.config.mailer.autoconfirm && limit.count > 0) return;
-  if (!(await consume(tx, 'email_sent', limit, deps.now()))) {
-    throw new ApiError(429, 'over_email_send_rate_limit', 'email rate limit exceeded');
-  }
+export function assertAuthorizedRecipient(deps: Deps, address: string): void {
+  const allowed = deps.config.external.email.authorizedAddresses;
+  if (allowed.length === 0 || address === '') return;
+  const normalised = address.replace(EMAIL_LABEL, '@').toLowerCase();
+  if (allowed.some((a) => a.toLowerCase() === normalised)) return;
+  throw new ApiError(400, 'email_address_not_authorized', `Email address "${address}" cannot be used as it is not authorized`);
 }
 
-export interface SendOptions {
+/**
+ * RATE_LIMIT_EMAIL_SENT, counted in Postgres inside the request's transaction: exact across
+ * instances. Skipped under MAILER_AUTOCONFIRM as in GoTrue, except that a limit of 0 still
+ * blocks every email. A failed send gives the count back.
+ */
+export async function consumeEmailSend(deps: Deps, tx: Executor, out: Outbox): Promise<void> {
+  const limit = deps.config.rateLimit.emailSent;
+  if (deps.config.mailer.autoconfirm && limit.count > 0) return;
+  const at = deps.now();
+  if (!(await consume(tx, 'email_sent', limit, at))) {
+    throw new ApiError(429, 'over_email_send_rate_limit', 'email rate limit exceeded');
+  }
+  out.undo((u) => release(u, 'email_sent', limit, at));
+}
+
+export interface StoreOptions {
   redirectTo: string;
   /** PKCE: a flow_state row is created, the stored token is `pkce_<hash>` and GET /verify answers with `?code=`. */
   pkce?: Pkce;
-  /** Extra user columns written with the token (e.g. invited_at). */
+  /** Extra user columns written with the token (e.g. invited_at, or the password of a repeated signup). */
   patch?: Partial<NewUser>;
 }
 
-export async function sendEmailToken(deps: Deps, tx: Executor, user: UserRow, kind: EmailTokenKind, opts: SendOptions): Promise<UserRow> {
+export interface StoredToken {
+  user: UserRow;
+  /** The code. */
+  otp: string;
+  /** What the user column and one_time_tokens hold: the hash, `pkce_`-prefixed under PKCE. */
+  stored: string;
+  /** The verification link ('' for reauthentication, whose code is typed in). */
+  link: string;
+}
+
+/**
+ * The "store" half of an emailed token, shared by the mail flows and POST /admin/generate_link:
+ * the user column and its sent-at time, one_time_tokens, and the PKCE flow state. With `out`,
+ * each write registers how to take it back if the mail cannot be sent.
+ */
+export async function storeEmailToken(
+  deps: Deps, tx: Executor, user: UserRow, kind: EmailTokenKind, opts: StoreOptions & { otp?: string }, out?: Outbox,
+): Promise<StoredToken> {
   const spec = KINDS[kind];
   const now = deps.now();
-  const cfg = deps.config;
-  const last = user[spec.sentAt];
-  if (last && spec.frequency) {
-    const limited = frequencyLimitError(last, spec.frequency(deps), now);
-    if (limited) throw limited;
-  }
-  await consumeEmailSend(deps, tx);
   const email = (user.email ?? '').toLowerCase();
-  const otp = generateOtp(cfg.mailer.otpLength, deps.randomBytes);
+  const otp = opts.otp ?? generateOtp(deps.config.mailer.otpLength, deps.randomBytes);
   const hash = tokenHash(email, otp);
   const stored = opts.pkce ? `pkce_${hash}` : hash;
   if (opts.pkce) {
-    await insertFlowState(tx, {
+    const flow = await insertFlowState(tx, {
       userId: user.id, challenge: opts.pkce.challenge, method: opts.pkce.method, providerType: 'email',
       authenticationMethod: FLOW_METHOD[kind], now,
     });
+    out?.undo((u) => deleteFlowState(u, flow.id));
   }
-  const updated = await updateUser(tx, user.id, { [spec.column]: stored, [spec.sentAt]: now, ...opts.patch });
-  await putOneTimeToken(tx, { userId: user.id, type: spec.ott, tokenHash: stored, relatesTo: email, now });
-  const paths = cfg.mailer.urlPaths;
+  const patch: Partial<NewUser> = { [spec.column]: stored, [spec.sentAt]: now, ...opts.patch };
+  const before = Object.fromEntries(Object.keys(patch).map((k) => [k, user[k as keyof UserRow] ?? null])) as Partial<NewUser>;
+  const updated = await updateUser(tx, user.id, patch);
+  out?.undo((u) => restoreUserColumns(u, user.id, before, { column: spec.column, value: stored }));
+  const previous = await putOneTimeToken(tx, { userId: user.id, type: spec.ott, tokenHash: stored, relatesTo: email, now });
+  out?.undo((u) => restoreOneTimeToken(u, user.id, spec.ott, stored, previous));
+  const paths = deps.config.mailer.urlPaths;
   const link = spec.linkType && spec.path ? verificationLink(deps, paths[spec.path], stored, spec.linkType, opts.redirectTo) : '';
-  try {
-    await deps.mailer.send({
-      kind: spec.mail, to: email, token: otp, tokenHash: stored, confirmationUrl: link,
-      siteUrl: cfg.siteUrl, redirectTo: opts.redirectTo, userMetadata: updated.rawUserMetaData ?? {},
-    });
-  } catch (err) {
-    throw new ApiError(500, 'unexpected_failure', `Error sending ${spec.mail.replace('_', ' ')} email`, undefined, err);
-  }
-  return updated;
+  return { user: updated, otp, stored, link };
 }
 
-export async function sendConfirmation(deps: Deps, tx: Executor, user: UserRow, redirectTo: string, pkce?: Pkce): Promise<UserRow> {
-  return sendEmailToken(deps, tx, user, 'confirmation', { redirectTo, pkce });
+/**
+ * Checks the per-user frequency limit, the authorised-address list and the hourly email limit,
+ * stores a new token of `kind` and queues its email on `out`.
+ */
+export async function queueEmailToken(deps: Deps, tx: Executor, out: Outbox, user: UserRow, kind: EmailTokenKind, opts: StoreOptions): Promise<UserRow> {
+  const spec = KINDS[kind];
+  const last = user[spec.sentAt];
+  if (last && spec.frequency) {
+    const limited = frequencyLimitError(last, spec.frequency(deps), deps.now());
+    if (limited) throw limited;
+  }
+  const email = (user.email ?? '').toLowerCase();
+  assertAuthorizedRecipient(deps, email);
+  await consumeEmailSend(deps, tx, out);
+  const t = await storeEmailToken(deps, tx, user, kind, opts, out);
+  out.mail({
+    kind: spec.mail, to: email, token: t.otp, tokenHash: t.stored, confirmationUrl: t.link,
+    siteUrl: deps.config.siteUrl, redirectTo: opts.redirectTo, userMetadata: t.user.rawUserMetaData ?? {},
+  });
+  return t.user;
 }

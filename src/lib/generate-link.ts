@@ -14,7 +14,8 @@ import { verificationLink } from './email-tokens.ts';
 import { notFound, validationFailed } from './errors.ts';
 import { generateOtp, tokenHash } from './otp.ts';
 import { mergeMetadata } from './update-user.ts';
-import { assertPasswordStrength, generatePassword } from './password-policy.ts';
+import { assertNewPassword } from './password-check.ts';
+import { generatePassword } from './password-policy.ts';
 import type { RequestMeta } from './session.ts';
 import { userJson } from './user-json.ts';
 import { validateEmail } from './validate.ts';
@@ -169,7 +170,7 @@ export async function generateLink(deps: Deps, req: GenerateLinkRequest): Promis
   let encryptedPassword: string | undefined;
   if (p.type === 'signup' && !found) {
     if (!password) throw validationFailed('Signup requires a valid password');
-    if (!generated) assertPasswordStrength(password, cfg.password);
+    if (!generated) await assertNewPassword(deps, password);
     // Hashed before the transaction: no connection is held during bcrypt.
     encryptedPassword = await deps.hasher.hash(password);
   }

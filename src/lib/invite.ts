@@ -1,10 +1,13 @@
 // POST /invite — GoTrue: api.Invite. Creates (or re-invites) an unconfirmed user and sends the
-// invitation; accepting it is `verify type=invite`.
+// invitation (after the transaction commits); accepting it is `verify type=invite`.
 import type { Deps } from '../deps.ts';
 import { insertAudit } from '../db/audit.ts';
-import { isUniqueViolation, transaction } from '../db/database.ts';
-import { NIL_UUID, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities } from '../db/users.ts';
-import { sendEmailToken } from './email-tokens.ts';
+import { isUniqueViolation } from '../db/database.ts';
+import {
+  NIL_UUID, deleteUnconfirmedUser, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities, type NewUser,
+} from '../db/users.ts';
+import { queueEmailToken } from './email-tokens.ts';
+import { transactionThenSend } from './outbox.ts';
 import { ApiError } from './errors.ts';
 import type { RequestMeta } from './session.ts';
 import { userJson } from './user-json.ts';
@@ -15,7 +18,7 @@ export async function inviteUser(
   deps: Deps, p: { email: string; data: Record<string, unknown>; aud: string; redirectTo: string; adminRole: string; meta: RequestMeta },
 ): Promise<Record<string, unknown>> {
   try {
-    return await transaction(deps.db, async (tx) => {
+    return await transactionThenSend(deps, async (tx, out) => {
       const now = deps.now();
       const existing = await findUserByEmail(tx, p.email, p.aud);
       if (existing?.emailConfirmedAt) throw emailExists();
@@ -29,8 +32,12 @@ export async function inviteUser(
           createdAt: now, updatedAt: now,
         });
         await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'email', createdAt: now, updatedAt: now });
+        out.undo((u) => deleteUnconfirmedUser(u, id));
       }
-      user = await sendEmailToken(deps, tx, user, 'invite', { redirectTo: p.redirectTo, patch: { invitedAt: now } });
+      // Re-inviting an unconfirmed user clears a password someone may have signed it up with:
+      // accepting the invite then sets a random one (pre-account takeover, see signup.ts).
+      const patch: Partial<NewUser> = { invitedAt: now, ...(user.encryptedPassword ? { encryptedPassword: '' } : {}) };
+      user = await queueEmailToken(deps, tx, out, user, 'invite', { redirectTo: p.redirectTo, patch });
       await insertAudit(tx, {
         // GoTrue records the admin as a pseudo-user: nil id, the role as username.
         actor: { id: NIL_UUID, email: p.adminRole, phone: null, rawUserMetaData: null }, action: 'user_invited', ip: p.meta.ip, now,

@@ -2,7 +2,7 @@
 import type { Deps } from '../deps.ts';
 import { findUserByEmail, findUserByPhone, isBanned } from '../db/users.ts';
 import { ApiError, badRequest, validationFailed } from './errors.ts';
-import { checkPasswordStrength } from './password-policy.ts';
+import { passwordWeakness } from './password-check.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { formatPhone } from './validate.ts';
 
@@ -23,17 +23,17 @@ export async function passwordGrant(
   const user = p.email
     ? await findUserByEmail(deps.db, p.email, aud)
     : await findUserByPhone(deps.db, formatPhone(p.phone!), aud);
-  if (!user) {
+  // Every way of failing costs one hash verification, so the answer's timing does not tell
+  // whether the account exists, has a password, or was asked about with an empty one.
+  if (!user || !user.encryptedPassword || !password) {
     await deps.hasher.verify(password, DUMMY_HASH);
     throw invalidCredentials();
   }
   if (isBanned(user, deps.now())) throw badRequest('user_banned', 'User is banned');
-  if (!user.encryptedPassword || !password || !(await deps.hasher.verify(password, user.encryptedPassword))) {
-    throw invalidCredentials();
-  }
+  if (!(await deps.hasher.verify(password, user.encryptedPassword))) throw invalidCredentials();
   if (p.email && !user.emailConfirmedAt) throw badRequest('email_not_confirmed', 'Email not confirmed');
   if (p.phone && !user.phoneConfirmedAt) throw badRequest('phone_not_confirmed', 'Phone not confirmed');
-  const weak = checkPasswordStrength(password, cfg.password);
+  const weak = await passwordWeakness(deps, password, { failOpen: true });
   const login = { actor: user, action: 'login' as const, traits: { provider: p.email ? 'email' : 'phone' }, ip: meta.ip, now: deps.now() };
   const issued = await createSession(deps, deps.db, user, 'password', meta, [login]);
   // GoTrue always serialises weak_password on this grant: null when the password is fine.

@@ -1,5 +1,5 @@
 // Password rules as GoTrue applies them (internal/api/password.go, internal/crypto/password.go).
-import { validationFailed, weakPasswordError } from './errors.ts';
+import { type WeakPasswordReason, validationFailed, weakPasswordError } from './errors.ts';
 
 // bcrypt ignores everything past 72 bytes, so a longer password would silently be a shorter one.
 export const MAX_PASSWORD_BYTES = 72;
@@ -13,7 +13,7 @@ export interface PasswordPolicy {
 
 export interface WeakPassword {
   message: string;
-  reasons: ('length' | 'characters')[];
+  reasons: WeakPasswordReason[];
 }
 
 const encoder = new TextEncoder();

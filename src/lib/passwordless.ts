@@ -2,9 +2,10 @@
 // api.Otp, api.Resend. Unknown addresses get the same answer as known ones where GoTrue's do.
 import type { Deps } from '../deps.ts';
 import { insertAudit } from '../db/audit.ts';
-import { transaction } from '../db/database.ts';
-import { findUserByEmail, findUserById } from '../db/users.ts';
-import { type EmailTokenKind, sendEmailToken } from './email-tokens.ts';
+import type { Executor } from '../db/database.ts';
+import { findUserByEmail, findUserById, type UserRow } from '../db/users.ts';
+import { type EmailTokenKind, queueEmailToken } from './email-tokens.ts';
+import { type Outbox, transactionThenSend } from './outbox.ts';
 import { ApiError } from './errors.ts';
 import { generatePassword } from './password-policy.ts';
 import type { RequestMeta } from './session.ts';
@@ -19,13 +20,17 @@ export interface EmailRequest {
   pkce?: Pkce;
 }
 
+/** Queues the email of `kind` for a locked user, with its audit entry. */
+async function queueWithAudit(deps: Deps, tx: Executor, out: Outbox, user: UserRow, kind: EmailTokenKind, r: EmailRequest): Promise<void> {
+  await queueEmailToken(deps, tx, out, user, kind, { redirectTo: r.redirectTo, pkce: r.pkce });
+  const action = kind === 'confirmation' ? 'user_confirmation_requested' : 'user_recovery_requested';
+  await insertAudit(tx, { actor: user, action, ip: r.meta.ip, now: deps.now() });
+}
+
 async function sendToExisting(deps: Deps, userId: string, kind: EmailTokenKind, r: EmailRequest): Promise<void> {
-  await transaction(deps.db, async (tx) => {
+  await transactionThenSend(deps, async (tx, out) => {
     const user = await findUserById(tx, userId, { forUpdate: true });
-    if (!user) return;
-    await sendEmailToken(deps, tx, user, kind, { redirectTo: r.redirectTo, pkce: r.pkce });
-    const action = kind === 'confirmation' ? 'user_confirmation_requested' : 'user_recovery_requested';
-    await insertAudit(tx, { actor: user, action, ip: r.meta.ip, now: deps.now() });
+    if (user) await queueWithAudit(deps, tx, out, user, kind, r);
   });
 }
 
@@ -35,21 +40,28 @@ export async function requestRecovery(deps: Deps, r: EmailRequest): Promise<void
   await sendToExisting(deps, user.id, 'recovery', r);
 }
 
-/** A confirmed user gets a magic link; a new or unconfirmed one is signed up and gets a confirmation. */
+/**
+ * A confirmed user gets a magic link; a new or unconfirmed one is signed up and gets a
+ * confirmation. Under MAILER_AUTOCONFIRM a new user is signed up confirmed and an unconfirmed
+ * one (e.g. invited) is left as it is: both get a magic link, whose use confirms the address
+ * (GoTrue signs the unconfirmed one up again, confirming it before the link is even followed).
+ */
 export async function requestMagicLink(deps: Deps, r: EmailRequest & { data: Record<string, unknown>; createUser: boolean }): Promise<void> {
   const cfg = deps.config;
   if (!cfg.external.email.enabled) throw new ApiError(422, 'email_provider_disabled', 'Email logins are disabled');
   if (!cfg.external.email.magicLinkEnabled) throw new ApiError(422, 'email_provider_disabled', 'Login with magic link is disabled');
   let user = await findUserByEmail(deps.db, r.email, r.aud);
   if (!user && !r.createUser) throw new ApiError(422, 'otp_disabled', 'Signups not allowed for otp');
-  if (!user || !user.emailConfirmedAt) {
+  if (!user || (!user.emailConfirmedAt && !cfg.mailer.autoconfirm)) {
     if (!user && cfg.disableSignup) throw new ApiError(422, 'signup_disabled', 'Signups not allowed for this instance');
-    const result = await signupWithEmail(deps, {
+    // Under autoconfirm the new user's magic link is queued in the signup's own transaction, so
+    // a failed send takes the new user back too; otherwise the confirmation email is the link.
+    await signupWithEmail(deps, {
       email: r.email, password: generatePassword(33, cfg.password.requiredCharacters), data: r.data, aud: r.aud,
-      redirectTo: r.redirectTo, meta: r.meta, noSession: true, pkce: r.pkce,
+      redirectTo: r.redirectTo, meta: r.meta, pkce: r.pkce,
+      onConfirmed: (tx, out, confirmed) => queueWithAudit(deps, tx, out, confirmed, 'magic_link', r),
     });
-    if (result.kind !== 'confirmed') return; // a confirmation email went out
-    user = result.user;
+    return;
   }
   await sendToExisting(deps, user.id, 'magic_link', r);
 }

@@ -1,12 +1,14 @@
 // POST /signup with email and password, and anonymous sign-in (GoTrue: api.Signup,
-// api.SignupAnonymously). Everything a signup writes happens in one transaction.
+// api.SignupAnonymously). Everything a signup writes happens in one transaction; the
+// confirmation email goes out after it commits (outbox.ts).
 import type { Deps } from '../deps.ts';
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
-import { isUniqueViolation, transaction } from '../db/database.ts';
+import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import {
-  findUserByEmail, insertEmailUser, insertUser, listIdentities, updateIdentityData, updateUser, type UserRow,
+  deleteUnconfirmedUser, findUserByEmail, findUserById, insertEmailUser, insertUser, listIdentities, updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
-import { sendConfirmation } from './email-tokens.ts';
+import { queueEmailToken } from './email-tokens.ts';
+import { type Outbox, transactionThenSend } from './outbox.ts';
 import { ApiError } from './errors.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { userJson } from './user-json.ts';
@@ -15,7 +17,7 @@ import type { Pkce } from './pkce.ts';
 export type SignupResult =
   | { kind: 'session'; token: TokenResponse }
   | { kind: 'user'; body: Record<string, unknown> }
-  /** With `noSession`: the user was created or found and confirmed, no session issued. */
+  /** With `onConfirmed`: the user was created or found and confirmed, no session issued. */
   | { kind: 'confirmed'; user: UserRow };
 
 export interface EmailSignup {
@@ -25,8 +27,11 @@ export interface EmailSignup {
   aud: string;
   redirectTo: string;
   meta: RequestMeta;
-  /** /otp and /magiclink sign new users up but answer with an email, not a session. */
-  noSession?: boolean;
+  /**
+   * /otp and /magiclink sign new users up but answer with an email, not a session: under
+   * autoconfirm this runs in the signup's transaction with the confirmed user instead.
+   */
+  onConfirmed?: (tx: Executor, out: Outbox, user: UserRow) => Promise<void>;
   pkce?: Pkce;
 }
 
@@ -56,9 +61,10 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
   // too, so a repeated signup takes as long as a new one.
   const encryptedPassword = await deps.hasher.hash(s.password);
   try {
-    return await transaction(deps.db, async (tx) => {
+    return await transactionThenSend(deps, async (tx, out) => {
       const now = deps.now();
-      const existing = await findUserByEmail(tx, s.email, s.aud);
+      const found = await findUserByEmail(tx, s.email, s.aud);
+      const existing = found && await findUserById(tx, found.id, { forUpdate: true });
       if (existing?.emailConfirmedAt) {
         await insertAudit(tx, { actor: existing, action: 'user_repeated_signup', traits: { provider: 'email' }, ip: s.meta.ip, now });
         if (autoconfirm || cfg.sms.autoconfirm) throw userAlreadyExists();
@@ -66,8 +72,8 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
       }
       let user: UserRow;
       if (existing) {
-        // Unconfirmed: the caller's identity is unproven, so the record is not changed.
-        // Under autoconfirm only the account's own password may confirm it.
+        // Unconfirmed: the caller's identity is unproven, so nothing of the record changes but
+        // the pending password (below). Under autoconfirm only the account's own password may confirm it.
         if (autoconfirm) {
           const ok = existing.encryptedPassword ? await deps.hasher.verify(s.password, existing.encryptedPassword) : false;
           if (!ok) throw userAlreadyExists();
@@ -83,13 +89,16 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
           encryptedPassword, emailConfirmedAt: autoconfirm ? now : null,
           appMetaData: { provider: 'email', providers: ['email'] }, metaData: identityData, now,
         });
+        const created = user.id;
+        out.undo((u) => deleteUnconfirmedUser(u, created));
       }
       if (autoconfirm) {
         const traits = { provider: 'email' };
         const audits: AuditEntry[] = existing ? [] : [{ actor: user, action: 'user_signedup', traits, ip: s.meta.ip, now }];
         if (existing) user = await confirmEmail(tx, user, now);
-        if (s.noSession) {
+        if (s.onConfirmed) {
           for (const a of audits) await insertAudit(tx, a);
+          await s.onConfirmed(tx, out, user);
           return { kind: 'confirmed', user };
         }
         audits.push({ actor: user, action: 'login', traits, ip: s.meta.ip, now });
@@ -97,7 +106,12 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
         return { kind: 'session', token: await tokenResponse(deps, tx, issued) };
       }
       await insertAudit(tx, { actor: user, action: 'user_confirmation_requested', traits: { provider: 'email' }, ip: s.meta.ip, now });
-      user = await sendConfirmation(deps, tx, user, s.redirectTo, s.pkce);
+      // Pre-account takeover: whoever signed this address up first chose the stored password. The
+      // password in force after confirmation is the one of the signup whose link is followed, so
+      // a repeated signup stores its own password with the new link (the older link stops working).
+      user = await queueEmailToken(deps, tx, out, user, 'confirmation', {
+        redirectTo: s.redirectTo, pkce: s.pkce, patch: existing ? { encryptedPassword } : undefined,
+      });
       return { kind: 'user', body: userJson(user, await listIdentities(tx, [user.id])) };
     });
   } catch (err) {

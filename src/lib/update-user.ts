@@ -1,15 +1,17 @@
-// PUT /user — GoTrue: api.UserUpdate (metadata, password; email and phone changes arrive
-// with the email-flows and phone work).
+// PUT /user — GoTrue: api.UserUpdate (metadata, password, email change; phone changes arrive
+// with the phone work).
 import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
-import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
+import { OTT_TYPES, clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
-import { findUserById, listIdentities, updateUser, type NewUser } from '../db/users.ts';
+import { findUserById, listIdentities, updateUser, type NewUser, type UserRow } from '../db/users.ts';
+import { takeCodeAttempt } from './code-attempts.ts';
 import { ApiError, badRequest } from './errors.ts';
 import { tokenHash } from './otp.ts';
-import { assertPasswordLength, assertPasswordStrength } from './password-policy.ts';
+import { transactionThenSend } from './outbox.ts';
+import { assertNewPassword } from './password-check.ts';
 import { timingSafeEqual } from './encoding.ts';
 import { userJson } from './user-json.ts';
 import { requestEmailChange } from './email-change.ts';
@@ -22,6 +24,7 @@ export interface UserUpdate {
   email?: string;
   phone?: string;
   password?: string;
+  current_password?: string;
   nonce?: string;
   data?: Record<string, unknown>;
   app_metadata?: Record<string, unknown>;
@@ -37,16 +40,56 @@ export function mergeMetadata(base: Record<string, unknown> | null, patch: Recor
   return out;
 }
 
-function checkNonce(deps: Deps, auth: AuthContext, nonce: string | undefined): void {
-  const u = auth.user;
-  if (!nonce) throw badRequest('reauthentication_needed', 'Password update requires reauthentication');
+const nonceInvalid = () => new ApiError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid');
+
+/** Whether `nonce` is the user's current reauthentication code, unexpired (a pure check on the row given). */
+function nonceMatches(deps: Deps, u: UserRow, nonce: string): boolean {
   const target = u.email || u.phone || '';
   const sentAt = u.reauthenticationSentAt;
   const exp = u.email ? deps.config.mailer.otpExp : deps.config.sms.otpExp;
-  const valid = !!u.reauthenticationToken && !!sentAt
+  return !!u.reauthenticationToken && !!sentAt
     && deps.now().getTime() <= sentAt.getTime() + exp * 1000
     && timingSafeEqual(u.reauthenticationToken, tokenHash(target, nonce));
-  if (!valid) throw new ApiError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid');
+}
+
+/** GoTrue's Session.IsRecovery: signed in by a code or link (otp, magiclink, recovery), when the old password may be forgotten. */
+function isRecoverySession(auth: AuthContext): boolean {
+  const amr = Array.isArray(auth.claims.amr) ? auth.claims.amr : [];
+  return amr.some((e: unknown) => {
+    const method = typeof e === 'string' ? e : (e as { method?: unknown } | null)?.method;
+    return method === 'otp' || method === 'magiclink' || method === 'recovery';
+  });
+}
+
+/** The password half of PUT /user: every check GoTrue makes before it writes, then the new hash. */
+async function newPasswordHash(deps: Deps, auth: AuthContext, p: UserUpdate, password: string, newEmail: string | undefined): Promise<string> {
+  const cfg = deps.config;
+  const user = auth.user;
+  if (user.isAnonymous && !user.email && !user.phone && !newEmail) {
+    throw new ApiError(422, 'validation_failed', 'Updating password of an anonymous user without an email or phone is not allowed');
+  }
+  await assertNewPassword(deps, password);
+  if (cfg.security.updatePasswordRequireReauthentication) {
+    if (!p.nonce) throw badRequest('reauthentication_needed', 'Password update requires reauthentication');
+    // Every nonce typed in counts against the code (code-attempts.ts); it is consumed under the row lock later.
+    const sentAt = user.reauthenticationSentAt;
+    if (!sentAt || !(await takeCodeAttempt(deps, user.id, 'reauthentication_token', sentAt)) || !nonceMatches(deps, user, p.nonce)) {
+      throw nonceInvalid();
+    }
+  }
+  if (user.encryptedPassword) {
+    // SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD, except in a session opened by a code or
+    // link (the user may be recovering a forgotten password), as in GoTrue.
+    if (cfg.security.updatePasswordRequireCurrentPassword && !isRecoverySession(auth)) {
+      const message = 'Current password required when setting new password.';
+      if (!p.current_password) throw badRequest('current_password_required', message);
+      if (!(await deps.hasher.verify(p.current_password, user.encryptedPassword))) throw badRequest('current_password_invalid', message);
+    }
+    if (await deps.hasher.verify(password, user.encryptedPassword)) {
+      throw new ApiError(422, 'same_password', 'New password should be different from the old password.');
+    }
+  }
+  return deps.hasher.hash(password);
 }
 
 export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUpdate, meta: { ip?: string; redirectTo: string }): Promise<Record<string, unknown>> {
@@ -63,18 +106,14 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
   const newEmail = p.email ? validateEmail(p.email) : undefined;
   const changeEmail = newEmail !== undefined && newEmail !== (user.email ?? '');
   const pkce = parsePkce(p);
-  let encryptedPassword: string | undefined;
-  if (p.password !== undefined) {
-    if (user.isAnonymous && !user.email && !user.phone && !newEmail) {
-      throw new ApiError(422, 'validation_failed', 'Updating password of an anonymous user without an email or phone is not allowed');
-    }
-    assertPasswordLength(p.password);
-    assertPasswordStrength(p.password, cfg.password);
-    if (user.encryptedPassword && (await deps.hasher.verify(p.password, user.encryptedPassword))) {
-      throw new ApiError(422, 'same_password', 'New password should be different from the old password.');
-    }
-    if (cfg.security.updatePasswordRequireReauthentication) checkNonce(deps, auth, p.nonce);
-    encryptedPassword = await deps.hasher.hash(p.password);
+  const encryptedPassword = p.password !== undefined ? await newPasswordHash(deps, auth, p, p.password, newEmail) : undefined;
+  // The email change goes first, in its own transaction: its mails must be out before anything
+  // else is written, so that a failed send leaves nothing behind (outbox.ts).
+  if (changeEmail) {
+    await transactionThenSend(deps, async (tx, out) => {
+      const locked = (await findUserById(tx, user.id, { forUpdate: true }))!;
+      return requestEmailChange(deps, tx, out, locked, newEmail, meta.redirectTo, ip, pkce);
+    });
   }
   return transaction(deps.db, async (tx) => {
     const now = deps.now();
@@ -83,17 +122,22 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
     if (p.data) patch.rawUserMetaData = mergeMetadata(current.rawUserMetaData, p.data);
     if (p.app_metadata) patch.rawAppMetaData = mergeMetadata(current.rawAppMetaData, p.app_metadata);
     if (encryptedPassword) {
+      // Checked again under the row lock, where it is also used up: of two requests with the same
+      // nonce, only one finds it still there.
+      if (cfg.security.updatePasswordRequireReauthentication && !nonceMatches(deps, current, p.nonce ?? '')) throw nonceInvalid();
+      // A new password voids every pending code, except those of the email change this same
+      // request has just sent (GoTrue changes the password first, then requests the change).
       Object.assign(patch, {
         encryptedPassword, reauthenticationToken: '', reauthenticationSentAt: null,
-        confirmationToken: '', recoveryToken: '', emailChangeTokenCurrent: '', emailChangeTokenNew: '', phoneChangeToken: '',
+        confirmationToken: '', recoveryToken: '', phoneChangeToken: '',
+        ...(changeEmail ? {} : { emailChangeTokenCurrent: '', emailChangeTokenNew: '' }),
       });
-      await clearOneTimeTokens(tx, user.id);
+      await clearOneTimeTokens(tx, user.id, changeEmail ? OTT_TYPES.filter((t) => !t.startsWith('email_change')) : undefined);
       // A new password signs the user out everywhere else.
       await deleteSessions(tx, user.id, 'others', auth.session?.id);
       await insertAudit(tx, { actor: current, action: 'user_updated_password', ip, now });
     }
-    let updated = await updateUser(tx, user.id, patch);
-    if (changeEmail) updated = await requestEmailChange(deps, tx, updated, newEmail, meta.redirectTo, ip, pkce);
+    const updated = await updateUser(tx, user.id, patch);
     await insertAudit(tx, { actor: updated, action: 'user_modified', ip, now });
     return userJson(updated, await listIdentities(tx, [user.id]));
   });

@@ -6,6 +6,8 @@ import { transaction } from '../db/database.ts';
 import { latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
 import { clearOneTimeTokens, findOneTimeTokens, type OneTimeTokenType } from '../db/one-time-tokens.ts';
 import { findUserByEmail, findUserById, isBanned, type NewUser, updateIdentityData, updateUser, type UserRow } from '../db/users.ts';
+import { deleteSessions } from '../db/sessions.ts';
+import { takeCodeAttempt } from './code-attempts.ts';
 import { timingSafeEqual } from './encoding.ts';
 import { ApiError, forbidden } from './errors.ts';
 import { tokenHash } from './otp.ts';
@@ -70,7 +72,11 @@ async function locate(deps: Deps, input: VerifyInput): Promise<{ user: UserRow; 
     const hash = tokenHash(email, input.token);
     for (const c of candidates) {
       const [col, sent] = COLUMN[c.ott as keyof typeof COLUMN];
-      if (matches(user[col], hash) && fresh(deps, user[sent])) return { user, ott: c.ott, resolved: c.resolved, stored: user[col]! };
+      const sentAt = user[sent];
+      if (!user[col] || !sentAt || !fresh(deps, sentAt)) continue;
+      // Counted before it is compared: a code dies after its attempts (code-attempts.ts).
+      if (!(await takeCodeAttempt(deps, user.id, c.ott, sentAt))) continue;
+      if (matches(user[col], hash)) return { user, ott: c.ott, resolved: c.resolved, stored: user[col]! };
     }
     throw tokenInvalid();
   }
@@ -107,6 +113,9 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
       const meta2 = { ...(user.rawUserMetaData ?? {}), email_verified: true };
       patch.rawUserMetaData = meta2;
       await updateIdentityData(tx, user.id, 'email', { ...meta2 });
+      // Confirming proves who owns the address: any session opened before that, by whoever
+      // signed it up, ends here (pre-account takeover; the password is the confirmed signup's).
+      await deleteSessions(tx, user.id, 'global');
     }
     if (invitePassword) patch.encryptedPassword = invitePassword;
     await clearOneTimeTokens(tx, user.id);

@@ -72,7 +72,7 @@ otpRoutes.post('/resend', async (c) => {
   if (b.type === 'email_change') {
     if (!b.email) throw validationFailed('An email address is required');
     const r = emailRequest(c, validateEmail(b.email), pkce);
-    await resendEmailChange(c.var.deps, r.email, r.aud, r.redirectTo);
+    await resendEmailChange(c.var.deps, r.email, r.aud, r.redirectTo, pkce);
   }
   // sms and phone_change: no phone can be pending without an SMS provider, so GoTrue's answer is {}.
   return c.json({});

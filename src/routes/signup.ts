@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optRecord, optStr, readJson } from '../lib/http.ts';
-import { assertPasswordLength, assertPasswordStrength } from '../lib/password-policy.ts';
+import { assertNewPassword } from '../lib/password-check.ts';
 import { parsePkce } from '../lib/pkce.ts';
 import { enforceRateLimit } from '../lib/rate-limit.ts';
 import { redirectTarget } from '../lib/redirect.ts';
@@ -35,8 +35,7 @@ signupRoutes.post('/signup', async (c) => {
     return c.json(token.body, 200, token.headers);
   }
   if (!body.password) throw validationFailed('Signup requires a valid password');
-  assertPasswordLength(body.password);
-  assertPasswordStrength(body.password, cfg.password);
+  await assertNewPassword(deps, body.password);
   if (body.email && body.phone) throw validationFailed('Only an email address or phone number should be provided on signup.');
   if (body.phone && body.code_challenge) throw validationFailed('PKCE not supported for phone signups');
   const pkce = parsePkce(body);

@@ -3,12 +3,12 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
-import { transaction } from '../db/database.ts';
 import { findUserById } from '../db/users.ts';
 import { requireAuth } from '../lib/auth.ts';
-import { sendEmailToken } from '../lib/email-tokens.ts';
+import { queueEmailToken } from '../lib/email-tokens.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optRecord, optStr, readJson } from '../lib/http.ts';
+import { transactionThenSend } from '../lib/outbox.ts';
 import { enforceRateLimit } from '../lib/rate-limit.ts';
 import { redirectTarget } from '../lib/redirect.ts';
 import { requestMeta } from '../lib/request-meta.ts';
@@ -45,9 +45,9 @@ userRoutes.get('/reauthenticate', requireAuth, async (c) => {
   if (!user.email && !user.phone) throw validationFailed('Reauthentication requires the user to have an email or a phone number');
   if (!user.email) throw new ApiError(422, 'sms_send_failed', 'Error sending reauthentication OTP to provider: no SMS provider is configured');
   if (!user.emailConfirmedAt) throw new ApiError(422, 'email_not_confirmed', 'Please verify your email first.');
-  await transaction(deps.db, async (tx) => {
+  await transactionThenSend(deps, async (tx, out) => {
     const locked = (await findUserById(tx, user.id, { forUpdate: true }))!;
-    await sendEmailToken(deps, tx, locked, 'reauthentication', { redirectTo: deps.config.siteUrl });
+    await queueEmailToken(deps, tx, out, locked, 'reauthentication', { redirectTo: deps.config.siteUrl });
     await insertAudit(tx, { actor: locked, action: 'user_reauthenticate_requested', ip: requestMeta(c).ip, now: deps.now() });
   });
   return c.json({});

@@ -1,0 +1,172 @@
+// The rule, checked by walking the whole config schema: every setting authsvc accepts is acted
+// on, or stops start-up (security settings), or is named in a warning when it is given a value.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { CONFIG_VARIABLES, type Config, parseConfig } from '../src/lib/config.ts';
+
+type Env = Record<string, string>;
+
+const BASE: Env = {
+  GOTRUE_SITE_URL: 'https://app.example.com',
+  API_EXTERNAL_URL: 'https://auth.example.com',
+  GOTRUE_DB_DRIVER: 'postgres',
+  DATABASE_URL: 'postgres://auth:pw@db:5432/postgres',
+  GOTRUE_JWT_SECRET: 'super-secret-jwt-token-with-at-least-32-characters',
+  GOTRUE_SMTP_ADMIN_EMAIL: 'admin@example.com',
+  GOTRUE_SMTP_HOST: 'smtp.example.com',
+  GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For',
+};
+
+// Values that parse for most fields; the first that parses and changes the config is used.
+const CANDIDATES = [
+  'true', 'false', '7', '2h', 'https://example.com/x', 'postgres://other@db/x', 'x', 'a,b', 'twilio', 'prometheus',
+  'debug', 'turnstile', 'postgres', '+15555550100:123456', '2040-01-01T00:00:00Z', '10/1h',
+  JSON.stringify([{ kty: 'oct', k: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', kid: 'k1', key_ops: ['sign', 'verify'], alg: 'HS256' }]),
+];
+
+// Fields that only take effect, or only parse, together with others.
+const COMPANIONS: Record<string, Env> = {
+  RESEND_BASE_URL: { GOTRUE_RESEND_API_KEY: 're_x' },
+  PASSWORD_HIBP_FAIL_CLOSED: { GOTRUE_PASSWORD_HIBP_ENABLED: 'true' },
+  SECURITY_CAPTCHA_ENABLED: { GOTRUE_SECURITY_CAPTCHA_SECRET: 's' },
+};
+for (const v of CONFIG_VARIABLES) {
+  const m = /^EXTERNAL_([A-Z]+)_ENABLED$/.exec(v.name);
+  if (!m || m[1] === 'EMAIL' || m[1] === 'PHONE' || m[1] === 'ANONYMOUS') continue;
+  COMPANIONS[v.name] = {
+    [`GOTRUE_EXTERNAL_${m[1]}_CLIENT_ID`]: 'id', [`GOTRUE_EXTERNAL_${m[1]}_SECRET`]: 'secret',
+    [`GOTRUE_EXTERNAL_${m[1]}_REDIRECT_URI`]: 'https://auth.example.com/callback', [`GOTRUE_EXTERNAL_${m[1]}_URL`]: 'https://idp.example.com',
+  };
+}
+
+// Settings with exactly one accepted value (GoTrue's): nothing to change, nothing to act on.
+const ONE_VALUE = ['DB_DRIVER', 'TRACING_EXPORTER'];
+
+function parse(env: Env) {
+  return parseConfig(env);
+}
+
+function flatten(v: unknown, path: string[] = [], out = new Map<string, string>()): Map<string, string> {
+  if (v && typeof v === 'object' && !Array.isArray(v)) {
+    for (const [k, x] of Object.entries(v)) flatten(x, [...path, k], out);
+  } else {
+    out.set(path.join('.'), JSON.stringify(v));
+  }
+  return out;
+}
+
+function changedPaths(a: Config, b: Config): string[] {
+  const fa = flatten(a);
+  const fb = flatten(b);
+  return [...new Set([...fa.keys(), ...fb.keys()])].filter((k) => fa.get(k) !== fb.get(k));
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? sources(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const ROOT = join(import.meta.dirname, '..');
+// Where settings are read: everything but the schema itself.
+const READERS = sources(join(ROOT, 'src'))
+  .filter((p) => !relative(ROOT, p).replaceAll('\\', '/').startsWith('src/lib/config'))
+  .map((p) => readFileSync(p, 'utf8'))
+  .join('\n');
+
+/**
+ * A config path counts as read when the code names its last two segments (`captcha.enabled`),
+ * or passes the parent object on whole (`loadKeySet(config.jwt)`, `subjects[key]`) and names the
+ * leaf somewhere. Lenient on purpose; what it catches is a setting whose name nothing mentions.
+ */
+function isRead(path: string): boolean {
+  const parts = path.split('.');
+  const leaf = parts.at(-1)!;
+  const parent = parts.at(-2);
+  if (!parent) return new RegExp(`\\.${leaf}\\b`).test(READERS);
+  if (READERS.includes(`${parent}.${leaf}`)) return true;
+  const parentWhole = new RegExp(`\\.${parent}(?![.\\w])`).test(READERS);
+  return parentWhole && (new RegExp(`\\b${leaf}\\b`).test(READERS) || READERS.includes(`${parent}[`));
+}
+
+/** A value for `name` that parses (with its companions) and differs from the default, with the resulting config. */
+function sample(name: string): { value: string; env: Env } | undefined {
+  const base = { ...BASE, ...COMPANIONS[name] };
+  const baseline = parse(base);
+  if (!baseline.ok) throw new Error(baseline.errors.join('\n'));
+  for (const value of CANDIDATES) {
+    const env = { ...base, [`GOTRUE_${name}`]: value };
+    const r = parseConfig(env);
+    if (!r.ok) {
+      // A refused setting shows up as an error naming it; that is a usable sample too.
+      if (r.errors.some((e) => e.startsWith(`GOTRUE_${name}:`) && e.includes('refuses to start'))) return { value, env };
+      continue;
+    }
+    if (changedPaths(baseline.config, r.config).length > 0) return { value, env };
+  }
+  return undefined;
+}
+
+describe('every accepted setting is acted on, refused, or warned about', () => {
+  const baseline = parse(BASE);
+  if (!baseline.ok) throw new Error(baseline.errors.join('\n'));
+
+  test.each(CONFIG_VARIABLES.map((v) => [v.name, v] as const))('%s', (name, v) => {
+    const found = sample(name);
+    if (ONE_VALUE.includes(name)) {
+      expect(found).toBeUndefined();
+      return;
+    }
+    expect(found, `no sample value found for ${name}`).toBeDefined();
+    const result = parseConfig(found!.env);
+    const key = `GOTRUE_${name}`;
+    if (!v.support.built && v.support.refuse) {
+      expect(result.ok).toBe(false);
+      expect(!result.ok && result.errors.some((e) => e.startsWith(`${key}:`))).toBe(true);
+      return;
+    }
+    expect(result.ok, !result.ok ? result.errors.join('\n') : '').toBe(true);
+    if (!result.ok) return;
+    const named = result.warnings.filter((w) => w.startsWith(`${key} is set`));
+    if (!v.support.built) {
+      expect(named, `${name} is not built: a warning must name it`).toHaveLength(1);
+      expect(named[0]).not.toContain(found!.value.length > 3 ? found!.value : '\u0000'); // names, never values
+      return;
+    }
+    expect(named).toEqual([]);
+    const paths = changedPaths(parse({ ...BASE, ...COMPANIONS[name] }).ok ? (parse({ ...BASE, ...COMPANIONS[name] }) as { config: Config }).config : baseline.config, result.config);
+    expect(paths.length, `${name} changes nothing in the config`).toBeGreaterThan(0);
+    const unread = paths.filter((p) => !isRead(p));
+    expect(unread, `${name} is marked as built, but nothing outside the schema reads ${unread.join(', ')}`).toEqual([]);
+  });
+
+  test('a value equal to the default changes nothing and is not warned about', () => {
+    const r = parseConfig({ ...BASE, GOTRUE_TRACING_ENABLED: 'false', GOTRUE_SMS_AUTOCONFIRM: 'false', GOTRUE_EXTERNAL_GITHUB_ENABLED: 'false' });
+    expect(r.ok && r.warnings).toEqual([]);
+  });
+
+  test('the read check itself notices a setting nobody reads', () => {
+    expect(isRead('password.hibp.enabled')).toBe(true);
+    expect(isRead('security.nothingReadsThisSetting')).toBe(false);
+  });
+});
+
+describe('RATE_LIMIT_HEADER', () => {
+  const { GOTRUE_RATE_LIMIT_HEADER: _, ...withoutHeader } = BASE;
+  const warning = 'RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).';
+
+  test('outside local mode, a start-up warning says per-IP limits are off until it is set', () => {
+    const r = parseConfig(withoutHeader);
+    expect(r.ok && r.warnings).toEqual([warning]);
+    expect((parseConfig(BASE) as { warnings: string[] }).warnings).toEqual([]);
+    const sb = parseConfig({ ...withoutHeader, GOTRUE_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true' });
+    expect(sb.ok && sb.warnings).toEqual([]);
+  });
+
+  test('local mode (npm start on a laptop) does not warn', () => {
+    const r = parseConfig({ AUTHSVC_JWT_SECRET: 'local-secret' }, { local: true });
+    expect(r.ok && r.warnings).toEqual([]);
+  });
+});
