@@ -3,6 +3,7 @@
 import nodemailer from 'nodemailer';
 import type { ConnectionOptions } from 'node:tls';
 import type { MailTransport } from '../lib/mail-transport.ts';
+import { SmtpTlsRequiredError, plainAuthAllowed } from './smtp-auth-policy.ts';
 
 export interface SmtpTransportOptions {
   host: string;
@@ -20,15 +21,28 @@ export interface SmtpTransport extends MailTransport {
   close(): void;
 }
 
+/** A failure caused by requireTLS itself: the server refused STARTTLS (or does not know it), or knows no EHLO. */
+function startTlsRefused(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const e = err as Error & { code?: unknown; command?: unknown; response?: unknown };
+  return (e.code === 'ETLS' && e.command === 'STARTTLS' && typeof e.response === 'string')
+    || (e.code === 'ECONNECTION' && e.command === 'EHLO' && /STARTTLS/.test(e.message));
+}
+
 export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
+  // GoTrue's rule: port 465 means implicit TLS; any other port upgrades with STARTTLS when the
+  // server offers it and stays plain otherwise (local relays often have no certificate).
+  const secure = opts.secure ?? opts.port === 465;
+  // Except with credentials: AUTH would carry SMTP_USER/SMTP_PASS in clear text, so, as Go's
+  // net/smtp PlainAuth, STARTTLS is required unless the host is loopback (smtp-auth-policy.ts).
+  // nodemailer's requireTLS sends STARTTLS even when not offered and fails before AUTH if refused.
+  const requireTLS = !plainAuthAllowed(opts.host, secure, !!opts.user);
   const transporter = nodemailer.createTransport({
     pool: true,
     host: opts.host,
     port: opts.port,
-    // GoTrue's rule: port 465 means implicit TLS; any other port upgrades with STARTTLS when the
-    // server offers it and stays plain otherwise (local relays often have no certificate).
-    secure: opts.secure ?? opts.port === 465,
-    requireTLS: false,
+    secure,
+    requireTLS,
     auth: opts.user ? { user: opts.user, pass: opts.pass ?? '' } : undefined,
     tls: opts.tls,
     // nodemailer waits minutes by default; a sign-up request should fail long before that.
@@ -38,13 +52,19 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
   });
   return {
     async deliver(m) {
-      await transporter.sendMail({
-        from: m.fromName ? { name: m.fromName, address: m.from } : m.from,
-        to: m.to,
-        subject: m.subject,
-        html: m.html,
-        text: m.text,
-      });
+      try {
+        await transporter.sendMail({
+          from: m.fromName ? { name: m.fromName, address: m.from } : m.from,
+          to: m.to,
+          subject: m.subject,
+          html: m.html,
+          text: m.text,
+        });
+      } catch (err) {
+        // Name the reason; nodemailer's "Error upgrading connection with STARTTLS: 502 …" does not.
+        if (requireTLS && startTlsRefused(err)) throw new SmtpTlsRequiredError(opts.host, opts.port, { cause: err });
+        throw err;
+      }
     },
     close() {
       transporter.close();
