@@ -275,3 +275,41 @@ describe('verification on GET /user', () => {
     expect({ status: res.status, code: body.error_code }).toEqual({ status: 403, code: 'user_not_found' });
   });
 });
+
+describe('JWT_SECRET beside JWT_KEYS (GoTrue\'s parseJWTClaims)', () => {
+  // The reproduction of issue 13: a project that added signing keys keeps its anon and
+  // service_role keys, signed HS256 with JWT_SECRET and no kid.
+  const SECRET = '37c304f8-51aa-419a-a1af-06154e63707a';
+  const KEYS = [{ kty: 'oct', k: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', kid: '12580317-221c-49b6-894a-f4473b8afe39', key_ops: ['sign', 'verify'], alg: 'HS256' }];
+  const admin = (t: TestApp, token: string) => t.request('GET', '/admin/users', undefined, bearer(token));
+  const exp = () => Math.floor(Date.now() / 1000) + 600;
+
+  test('a kid-less HS256 service_role token signed with JWT_SECRET is accepted; the JWT_KEYS key signs and verifies by kid', async () => {
+    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_JWT_SECRET: SECRET, AUTHSVC_JWT_KEYS: JSON.stringify(KEYS) });
+    const serviceRole = await signWith(secretKey(SECRET), { alg: 'HS256' }, { role: 'service_role', iss: 'supabase', exp: exp() });
+    expect((await admin(t, serviceRole)).status).toBe(200);
+    // An unknown kid on an HS256 token falls back to JWT_SECRET too.
+    expect((await admin(t, await signWith(secretKey(SECRET), { alg: 'HS256', kid: 'unknown' }, { role: 'service_role', exp: exp() }))).status).toBe(200);
+    // The oct key of JWT_KEYS is not a way to verify kid-less tokens, and JWT_SECRET does not verify under its kid.
+    const octBytes = base64url.decode(KEYS[0]!.k);
+    await expectBadJwt(await admin(t, await signWith(octBytes, { alg: 'HS256' }, { role: 'service_role', exp: exp() })));
+    await expectBadJwt(await admin(t, await signWith(secretKey(SECRET), { alg: 'HS256', kid: KEYS[0]!.kid }, { role: 'service_role', exp: exp() })));
+    // Issued tokens carry the JWT_KEYS kid and work.
+    const { session } = await signUpConfirmed(t);
+    expect(decodeProtectedHeader(session.access_token)).toMatchObject({ alg: 'HS256', kid: KEYS[0]!.kid });
+    expect((await getUser(t, bearer(session.access_token))).status).toBe(200);
+  });
+
+  test('with only asymmetric JWT_KEYS, HS256 is not an accepted algorithm (as GoTrue) unless JWT_VALID_METHODS lists it', async () => {
+    const signer = await makeKey('ES256', 'es-1');
+    const only = await buildTestApp(db, { AUTHSVC_JWT_SECRET: SECRET, AUTHSVC_JWT_KEYS: JSON.stringify([signer.jwk]) });
+    const token = await signWith(secretKey(SECRET), { alg: 'HS256' }, { role: 'service_role', exp: exp() });
+    expect(await expectBadJwt(await admin(only, token))).toContain('signing method HS256 is invalid');
+    const listed = await buildTestApp(db, { AUTHSVC_JWT_SECRET: SECRET, AUTHSVC_JWT_KEYS: JSON.stringify([signer.jwk]), AUTHSVC_JWT_VALID_METHODS: 'ES256,HS256' });
+    expect((await admin(listed, token)).status).toBe(200);
+    // An unknown kid on an asymmetric token is refused by name.
+    const stranger = await makeKey('ES256', 'stranger');
+    expect(await expectBadJwt(await admin(listed, await signWith(stranger.privateKey, { alg: 'ES256', kid: 'stranger' }, { role: 'service_role', exp: exp() }))))
+      .toContain('unrecognized JWT kid stranger for algorithm ES256');
+  });
+});

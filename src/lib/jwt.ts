@@ -15,6 +15,12 @@ export interface KeySet {
   /** `raw`: the HS256 secret's bytes, for the synchronous signer. */
   sign: { alg: string; kid?: string; key: CryptoKey | Uint8Array; raw?: Uint8Array };
   verify: VerifyKey[];
+  /**
+   * JWT_SECRET as an HS256 key (kid = JWT_KEY_ID). GoTrue checks every HS256 token without a
+   * known kid against it, whatever JWT_KEYS holds: the anon and service_role keys of existing
+   * projects are signed so.
+   */
+  secret?: VerifyKey;
   algorithms: string[];
   /** Public halves of the asymmetric keys, for /.well-known/jwks.json. */
   publicJwks: JWK[];
@@ -76,19 +82,24 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
         signerSecret = utf8(JSON.stringify(PRIVATE_MEMBERS.map((m) => jwk[m] ?? null)));
       }
     }
-  } else if (cfg.secret) {
+  }
+  let secret: VerifyKey | undefined;
+  if (cfg.secret) {
     const raw = new TextEncoder().encode(cfg.secret) as Uint8Array<ArrayBuffer>;
-    const key = await hmacKey(raw);
-    verify.push({ kid: cfg.keyId, alg: 'HS256', key });
-    sign = { alg: 'HS256', kid: cfg.keyId || undefined, key, raw };
-    signerSecret = raw;
+    secret = { kid: cfg.keyId || undefined, alg: 'HS256', key: await hmacKey(raw) };
+    if (!sign) {
+      sign = { alg: 'HS256', kid: cfg.keyId || undefined, key: secret.key, raw };
+      signerSecret = raw;
+    }
   }
   if (!sign) throw new Error('JWT: no signing key detected (set JWT_SECRET or a JWT_KEYS entry with key_ops ["sign"])');
+  // GoTrue derives the accepted algorithms from JWT_KEYS alone (HS256 with only JWT_SECRET): with
+  // only asymmetric keys, HS256 tokens are refused unless JWT_VALID_METHODS lists it.
   const algorithms = cfg.validMethods && cfg.validMethods.length > 0
     ? cfg.validMethods
-    : [...new Set(verify.map((k) => k.alg))];
+    : verify.length > 0 ? [...new Set(verify.map((k) => k.alg))] : ['HS256'];
   const refreshChildKey = hmacSha256(signerSecret ?? new Uint8Array(), REFRESH_CHILD_LABEL);
-  return { sign, verify, algorithms, publicJwks, refreshChildKey };
+  return { sign, verify, secret, algorithms, publicJwks, refreshChildKey };
 }
 
 export async function signJwt(keys: KeySet, claims: JWTPayload): Promise<string> {
@@ -108,19 +119,28 @@ export function badJwt(detail: string): ApiError {
   return new ApiError(403, 'bad_jwt', `invalid JWT: unable to parse or verify signature, ${detail}`);
 }
 
-function pickKey(keys: KeySet, header: { alg?: string; kid?: string }): VerifyKey {
+/**
+ * The keys a token may be checked against, as GoTrue's parseJWTClaims picks them: a `kid` of
+ * JWT_KEYS picks that key (JWT_KEY_ID picks JWT_SECRET); otherwise an HS256 token is checked
+ * against JWT_SECRET — and, for tokens this server signed with a kid-less oct key of JWT_KEYS,
+ * against that key too.
+ */
+function candidateKeys(keys: KeySet, header: { alg?: string; kid?: string }): VerifyKey[] {
   const alg = header.alg ?? '';
   if (!keys.algorithms.includes(alg)) throw badJwt(`token is unverifiable: signing method ${alg || 'none'} is invalid`);
   if (header.kid) {
-    const byKid = keys.verify.find((k) => k.kid === header.kid && k.alg === alg);
-    if (byKid) return byKid;
+    const byKid = keys.verify.find((k) => k.kid === header.kid);
+    if (byKid) {
+      if (byKid.alg !== alg) throw badJwt('token is unverifiable: error while executing keyfunc: key is of invalid type');
+      return [byKid];
+    }
+    if (keys.secret && header.kid === keys.secret.kid && alg === 'HS256') return [keys.secret];
   }
-  // GoTrue falls back to the secret for HS256 tokens whose kid it does not know.
-  if (alg === 'HS256' && (!header.kid || !keys.verify.some((k) => k.kid === header.kid))) {
-    const hs = keys.verify.find((k) => k.alg === 'HS256');
-    if (hs) return hs;
+  if (alg === 'HS256') {
+    const found = [...(keys.secret ? [keys.secret] : []), ...keys.verify.filter((k) => k.alg === 'HS256' && !k.kid)];
+    if (found.length > 0) return found;
   }
-  throw badJwt('token is unverifiable: error while executing keyfunc: invalid kid');
+  throw badJwt(`token is unverifiable: error while executing keyfunc: unrecognized JWT kid ${header.kid ?? '<nil>'} for algorithm ${alg}`);
 }
 
 /** Verifies signature, algorithm and expiry; returns the claims. Throws 403 bad_jwt. */
@@ -131,14 +151,19 @@ export async function verifyJwt(keys: KeySet, token: string, now?: Date): Promis
   } catch {
     throw badJwt('token is malformed: could not base64 decode header');
   }
-  const chosen = pickKey(keys, header);
-  try {
-    const { payload } = await jwtVerify(token, chosen.key, { algorithms: [chosen.alg], ...(now ? { currentDate: now } : {}) });
-    return payload;
-  } catch (err) {
-    if (err instanceof joseErrors.JWTExpired) throw badJwt('token has invalid claims: token is expired');
-    if (err instanceof joseErrors.JWSSignatureVerificationFailed) throw badJwt('token signature is invalid: signature is invalid');
-    if (err instanceof joseErrors.JWTClaimValidationFailed) throw badJwt(`token has invalid claims: ${err.message}`);
-    throw badJwt('token is malformed');
+  let first: unknown;
+  for (const key of candidateKeys(keys, header)) {
+    try {
+      const { payload } = await jwtVerify(token, key.key, { algorithms: [key.alg], ...(now ? { currentDate: now } : {}) });
+      return payload;
+    } catch (err) {
+      first ??= err;
+      // Only a signature mismatch is worth the next key; an expired token is expired under any.
+      if (!(err instanceof joseErrors.JWSSignatureVerificationFailed)) break;
+    }
   }
+  if (first instanceof joseErrors.JWTExpired) throw badJwt('token has invalid claims: token is expired');
+  if (first instanceof joseErrors.JWSSignatureVerificationFailed) throw badJwt('token signature is invalid: signature is invalid');
+  if (first instanceof joseErrors.JWTClaimValidationFailed) throw badJwt(`token has invalid claims: ${first.message}`);
+  throw badJwt('token is malformed');
 }
