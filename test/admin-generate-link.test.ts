@@ -98,6 +98,9 @@ describe('POST /admin/generate_link', () => {
     expect(body.email_confirmed_at).toBeUndefined();
     expect(body.identities).toHaveLength(1);
     expect(body.identities[0]).toMatchObject({ provider: 'email', user_id: body.id });
+    // As GoTrue: user_metadata is the data sent, exactly; the identity carries the address claims.
+    expect(body.user_metadata).toEqual({ plan: 'pro' });
+    expect(body.identities[0].identity_data).toEqual({ sub: body.id, email, email_verified: false, phone_verified: false });
     expect(body.action_link).toBe(`http://localhost:9999/verify?token=${body.hashed_token}&type=signup&redirect_to=http://localhost:3000`);
     expectTokenShape(body, email, 'signup');
     // Unconfirmed until the link is followed.

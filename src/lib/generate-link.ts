@@ -50,18 +50,17 @@ const isLinkType = (t: string): t is GenerateLinkType => (GENERATE_LINK_TYPES as
 
 const adminActor = (role: string) => ({ id: NIL_UUID, email: role, phone: null, rawUserMetaData: null });
 
-/** A new unconfirmed email user with its email identity, shaped as /signup (with a password) or /invite (without) make them. */
+/**
+ * A new unconfirmed email user with its email identity, as GoTrue's adminGenerateLink makes one
+ * (signup with a password, invite without): user_metadata is exactly the `data` sent, and the
+ * identity carries the address claims (unlike /signup, which copies them into user_metadata).
+ */
 async function createEmailUser(deps: Deps, tx: Executor, p: GenerateLinkRequest, encryptedPassword: string | undefined, now: Date): Promise<UserRow> {
   const id = crypto.randomUUID();
   const identityData: Record<string, unknown> = { sub: id, email: p.email, email_verified: false, phone_verified: false };
-  let userMetadata = p.data;
-  if (encryptedPassword) {
-    for (const [k, v] of Object.entries(p.data)) if (!(k in identityData)) identityData[k] = v;
-    userMetadata = identityData;
-  }
   const user = await insertUser(tx, {
     id, aud: p.aud, role: deps.config.jwt.defaultGroupName, email: p.email, encryptedPassword,
-    rawAppMetaData: { provider: 'email', providers: ['email'] }, rawUserMetaData: userMetadata, createdAt: now, updatedAt: now,
+    rawAppMetaData: { provider: 'email', providers: ['email'] }, rawUserMetaData: p.data, createdAt: now, updatedAt: now,
   });
   await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'email', createdAt: now, updatedAt: now });
   return user;
