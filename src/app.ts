@@ -13,6 +13,7 @@ import { defaultRateLimitStore } from './lib/rate-limit.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
 import { adminGenerateLinkRoutes } from './routes/admin-generate-link.ts';
 import { adminUsersRoutes } from './routes/admin-users.ts';
+import { featureGateRoutes } from './routes/feature-gates.ts';
 import { healthRoutes } from './routes/health.ts';
 import { inviteRoutes } from './routes/invite.ts';
 import { logoutRoutes } from './routes/logout.ts';
@@ -72,7 +73,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     .route('/', inviteRoutes)
     .route('/', adminUsersRoutes)
     .route('/', adminGenerateLinkRoutes)
-    .route('/', adminAuditRoutes);
+    .route('/', adminAuditRoutes)
+    .route('/', featureGateRoutes);
   app.route('/', api);
   // supabase-js calls `<project url>/auth/v1/…` (Supabase's gateway prefix): serving it too
   // lets `createClient('http://localhost:8081', key)` work with no proxy in front.

@@ -1,22 +1,19 @@
 // POST /admin/generate_link: every type through raw requests and through supabase-js'
 // auth.admin.generateLink; the link and the code both go through the real /verify.
 import { createHash } from 'node:crypto';
-import { type WebSocketLikeConstructor, createClient } from '@supabase/supabase-js';
 import { eq } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { buildTestApp, signUpConfirmed, TEST_JWT_SECRET, type TestApp, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
+import { supabaseClientFor } from './helpers/supabase.ts';
 
 type Json = Record<string, any>;
 let db: Database;
 beforeAll(async () => { db = await openTestDb(); });
 afterAll(async () => { await db?.close(); });
 
-const NoWebSocket = function NoWebSocket() {
-  throw new Error('realtime is not used in these tests');
-} as unknown as WebSocketLikeConstructor;
 
 const sha224 = (s: string) => createHash('sha224').update(s).digest('hex');
 
@@ -338,11 +335,7 @@ describe('POST /admin/generate_link', () => {
 
 describe('supabase-js auth.admin.generateLink', () => {
   async function adminClient(t: TestApp) {
-    return createClient('http://authsvc.test', await roleToken('service_role'), {
-      realtime: { transport: NoWebSocket },
-      global: { fetch: async (input: RequestInfo | URL, init?: RequestInit) => t.app.request(String(input).replace('http://authsvc.test', ''), init) },
-      auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-    });
+    return supabaseClientFor(t.app, await roleToken('service_role'));
   }
 
   test('every type: properties and user come back split; the links verify', async () => {

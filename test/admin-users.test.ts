@@ -1,6 +1,6 @@
 // The admin user API through the published supabase-js admin client (auth.admin.*) and raw
 // requests for headers, error cases and non-admin callers.
-import { type SupabaseClient, type WebSocketLikeConstructor, createClient } from '@supabase/supabase-js';
+import type { SupabaseClient } from '@supabase/supabase-js';
 import { eq, sql } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -9,13 +9,10 @@ import { parseBanDuration } from '../src/lib/ban-duration.ts';
 import { parsePage, parseSort, parseUuid } from '../src/lib/admin-users.ts';
 import { buildTestApp, signUpConfirmed, TEST_JWT_SECRET, type TestApp, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
+import { supabaseClientFor } from './helpers/supabase.ts';
 
 type Json = Record<string, any>;
 
-// Node 20 has no global WebSocket and supabase-js builds its realtime client eagerly.
-const NoWebSocket = function NoWebSocket() {
-  throw new Error('realtime is not used in these tests');
-} as unknown as WebSocketLikeConstructor;
 
 const HASHES: [string, string, string][] = [
   ['bcrypt', '$2a$10$XajjQvNhvvRt5GSeFk1xFeyqRrsxkhBkUiQeg0dt.wU1qD4aFDcga', 'allmine'],
@@ -35,11 +32,7 @@ async function roleToken(role: string, extra: Record<string, unknown> = {}): Pro
 }
 
 function client(key: string, headers: Record<string, string> = {}): SupabaseClient {
-  return createClient('http://authsvc.test', key, {
-    global: { headers, fetch: async (input: RequestInfo | URL, init?: RequestInit) => t.app.request(String(input).replace('http://authsvc.test', ''), init) },
-    realtime: { transport: NoWebSocket },
-    auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-  });
+  return supabaseClientFor(t.app, key, { headers });
 }
 
 const admin = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>

@@ -4,11 +4,12 @@
 // (`fetch(link, { redirect: 'manual' })`, session or error in the Location fragment) or types in
 // the code (`verifyOtp`). Nothing is read from the server's database or log.
 import {
-  type Session, type SupabaseClient, type User, type WebSocketLikeConstructor, createClient, isAuthApiError,
+  type Session, type SupabaseClient, type User, isAuthApiError,
 } from '@supabase/supabase-js';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type ServerProcess, cleanupProcesses, freePort, startServer } from './helpers/server.ts';
+import { supabaseClient } from './helpers/supabase.ts';
 import { type Mailbox, type ReceivedMail, mailCode, mailLink, startMailbox } from './helpers/smtp.ts';
 
 const JWT_SECRET = 'e2e-email-secret-with-at-least-32-characters';
@@ -35,17 +36,8 @@ let mailbox: Mailbox;
 let anonKey: string;
 let serviceKey: string;
 
-// Node 20 has no global WebSocket and supabase-js builds its realtime client eagerly; these tests
-// never open a channel.
-const NoWebSocket = function NoWebSocket() {
-  throw new Error('realtime is not used in these tests');
-} as unknown as WebSocketLikeConstructor;
-
 function client(base: ServerProcess = server, key = anonKey): SupabaseClient {
-  return createClient(base.url, key, {
-    auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-    realtime: { transport: NoWebSocket },
-  });
+  return supabaseClient(base.url, key);
 }
 
 let n = 0;
@@ -460,12 +452,11 @@ describe('with SMTP_MAX_FREQUENCY=1 and reauthentication required', () => {
 describe('PKCE (flowType: "pkce")', () => {
   test('signUp → email → the link redirects with ?code= → exchangeCodeForSession; the code works once', async () => {
     const store = new Map<string, string>();
-    const sb = createClient(server.url, anonKey, {
+    const sb = supabaseClient(server.url, anonKey, {
       auth: {
-        flowType: 'pkce', persistSession: true, autoRefreshToken: false, detectSessionInUrl: false,
+        flowType: 'pkce', persistSession: true,
         storage: { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => { store.set(k, v); }, removeItem: (k) => { store.delete(k); } },
       },
-      realtime: { transport: NoWebSocket },
     });
     const address = email('pkce');
     const redirectTo = 'http://localhost:3000/auth/callback';

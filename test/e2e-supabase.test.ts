@@ -1,10 +1,11 @@
 // The published client against the real server process: `@supabase/supabase-js` exactly as an
 // application uses it, pointed at the server's base URL (it calls `<url>/auth/v1/…`, which the
 // server serves as Supabase's gateway does).
-import { type SupabaseClient, type WebSocketLikeConstructor, createClient, isAuthApiError, isAuthSessionMissingError } from '@supabase/supabase-js';
+import { type SupabaseClient, isAuthApiError, isAuthSessionMissingError } from '@supabase/supabase-js';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type ServerProcess, cleanupProcesses, startServer } from './helpers/server.ts';
+import { supabaseClient } from './helpers/supabase.ts';
 
 const JWT_SECRET = 'e2e-secret-with-at-least-32-characters!!';
 
@@ -12,17 +13,9 @@ let server: ServerProcess;
 let confirmServer: ServerProcess;
 let anonKey: string;
 
-// Node 20 has no global WebSocket and supabase-js builds its realtime client eagerly; these
-// tests never open a channel, so a transport that refuses to construct is enough.
-const NoWebSocket = function NoWebSocket() {
-  throw new Error('realtime is not used in these tests');
-} as unknown as WebSocketLikeConstructor;
 
 function client(base: ServerProcess = server): SupabaseClient {
-  return createClient(base.url, anonKey, {
-    auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-    realtime: { transport: NoWebSocket },
-  });
+  return supabaseClient(base.url, anonKey);
 }
 
 let n = 0;

@@ -1,15 +1,11 @@
 // PKCE for email links: link → ?code= → grant_type=pkce, directly and through supabase-js.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type WebSocketLikeConstructor, createClient } from '@supabase/supabase-js';
 
-// Node 20 has no global WebSocket and supabase-js builds its realtime client eagerly.
-const NoWebSocket = function NoWebSocket() {
-  throw new Error('realtime is not used in these tests');
-} as unknown as WebSocketLikeConstructor;
 import type { Database } from '../src/db/database.ts';
 import { base64url } from '../src/lib/encoding.ts';
 import { buildTestApp, uniqueEmail, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
+import { supabaseClientFor } from './helpers/supabase.ts';
 
 type Json = Record<string, any>;
 let db: Database;
@@ -139,11 +135,9 @@ describe('supabase-js with flowType pkce', () => {
     const email = uniqueEmail();
     await t.request('POST', '/signup', { email, password: 'secret-pw-1' });
     const store = new Map<string, string>();
-    const supabase = createClient('http://authsvc.test', 'anon-key', {
-      realtime: { transport: NoWebSocket },
-      global: { fetch: async (input: RequestInfo | URL, init?: RequestInit) => t.app.request(String(input).replace('http://authsvc.test', ''), init) },
+    const supabase = supabaseClientFor(t.app, 'anon-key', {
       auth: {
-        flowType: 'pkce', persistSession: true, autoRefreshToken: false, detectSessionInUrl: false,
+        flowType: 'pkce', persistSession: true,
         storage: { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => { store.set(k, v); }, removeItem: (k) => { store.delete(k); } },
       },
     });

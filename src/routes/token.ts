@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
-import { badRequest, validationFailed } from '../lib/errors.ts';
+import { ApiError, badRequest, validationFailed } from '../lib/errors.ts';
 import { optStr, readJson } from '../lib/http.ts';
 import { enforceRateLimit } from '../lib/rate-limit.ts';
 import { passwordGrant } from '../lib/password-grant.ts';
@@ -37,5 +37,7 @@ tokenRoutes.post('/token', async (c) => {
     const token = await pkceGrant(deps, body.auth_code ?? '', body.code_verifier ?? '', requestMeta(c));
     return c.json(token.body, 200, token.headers);
   }
+  // No Web3 provider exists here: GoTrue's answer when both are off.
+  if (grantType === 'web3') throw new ApiError(422, 'web3_provider_disabled', 'Web3 provider is disabled');
   throw badRequest('invalid_credentials', 'unsupported_grant_type');
 });
