@@ -319,14 +319,12 @@ describe('parseConfig: required values', () => {
     ]);
   });
 
-  it('requires a captcha secret when captcha is on, and refuses to start with captcha on until it is built', () => {
+  it('requires a captcha secret when captcha is on', () => {
     expect(errors({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true' })).toEqual([
       'AUTHSVC_SECURITY_CAPTCHA_SECRET (or GOTRUE_SECURITY_CAPTCHA_SECRET) is required when SECURITY_CAPTCHA_ENABLED is true',
     ]);
-    expect(errors({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 's', GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'turnstile' })).toEqual([
-      'GOTRUE_SECURITY_CAPTCHA_ENABLED: captcha verification is not built yet; authsvc refuses to start rather than run without it (unset it to start).',
-    ]);
-    expect(ok({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'false' }).security.captcha.enabled).toBe(false);
+    const config = ok({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 's', GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'turnstile' });
+    expect(config.security.captcha).toEqual({ enabled: true, provider: 'turnstile', secret: 's', timeout: 10, verifyUrl: undefined });
     expect(errors({ GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha' })).toHaveLength(1);
   });
 });

@@ -44,7 +44,7 @@ export interface Config {
   security: {
     refreshTokenRotationEnabled: boolean; refreshTokenReuseInterval: number; updatePasswordRequireReauthentication: boolean;
     updatePasswordRequireCurrentPassword: boolean; manualLinkingEnabled: boolean; sbForwardedForEnabled: boolean;
-    captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret?: string; timeout: number };
+    captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret?: string; timeout: number; verifyUrl?: string };
   };
   /** Seconds; 0 is no limit. */
   sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };
@@ -450,10 +450,11 @@ const STATIC_FIELDS = {
   SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: f(bool(false), 'false', 'A password change needs the current password.'),
   SECURITY_MANUAL_LINKING_ENABLED: f(bool(false), 'false', 'Allow users to link identities themselves.'),
   SECURITY_SB_FORWARDED_FOR_ENABLED: f(bool(false), 'false', 'Take the client IP from the Sb-Forwarded-For header.'),
-  SECURITY_CAPTCHA_ENABLED: f(bool(false), 'false', 'Check captcha_token on sign-up and sign-in.'),
+  SECURITY_CAPTCHA_ENABLED: f(bool(false), 'false', 'Check the captcha token on signup, the password grant, /otp, /magiclink, /recover and /resend.'),
   SECURITY_CAPTCHA_PROVIDER: f(withDefault(oneOf(['hcaptcha', 'turnstile']), 'hcaptcha'), 'hcaptcha', 'hcaptcha or turnstile.'),
   SECURITY_CAPTCHA_SECRET: f(text(), 'required when captcha is enabled', 'Secret from the captcha provider.'),
-  SECURITY_CAPTCHA_TIMEOUT: f(withDefault(seconds, 10), '10', 'Timeout of the captcha verification request.'),
+  SECURITY_CAPTCHA_TIMEOUT: f(withDefault(secondsOr(10), 10), '10', 'Timeout of the captcha verification request.'),
+  SECURITY_CAPTCHA_VERIFY_URL: f(opt(parseUrl), 'the provider\'s siteverify URL', 'Where captcha tokens are verified instead of the provider\'s public URL (a proxy, or a test\'s fake); authsvc only.'),
 
   SMTP_HOST: f(text(), 'required unless RESEND_API_KEY is set (local mode: none)', 'Mail server host.'),
   SMTP_PORT: f(withDefault(integer(1, 65535), 587), '587', 'Mail server port.'),
@@ -558,8 +559,6 @@ const PROVIDER_FIELD = new RegExp(`^EXTERNAL_(${PROVIDERS.map((p) => p.toUpperCa
 /** The settings accepted but not acted on yet, and why (see Support). */
 function support(name: FieldName): Support {
   const no = (because: string, refuse = false): Support => ({ built: false, refuse, because });
-  if (name === 'SECURITY_CAPTCHA_ENABLED') return no('captcha verification is not built yet', true);
-  if (name.startsWith('SECURITY_CAPTCHA_')) return no('captcha verification is not built yet');
   if (TELEMETRY.test(name)) return no('trace and metrics export are not built yet');
   if (PROVIDER_FIELD.test(name) || name === 'EXTERNAL_REDIRECT_URL') return no('sign-in with external OAuth providers is not built yet');
   if (name.startsWith('SMS_') || name === 'RATE_LIMIT_SMS_SENT' || name === 'EXTERNAL_PHONE_ENABLED') return no('phone sign-in and SMS are not built yet');
@@ -778,7 +777,7 @@ function build(c: Flat, local: boolean): Config {
       sbForwardedForEnabled: c.SECURITY_SB_FORWARDED_FOR_ENABLED,
       captcha: {
         enabled: c.SECURITY_CAPTCHA_ENABLED, provider: c.SECURITY_CAPTCHA_PROVIDER,
-        secret: c.SECURITY_CAPTCHA_SECRET, timeout: c.SECURITY_CAPTCHA_TIMEOUT,
+        secret: c.SECURITY_CAPTCHA_SECRET, timeout: c.SECURITY_CAPTCHA_TIMEOUT, verifyUrl: c.SECURITY_CAPTCHA_VERIFY_URL,
       },
     },
     smtp: {

@@ -2,6 +2,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
+import { CaptchaFields, requireCaptcha } from '../lib/captcha.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optBool, optRecord, optStr, readJson } from '../lib/http.ts';
 import { resendEmailChange } from '../lib/email-change.ts';
@@ -13,7 +14,7 @@ import { requestAud } from '../lib/request-aud.ts';
 import { requestMeta } from '../lib/request-meta.ts';
 import { validateEmail } from '../lib/validate.ts';
 
-const Pkce = { code_challenge: optStr, code_challenge_method: optStr };
+const Pkce = { code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields };
 const RecoverBody = z.object({ email: optStr, ...Pkce });
 const MagicLinkBody = z.object({ email: optStr, data: optRecord, ...Pkce });
 const OtpBody = z.object({ email: optStr, phone: optStr, channel: optStr, create_user: optBool, data: optRecord, ...Pkce });
@@ -29,6 +30,7 @@ export const otpRoutes = new Hono<AppEnv>();
 otpRoutes.post('/recover', async (c) => {
   await enforceRateLimit(c, 'recover');
   const b = await readJson(c, RecoverBody);
+  await requireCaptcha(c, b);
   if (!b.email) throw validationFailed('Password recovery requires an email');
   const pkce = parsePkce(b);
   const email = validateEmail(b.email);
@@ -39,6 +41,7 @@ otpRoutes.post('/recover', async (c) => {
 otpRoutes.post('/magiclink', async (c) => {
   await enforceRateLimit(c, 'magiclink');
   const b = await readJson(c, MagicLinkBody);
+  await requireCaptcha(c, b);
   if (!b.email) throw new ApiError(422, 'validation_failed', 'Password recovery requires an email');
   const pkce = parsePkce(b);
   const email = validateEmail(b.email);
@@ -49,6 +52,7 @@ otpRoutes.post('/magiclink', async (c) => {
 otpRoutes.post('/otp', async (c) => {
   await enforceRateLimit(c, 'otp');
   const b = await readJson(c, OtpBody);
+  await requireCaptcha(c, b);
   if (b.email && b.phone) throw validationFailed('Only an email address or phone number should be provided');
   if (b.email && b.channel) throw validationFailed('Channel should only be specified with Phone OTP');
   if (!b.email && !b.phone) throw validationFailed('One of email or phone must be set');
@@ -62,6 +66,7 @@ otpRoutes.post('/otp', async (c) => {
 otpRoutes.post('/resend', async (c) => {
   await enforceRateLimit(c, 'resend');
   const b = await readJson(c, ResendBody);
+  await requireCaptcha(c, b);
   const types = ['signup', 'email_change', 'sms', 'phone_change'];
   if (!b.type || !types.includes(b.type)) throw validationFailed('Missing one of these types: signup, email_change, sms, phone_change');
   const pkce = parsePkce(b);

@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
+import { CaptchaFields, requireCaptcha } from '../lib/captcha.ts';
 import { ApiError, validationFailed } from '../lib/errors.ts';
 import { optRecord, optStr, readJson } from '../lib/http.ts';
 import { assertNewPassword } from '../lib/password-check.ts';
@@ -15,8 +16,7 @@ import { validateEmail, validatePhone } from '../lib/validate.ts';
 
 const SignupBody = z.object({
   email: optStr, phone: optStr, password: optStr, data: optRecord, channel: optStr,
-  code_challenge: optStr, code_challenge_method: optStr,
-  gotrue_meta_security: z.object({ captcha_token: optStr }).partial().nullish(),
+  code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields,
 });
 
 export const signupRoutes = new Hono<AppEnv>();
@@ -25,6 +25,7 @@ signupRoutes.post('/signup', async (c) => {
   const deps = c.var.deps;
   const cfg = deps.config;
   const body = await readJson(c, SignupBody);
+  await requireCaptcha(c, body);
   await enforceRateLimit(c, !body.email && !body.phone ? 'anonymous' : 'signup');
   if (cfg.disableSignup) throw new ApiError(422, 'signup_disabled', 'Signups not allowed for this instance');
   const data = body.data ?? {};

@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
+import { CaptchaFields, requireCaptcha } from '../lib/captcha.ts';
 import { ApiError, badRequest, validationFailed } from '../lib/errors.ts';
 import { optStr, readJson } from '../lib/http.ts';
 import { enforceRateLimit } from '../lib/rate-limit.ts';
@@ -11,7 +12,7 @@ import { requestAud } from '../lib/request-aud.ts';
 import { requestMeta } from '../lib/request-meta.ts';
 import { refreshSession } from '../lib/session.ts';
 
-const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr });
+const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr, ...CaptchaFields });
 const RefreshBody = z.object({ refresh_token: optStr });
 const PkceBody = z.object({ auth_code: optStr, code_verifier: optStr });
 
@@ -23,6 +24,7 @@ tokenRoutes.post('/token', async (c) => {
   const grantType = c.req.query('grant_type');
   if (grantType === 'password') {
     const body = await readJson(c, PasswordBody);
+    await requireCaptcha(c, body);
     const token = await passwordGrant(deps, body, requestAud(c), requestMeta(c));
     return c.json(token.body, 200, token.headers);
   }
