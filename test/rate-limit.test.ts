@@ -1,4 +1,5 @@
 // Per-client limits keyed on RATE_LIMIT_HEADER, in memory and in Postgres.
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openPostgres } from '../src/adapters/db-postgres.ts';
 import type { Database } from '../src/db/database.ts';
@@ -61,4 +62,70 @@ describe.runIf(TEST_DATABASE_URL)('postgres store across instances', () => {
       await other.close();
     }
   });
+});
+
+describe('bounded keys and expiry (issue 11, item 14)', () => {
+  test('a header value that is not an IP is keyed by its hash: a 5,000-character value is limited, never a 500', async () => {
+    await db.orm.delete(db.t.rateLimits);
+    const fixed = new Date('2034-02-01T00:00:00Z');
+    const t = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP', AUTHSVC_RATE_LIMIT_STORE: 'postgres' }, { now: () => fixed });
+    const long = 'x'.repeat(5000);
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) statuses.push((await t.request('POST', '/token?grant_type=password', login, { 'x-real-ip': long })).status);
+    expect(statuses.slice(0, 30).every((s) => s === 400)).toBe(true);
+    expect(statuses[30]).toBe(429);
+    const keys = (await db.orm.select({ key: db.t.rateLimits.key }).from(db.t.rateLimits)).map((r) => r.key);
+    expect(keys).toEqual([expect.stringMatching(/^ip:token:h:[0-9a-f]{32}$/)]);
+    // IPv6 in either case is one client.
+    await t.request('POST', '/token?grant_type=password', login, { 'x-real-ip': '2001:DB8::1' });
+    await t.request('POST', '/token?grant_type=password', login, { 'x-real-ip': '2001:db8::1' });
+    const v6 = await db.orm.select().from(db.t.rateLimits).where(eq(db.t.rateLimits.key, 'ip:token:2001:db8::1'));
+    expect(v6).toHaveLength(1);
+    expect(v6[0]!.count).toBe(28);
+  });
+
+  test('the Postgres store deletes client and code-attempt rows idle past the horizon, at most every ten minutes', async () => {
+    await db.orm.delete(db.t.rateLimits);
+    const now = new Date('2035-06-01T12:00:00Z');
+    const ago = (s: number) => new Date(now.getTime() - s * 1000);
+    const row = (key: string, at: Date) => ({ key, windowStart: at, count: 1, updatedAt: at });
+    await db.orm.insert(db.t.rateLimits).values([
+      row('ip:token:9.9.9.9', ago(25 * 3600)),
+      row('otp:00000000-0000-0000-0000-000000000001:confirmation_token', ago(25 * 3600)),
+      row('ip:token:8.8.8.8', ago(23 * 3600)),
+      row('email_sent', ago(40 * 3600)),
+    ]);
+    const store = createPostgresRateLimitStore(db);
+    const bucket = { capacity: 30, refillPerSecond: 0.5 };
+    expect(await store.take('token:1.1.1.1', bucket, now)).toBe(true);
+    const keys = async () => (await db.orm.select({ key: db.t.rateLimits.key }).from(db.t.rateLimits)).map((r) => r.key).sort();
+    expect(await keys()).toEqual(['email_sent', 'ip:token:1.1.1.1', 'ip:token:8.8.8.8']);
+    // Within ten minutes of the last sweep nothing more is deleted.
+    await db.orm.insert(db.t.rateLimits).values(row('ip:token:7.7.7.7', ago(48 * 3600)));
+    await store.take('token:1.1.1.1', bucket, new Date(now.getTime() + 9 * 60_000));
+    expect(await keys()).toContain('ip:token:7.7.7.7');
+    await store.take('token:1.1.1.1', bucket, new Date(now.getTime() + 10 * 60_000));
+    expect(await keys()).not.toContain('ip:token:7.7.7.7');
+  });
+
+  test('a code-attempt counter outlives its code: the horizon is at least MAILER_OTP_EXP', async () => {
+    await db.orm.delete(db.t.rateLimits);
+    const t = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP', AUTHSVC_RATE_LIMIT_STORE: 'postgres', AUTHSVC_MAILER_OTP_EXP: String(3 * 86400) });
+    const now = Date.now();
+    await db.orm.insert(db.t.rateLimits).values({ key: 'otp:00000000-0000-0000-0000-000000000002:recovery_token', windowStart: new Date(now - 2 * 86400_000), count: 4, updatedAt: new Date(now - 2 * 86400_000) });
+    await t.request('POST', '/token?grant_type=password', login, { 'x-real-ip': '1.2.3.4' });
+    const left = await db.orm.select().from(db.t.rateLimits).where(eq(db.t.rateLimits.key, 'otp:00000000-0000-0000-0000-000000000002:recovery_token'));
+    expect(left).toHaveLength(1);
+  });
+});
+
+test('SECURITY_SB_FORWARDED_FOR_ENABLED: the audit log records the Sb-Forwarded-For address, as GoTrue', async () => {
+  const t = await buildTestApp(db, { AUTHSVC_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true', AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+  const email = `sbff-${Date.now()}@example.com`;
+  const res = await t.request('POST', '/signup', { email, password: 'a-long-password-1' }, { 'sb-forwarded-for': '203.0.113.7, 10.0.0.1', 'x-forwarded-for': '198.51.100.1' });
+  expect(res.status).toBe(200);
+  const rows = await db.orm.select().from(db.t.auditLogEntries);
+  const mine = rows.filter((r) => JSON.stringify(r.payload).includes(email));
+  expect(mine.length).toBeGreaterThan(0);
+  expect(mine.map((r) => r.ipAddress)).toEqual(mine.map(() => '203.0.113.7'));
 });

@@ -60,3 +60,15 @@ export async function release(ex: Executor, key: string, limit: Limit, at: Date)
   }
   await ex.orm.update(rl).set({ count: sql`least(${limit.count}::float8, ${rl.count} + 1)` }).where(sql`${rl.key} = ${key}`);
 }
+
+/**
+ * Deletes per-client buckets (`ip:`) and code-attempt counters (`otp:`) not touched since
+ * `before`. Shared counters (`email_sent`, …) are one row each and stay.
+ */
+export async function expireRateLimitRows(ex: Executor, before: Date): Promise<number> {
+  const rl = ex.t.rateLimits;
+  const rows = await ex.orm.delete(rl)
+    .where(sql`(${rl.key} like 'ip:%' or ${rl.key} like 'otp:%') and ${rl.updatedAt} < ${before.toISOString()}::timestamptz`)
+    .returning({ key: rl.key });
+  return rows.length;
+}

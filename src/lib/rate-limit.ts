@@ -6,7 +6,8 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import type { Config } from './config.ts';
 import type { Database } from '../db/database.ts';
-import { takeToken } from '../db/rate-limits.ts';
+import { expireRateLimitRows, takeToken } from '../db/rate-limits.ts';
+import { sha256Hex } from './encoding.ts';
 import { ApiError } from './errors.ts';
 import { isIp } from './request-meta.ts';
 import type { Bucket, RateLimitStore } from './rate-limit-store.ts';
@@ -44,12 +45,45 @@ export function createMemoryRateLimitStore(): RateLimitStore {
   };
 }
 
-export function createPostgresRateLimitStore(db: Database): RateLimitStore {
-  return { take: (key, bucket, now) => takeToken(db, `ip:${key}`, bucket, now) };
+/** Rows untouched this long are dropped; every bucket GoTrue's rates allow is full again by then. */
+export const ROW_HORIZON_SECONDS = 24 * 3600;
+const SWEEP_EVERY_MS = 10 * 60 * 1000;
+
+/**
+ * Buckets in the rate_limits table. At most every ten minutes one take also deletes per-client
+ * rows (and code-attempt rows) idle for a day or more, or for as long as the slowest bucket
+ * takes to refill: deleting a full bucket changes nothing.
+ */
+export function createPostgresRateLimitStore(db: Database, horizonSeconds = ROW_HORIZON_SECONDS): RateLimitStore {
+  let lastSweep = -Infinity;
+  return {
+    async take(key, bucket, now) {
+      const allowed = await takeToken(db, `ip:${key}`, bucket, now);
+      if (now.getTime() - lastSweep >= SWEEP_EVERY_MS) {
+        lastSweep = now.getTime();
+        const refill = bucket.refillPerSecond > 0 ? bucket.capacity / bucket.refillPerSecond : 0;
+        const horizon = Math.max(horizonSeconds, Math.min(refill, 30 * 24 * 3600));
+        // A failed sweep is retried at the next one; the request's own answer stands.
+        await expireRateLimitRows(db, new Date(now.getTime() - horizon * 1000)).catch(() => undefined);
+      }
+      return allowed;
+    },
+  };
 }
 
 export function defaultRateLimitStore(config: Config, db: Database): RateLimitStore {
-  return config.rateLimit.store === 'postgres' ? createPostgresRateLimitStore(db) : createMemoryRateLimitStore();
+  // A code-attempt counter must outlive its code: rows stay at least as long as a code is valid.
+  const horizon = Math.max(ROW_HORIZON_SECONDS, config.mailer.otpExp, config.sms.otpExp);
+  return config.rateLimit.store === 'postgres' ? createPostgresRateLimitStore(db, horizon) : createMemoryRateLimitStore();
+}
+
+/**
+ * A header value as a bounded key: an IP address as it is (IPv6 lower-cased), anything else as
+ * `h:` and a hash, so a long or odd value neither overflows an index row nor reaches a store raw.
+ */
+export function clientKey(value: string): string {
+  if (isIp(value)) return value.includes(':') ? value.toLowerCase() : value;
+  return `h:${sha256Hex(value).slice(0, 32)}`;
 }
 
 /** The client key GoTrue limits on, or undefined when per-IP limiting is off for this request. */
@@ -57,12 +91,12 @@ export function rateLimitKey(c: Context<AppEnv>): string | undefined {
   const cfg = c.var.deps.config;
   if (cfg.security.sbForwardedForEnabled) {
     const sb = c.req.header('sb-forwarded-for')?.split(',')[0]?.trim();
-    if (sb && isIp(sb)) return sb;
+    if (sb && isIp(sb)) return clientKey(sb);
   }
   const header = cfg.rateLimit.header;
   if (!header) return undefined;
   const value = c.req.header(header)?.split(',')[0]?.trim();
-  return value || undefined;
+  return value ? clientKey(value) : undefined;
 }
 
 export async function enforceRateLimit(c: Context<AppEnv>, name: LimitName): Promise<void> {

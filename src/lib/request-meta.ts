@@ -1,5 +1,7 @@
-// Facts about the caller: client IP (X-Forwarded-For first, as GoTrue), user agent, audience.
+// Facts about the caller: client IP (Sb-Forwarded-For when enabled, then X-Forwarded-For, as
+// GoTrue's utilities.GetIPAddress), user agent.
 import type { Context } from 'hono';
+import type { AppEnv } from '../app-env.ts';
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 const IPV6_CHARS = /^[0-9A-Fa-f:.]{2,45}$/;
@@ -24,7 +26,11 @@ function peerAddress(c: Context): string | undefined {
   return addr.startsWith('::ffff:') && IPV4.test(addr.slice(7)) ? addr.slice(7) : addr;
 }
 
-export function clientIp(c: Context): string | undefined {
+export function clientIp(c: Context<AppEnv>): string | undefined {
+  if (c.var.deps?.config.security.sbForwardedForEnabled) {
+    const sb = c.req.header('sb-forwarded-for')?.split(',')[0]?.trim();
+    if (sb && isIp(sb)) return sb;
+  }
   const xff = c.req.header('x-forwarded-for');
   if (xff) {
     for (const part of xff.split(',')) {
@@ -36,6 +42,6 @@ export function clientIp(c: Context): string | undefined {
   return peer && isIp(peer) ? peer : undefined;
 }
 
-export function requestMeta(c: Context): { ip?: string; userAgent?: string } {
+export function requestMeta(c: Context<AppEnv>): { ip?: string; userAgent?: string } {
   return { ip: clientIp(c), userAgent: c.req.header('user-agent') };
 }
