@@ -31,10 +31,33 @@ export function createLogger(level: LogLevel, write: (line: string) => void, bas
   };
 }
 
-/** Describes an error for the log without its message leaking into a response. */
+/** A driver's error from Postgres or PGlite: it carries the SQLSTATE. */
+function sqlError(e: unknown): (Error & { code: string }) | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? (e as Error & { code: string }) : undefined;
+}
+
+/** The stack's frames only: its first line repeats the message, which may hold a statement's parameters. */
+function frames(err: Error): string | undefined {
+  const lines = err.stack?.split('\n').filter((l) => /^\s+at /.test(l)).slice(0, 5);
+  return lines?.length ? lines.join('\n') : undefined;
+}
+
+/**
+ * Describes an error for the log without its message leaking into a response. A failed
+ * statement is described by its SQLSTATE and the driver's message only: drizzle's own message
+ * lists every parameter (password hashes, emails, token hashes), and pg's `detail` repeats values.
+ */
 export function errorFields(err: unknown): Record<string, unknown> {
-  if (err instanceof Error) {
-    return { error: err.message, error_name: err.name, stack: err.stack?.split('\n').slice(0, 6).join('\n') };
+  if (!(err instanceof Error)) return { error: String(err) };
+  const cause = (err as { cause?: unknown }).cause;
+  const db = sqlError(err) ?? sqlError(cause);
+  const isQuery = db !== undefined || ('params' in err && 'query' in err);
+  if (isQuery) {
+    // Without a SQLSTATE the cause is the connection's (ECONNREFUSED, a timeout): its message has no values.
+    const reason = db ?? (cause instanceof Error ? cause : undefined);
+    return { error: reason?.message ?? 'database statement failed', error_name: reason?.name ?? err.name, sqlstate: db?.code, stack: frames(err) };
   }
-  return { error: String(err) };
+  return { error: err.message, error_name: err.name, stack: frames(err) };
 }
