@@ -5,7 +5,7 @@ import type { AppEnv } from './app-env.ts';
 import type { Deps } from './deps.ts';
 import { auditLogSink } from './db/audit.ts';
 import { ApiError } from './lib/errors.ts';
-import { API_VERSION_2024, errorBody, limitDeclaredBody, unexpectedFailure, wantsApiVersion2024 } from './lib/http.ts';
+import { API_VERSION_2024, checkQueryString, errorBody, limitDeclaredBody, unexpectedFailure, wantsApiVersion2024 } from './lib/http.ts';
 import { corsMiddleware } from './lib/cors.ts';
 import { requestDeadline } from './lib/deadline.ts';
 import { errorFields } from './lib/logger.ts';
@@ -61,6 +61,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   // (hono/body-limit would touch `c.req.raw.body`, which on Node builds a web Request and stream
   // for every POST: a tenth of a refresh's CPU.)
   app.on(['POST', 'PUT', 'PATCH', 'DELETE'], '*', limitDeclaredBody);
+  // NUL and unpaired surrogates never reach a flow: refused here for the query, in readJson for bodies.
+  app.use('*', checkQueryString);
 
   const api = new Hono<AppEnv>({ strict: false })
     .route('/', healthRoutes)

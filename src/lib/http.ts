@@ -1,6 +1,7 @@
 // Request parsing and error rendering in GoTrue's wire shapes.
 import type { Context } from 'hono';
 import { z } from 'zod';
+import { requestTimedOut } from './deadline.ts';
 import { ApiError } from './errors.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -21,6 +22,59 @@ export function errorBody(err: ApiError, v2024: boolean, requestId?: string): Re
 
 export const unexpectedFailure = () =>
   new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
+
+/**
+ * Nesting a body may have. GoTrue's decoder stops at 10,000, but PGlite (WASM, a small stack)
+ * fails on jsonb nested ~6,000 deep and Postgres near 12,000 (default max_stack_depth), and
+ * jsonb operators recurse again: 1,000 is far beyond any real metadata and far below both.
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+/** U+0000 (Postgres text and jsonb refuse it) or a UTF-16 surrogate without its pair (not valid Unicode). */
+const UNSTORABLE = /\u0000|\p{Cs}/u;
+
+export function hasUnstorableChars(s: string): boolean {
+  return UNSTORABLE.test(s);
+}
+
+const unstorable = (where: string) =>
+  new ApiError(400, 'validation_failed', `${where} must not contain NUL characters or unpaired UTF-16 surrogates`);
+
+/**
+ * One iterative pass over a parsed body (a recursive one overflows on deep input): every key and
+ * string must be storable, and nesting stays within MAX_JSON_DEPTH. Done at the edge, so no flow
+ * sees such a value and none can half-write a record with it.
+ */
+export function checkJsonValue(root: unknown): void {
+  const stack: Array<[unknown, number]> = [[root, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value)) throw unstorable('Strings in the request body');
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) throw badJson('exceeded max depth');
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push([item, depth + 1]);
+      continue;
+    }
+    for (const [key, item] of Object.entries(value)) {
+      if (UNSTORABLE.test(key)) throw unstorable('Keys in the request body');
+      stack.push([item, depth + 1]);
+    }
+  }
+}
+
+/** Middleware: the same rule for every query parameter's name and value (GET /verify?token=a%00b). */
+export async function checkQueryString(c: Context, next: () => Promise<void>): Promise<void> {
+  if (c.req.url.includes('?')) {
+    for (const [key, values] of Object.entries(c.req.queries())) {
+      if (UNSTORABLE.test(key) || values.some((v) => UNSTORABLE.test(v))) throw unstorable('Query parameters');
+    }
+  }
+  await next();
+}
 
 function badJson(detail: string): ApiError {
   return new ApiError(400, 'bad_json', `Could not parse request body as JSON: ${detail}`);
@@ -70,17 +124,26 @@ export async function readBodyText(c: Context): Promise<string> {
   const body = c.req.raw.body;
   if (!body) return '';
   const reader = body.getReader();
+  // Past API_MAX_REQUEST_DURATION the client has its 504: stop reading a stalled upload.
+  const signal = (c.var as { deadline?: AbortController }).deadline?.signal;
+  const stop = () => { reader.cancel().catch(() => undefined); };
+  signal?.addEventListener('abort', stop, { once: true });
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw bodyTooLarge();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (signal?.aborted) throw requestTimedOut();
+      if (done) break;
+      total += value.byteLength;
+      if (total > MAX_BODY_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        throw bodyTooLarge();
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    signal?.removeEventListener('abort', stop);
   }
   const all = new Uint8Array(total);
   let at = 0;
@@ -93,7 +156,10 @@ export async function readBodyText(c: Context): Promise<string> {
 
 /** Reads the JSON body: bad JSON → 400 bad_json; wrong types → 400 bad_json (as Go's decoder). */
 export async function readJson<S extends z.ZodObject>(c: Context, schema: S): Promise<z.infer<S>> {
-  const text = await readBodyText(c);
+  return parseJsonBody(await readBodyText(c), schema);
+}
+
+function parseJsonBody<S extends z.ZodObject>(text: string, schema: S): z.infer<S> {
   let raw: unknown;
   if (text.trim() === '') throw badJson('unexpected end of JSON input');
   try {
@@ -101,6 +167,7 @@ export async function readJson<S extends z.ZodObject>(c: Context, schema: S): Pr
   } catch (err) {
     throw badJson((err as Error).message);
   }
+  checkJsonValue(raw);
   if (raw === null) raw = {};
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw badJson(`json: cannot unmarshal ${Array.isArray(raw) ? 'array' : typeof raw} into Go value of type object`);
@@ -117,12 +184,12 @@ export async function readJson<S extends z.ZodObject>(c: Context, schema: S): Pr
 
 /** Like readJson, but an empty body counts as `{}` (endpoints where GoTrue allows it). */
 export async function readOptionalJson<S extends z.ZodObject>(c: Context, schema: S): Promise<z.infer<S>> {
-  const text = await c.req.raw.clone().text();
+  const text = await readBodyText(c);
   if (text.trim() === '') {
     const parsed = schema.safeParse({});
     if (parsed.success) return parsed.data;
   }
-  return readJson(c, schema);
+  return parseJsonBody(text, schema);
 }
 
 // Go's JSON decoder: `null` for any field means "not given".
