@@ -104,10 +104,40 @@ function declaredLength(c: Context): number | undefined {
   return Number(len);
 }
 
-/** Refuses a declared body over MAX_BODY_BYTES before anything reads it. */
+/**
+ * Refuses a declared body over MAX_BODY_BYTES before any handler reads it. One within
+ * DISCARD_BYTES of the limit is read and dropped first, so that the client, still writing, gets
+ * the 413 instead of a reset; a larger one is answered at once.
+ */
 export async function limitDeclaredBody(c: Context, next: () => Promise<void>): Promise<void> {
-  if ((declaredLength(c) ?? 0) > MAX_BODY_BYTES) throw bodyTooLarge();
+  const declared = declaredLength(c) ?? 0;
+  if (declared > MAX_BODY_BYTES) {
+    const body = declared <= MAX_BODY_BYTES + DISCARD_BYTES ? c.req.raw.body : null;
+    if (body) await discardRest(body.getReader(), deadlineSignal(c), 0);
+    throw bodyTooLarge();
+  }
   await next();
+}
+
+const deadlineSignal = (c: Context): AbortSignal | undefined => (c.var as { deadline?: AbortController }).deadline?.signal;
+
+/** How much of an oversized chunked body is read and dropped so that the 413 reaches the client. */
+export const DISCARD_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Reads and drops the rest of an oversized body, up to DISCARD_BYTES more. Cancelling at once
+ * makes the server close a socket the client is still writing to: the kernel then resets the
+ * connection and the client often loses the 413 it was sent ("broken pipe"). Past the bound (or
+ * the deadline) the stream is cancelled anyway: nobody is owed an unbounded upload.
+ */
+async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, signal: AbortSignal | undefined, seen: number): Promise<void> {
+  let total = seen;
+  while (total <= MAX_BODY_BYTES + DISCARD_BYTES && !signal?.aborted) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    total += value.byteLength;
+  }
+  await reader.cancel().catch(() => undefined);
 }
 
 /**
@@ -125,7 +155,7 @@ export async function readBodyText(c: Context): Promise<string> {
   if (!body) return '';
   const reader = body.getReader();
   // Past API_MAX_REQUEST_DURATION the client has its 504: stop reading a stalled upload.
-  const signal = (c.var as { deadline?: AbortController }).deadline?.signal;
+  const signal = deadlineSignal(c);
   const stop = () => { reader.cancel().catch(() => undefined); };
   signal?.addEventListener('abort', stop, { once: true });
   const chunks: Uint8Array[] = [];
@@ -137,7 +167,7 @@ export async function readBodyText(c: Context): Promise<string> {
       if (done) break;
       total += value.byteLength;
       if (total > MAX_BODY_BYTES) {
-        await reader.cancel().catch(() => undefined);
+        await discardRest(reader, signal, total);
         throw bodyTooLarge();
       }
       chunks.push(value);
