@@ -1,6 +1,6 @@
 // A tiny Worker for scripts/bench-worker-bcrypt.ts: `/?n=N&op=hash|verify` runs N bcrypt cost-10
 // operations with the hasher the Worker uses (bcryptjs through createPortableHasher).
-import { createPortableHasher } from '../src/lib/password.ts';
+import { createPortableHasher } from '../src/crypto/password.ts';
 
 const hasher = createPortableHasher();
 const PASSWORD = 'correct horse battery staple';

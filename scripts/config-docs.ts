@@ -1,6 +1,6 @@
 // Prints the README's configuration table from CONFIG_VARIABLES (`npm run docs:config`);
 // test/readme.test.ts fails when the README and the schema drift apart.
-import { CONFIG_VARIABLES, PROVIDERS } from '../src/lib/config.ts';
+import { CONFIG_VARIABLES, PROVIDERS } from '../src/config/config.ts';
 
 const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
 

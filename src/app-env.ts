@@ -3,8 +3,8 @@ import type { JWTPayload } from 'jose';
 import type { Deps } from './deps.ts';
 import type { SessionRow } from './db/sessions.ts';
 import type { IdentityRow, UserRow } from './db/users.ts';
-import type { Logger } from './lib/logger.ts';
-import type { RateLimitStore } from './lib/rate-limit-store.ts';
+import type { Logger } from './telemetry/logger.ts';
+import type { RateLimitStore } from './http/rate-limit-store.ts';
 
 export interface AuthContext {
   claims: JWTPayload & Record<string, unknown>;
@@ -21,7 +21,7 @@ export interface AppEnv {
     logger: Logger;
     auth: AuthContext;
     limiter: RateLimitStore;
-    /** Aborted when the request runs past API_MAX_REQUEST_DURATION (lib/deadline.ts). */
+    /** Aborted when the request runs past API_MAX_REQUEST_DURATION (http/deadline.ts). */
     deadline: AbortController;
   };
 }

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { Database } from '../src/db/database.ts';
-import { signJwt } from '../src/lib/jwt.ts';
+import { signJwt } from '../src/crypto/jwt.ts';
 import { buildTestApp, signUpConfirmed, uniqueEmail, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 import { supabaseClientFor } from './helpers/supabase.ts';

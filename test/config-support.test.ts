@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { CONFIG_VARIABLES, type Config, parseConfig } from '../src/lib/config.ts';
+import { CONFIG_VARIABLES, type Config, parseConfig } from '../src/config/config.ts';
 
 type Env = Record<string, string>;
 
@@ -72,7 +72,7 @@ function sources(dir: string): string[] {
 const ROOT = join(import.meta.dirname, '..');
 // Where settings are read: everything but the schema itself.
 const READERS = sources(join(ROOT, 'src'))
-  .filter((p) => !relative(ROOT, p).replaceAll('\\', '/').startsWith('src/lib/config'))
+  .filter((p) => !relative(ROOT, p).replaceAll('\\', '/').startsWith('src/config/'))
   .map((p) => readFileSync(p, 'utf8'))
   .join('\n');
 

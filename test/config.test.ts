@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   CONFIG_VARIABLES, PROVIDERS, lookup, parseConfig, parseRequiredCharacters, type Config,
-} from '../src/lib/config.ts';
-import { parseDurationSeconds, parseGoDuration } from '../src/lib/duration.ts';
+} from '../src/config/config.ts';
+import { parseDurationSeconds, parseGoDuration } from '../src/config/duration.ts';
 
 type Env = Record<string, string | undefined>;
 

@@ -2,7 +2,7 @@
 // discovery document is served.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
-import { signJwt } from '../src/lib/jwt.ts';
+import { signJwt } from '../src/crypto/jwt.ts';
 import { buildTestApp, signUpConfirmed, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 import { supabaseClientFor } from './helpers/supabase.ts';

@@ -7,7 +7,7 @@ import {
   generateKeyPair, jwtVerify,
 } from 'jose';
 import type { Database } from '../src/db/database.ts';
-import { loadKeySet, signJwt } from '../src/lib/jwt.ts';
+import { loadKeySet, signJwt } from '../src/crypto/jwt.ts';
 import { TEST_JWT_SECRET, type TestApp, buildTestApp, signUpConfirmed } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 

@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
-import { errorFields } from '../src/lib/logger.ts';
+import { errorFields } from '../src/telemetry/logger.ts';
 import { buildTestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, vi } from 'vitest';
 import { createNodeLogger } from '../src/adapters/node.ts';
-import { parseConfig } from '../src/lib/config.ts';
+import { parseConfig } from '../src/config/config.ts';
 import { BASE_ENV } from './helpers/app.ts';
 
 test('LOG_FILE appends JSON lines at LOG_LEVEL; lower levels are dropped', () => {

@@ -1,10 +1,10 @@
-// Mail goes out after the transaction commits (src/lib/outbox.ts): a mail server that never
+// Mail goes out after the transaction commits (src/flows/outbox.ts): a mail server that never
 // answers holds no database connection, the request ends within its time limit, and a failed
 // send takes back everything the request wrote.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database } from '../src/db/database.ts';
-import type { Mailer, MailRequest } from '../src/lib/mailer.ts';
+import type { Mailer, MailRequest } from '../src/mail/mailer.ts';
 import { buildTestApp, signUpConfirmed, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 
@@ -111,7 +111,7 @@ describe('a failed send takes back what the request wrote', () => {
   });
 
   test('invite: no user is left behind', async () => {
-    const { signJwt } = await import('../src/lib/jwt.ts');
+    const { signJwt } = await import('../src/crypto/jwt.ts');
     const t = await buildTestApp(db, {}, { mailer: failingMailer });
     const token = await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 });
     const email = uniqueEmail('invitee');

@@ -9,12 +9,12 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { buildNodeDeps } from '../src/adapters/node.ts';
 import { createSmtpTransport, type SmtpTransportOptions } from '../src/adapters/smtp-transport.ts';
 import type { Database } from '../src/db/database.ts';
-import { type Config, parseConfig } from '../src/lib/config.ts';
-import { type Logger, createLogger } from '../src/lib/logger.ts';
-import { createTemplateRenderer, htmlToText } from '../src/lib/mail-render.ts';
-import { type MailTransport, createMailer, formatAddress } from '../src/lib/mail-transport.ts';
-import type { MailRequest } from '../src/lib/mailer.ts';
-import { createResendTransport } from '../src/lib/resend-transport.ts';
+import { type Config, parseConfig } from '../src/config/config.ts';
+import { type Logger, createLogger } from '../src/telemetry/logger.ts';
+import { createTemplateRenderer, htmlToText } from '../src/mail/render.ts';
+import { type MailTransport, createMailer, formatAddress } from '../src/mail/transport.ts';
+import type { MailRequest } from '../src/mail/mailer.ts';
+import { createResendTransport } from '../src/mail/resend.ts';
 import { BASE_ENV } from './helpers/app.ts';
 import { selfSignedCert } from './helpers/tls-cert.ts';
 

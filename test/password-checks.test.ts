@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { createNodeHasher } from '../src/adapters/node-hasher.ts';
 import type { Database } from '../src/db/database.ts';
-import type { PasswordHasher } from '../src/lib/password.ts';
+import type { PasswordHasher } from '../src/crypto/password.ts';
 import { buildTestApp, signUpConfirmed, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 
@@ -152,7 +152,7 @@ describe('the password grant does the same work whether or not the account exist
     const hasher = countingHasher();
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, { hasher });
     const u = await signUpConfirmed(t);
-    const { signJwt } = await import('../src/lib/jwt.ts');
+    const { signJwt } = await import('../src/crypto/jwt.ts');
     const admin = await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 });
     const invited = uniqueEmail('invited');
     expect((await t.request('POST', '/invite', { email: invited }, { authorization: `Bearer ${admin}` })).status).toBe(200);

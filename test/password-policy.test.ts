@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../src/lib/errors.ts';
+import { ApiError } from '../src/http/errors.ts';
 import {
   MAX_PASSWORD_BYTES,
   assertPasswordLength,
   assertPasswordStrength,
   checkPasswordStrength,
   generatePassword,
-} from '../src/lib/password-policy.ts';
+} from '../src/crypto/password-policy.ts';
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';

@@ -13,7 +13,7 @@ import {
   parseBcryptHash,
   parseFirebaseScryptHash,
   type PasswordHasher,
-} from '../src/lib/password.ts';
+} from '../src/crypto/password.ts';
 import { createNodeHasher } from '../src/adapters/node-hasher.ts';
 
 const portable = createPortableHasher();

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 import type { Database } from '../src/db/database.ts';
-import { base64url } from '../src/lib/encoding.ts';
+import { base64url } from '../src/crypto/encoding.ts';
 import { buildTestApp, uniqueEmail, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 import { supabaseClientFor } from './helpers/supabase.ts';

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openPostgres } from '../src/adapters/db-postgres.ts';
 import type { Database } from '../src/db/database.ts';
-import { createMemoryRateLimitStore, createPostgresRateLimitStore } from '../src/lib/rate-limit.ts';
+import { createMemoryRateLimitStore, createPostgresRateLimitStore } from '../src/http/rate-limit.ts';
 import { buildTestApp } from './helpers/app.ts';
 import { openTestDb, TEST_DATABASE_URL } from './helpers/db.ts';
 

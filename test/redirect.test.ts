@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { isRedirectAllowed } from '../src/lib/redirect.ts';
+import { isRedirectAllowed } from '../src/http/redirect.ts';
 
 const SITE = 'https://app.example.com';
 

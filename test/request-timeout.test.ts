@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { createNodeHasher } from '../src/adapters/node-hasher.ts';
 import type { Database } from '../src/db/database.ts';
-import type { PasswordHasher } from '../src/lib/password.ts';
+import type { PasswordHasher } from '../src/crypto/password.ts';
 import { buildTestApp, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 

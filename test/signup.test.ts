@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { Database } from '../src/db/database.ts';
-import { tokenHash } from '../src/lib/otp.ts';
-import { verifyJwt } from '../src/lib/jwt.ts';
+import { tokenHash } from '../src/crypto/otp.ts';
+import { verifyJwt } from '../src/crypto/jwt.ts';
 import { buildTestApp, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 
@@ -106,7 +106,7 @@ describe('POST /signup with email and password', () => {
     expect((await t.request('POST', '/signup', { email, password: 'attacker-password' })).status).toBe(200);
     const [early] = await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
     // A session held by whoever signed up first (however obtained) must not survive confirmation.
-    const { createSession } = await import('../src/lib/session.ts');
+    const { createSession } = await import('../src/flows/session.ts');
     const planted = await createSession(t.deps, db, early!, 'password', {});
     now = new Date(now.getTime() + 61_000);
     expect((await t.request('POST', '/signup', { email, password: 'victim-password' })).status).toBe(200);

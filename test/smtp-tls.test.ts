@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildWorker } from '../scripts/build-worker.ts';
 import { SmtpTlsRequiredError, isLoopbackHost, plainAuthAllowed } from '../src/adapters/smtp-auth-policy.ts';
 import { type SmtpTransportOptions, createSmtpTransport } from '../src/adapters/smtp-transport.ts';
-import type { MailMessage } from '../src/lib/mail-transport.ts';
+import type { MailMessage } from '../src/mail/transport.ts';
 import { selfSignedCert } from './helpers/tls-cert.ts';
 
 const USER = 'mailer';

@@ -5,7 +5,7 @@ import { and, eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import type { Database } from '../src/db/database.ts';
 import { auditRecord } from '../src/db/audit.ts';
-import { base32 } from '../src/lib/encoding.ts';
+import { base32 } from '../src/crypto/encoding.ts';
 import { type TestApp, buildTestApp, signUpConfirmed, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 

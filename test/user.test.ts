@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { Database } from '../src/db/database.ts';
-import { tokenHash } from '../src/lib/otp.ts';
+import { tokenHash } from '../src/crypto/otp.ts';
 import { buildTestApp, signUpConfirmed, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 

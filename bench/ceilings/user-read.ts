@@ -1,4 +1,4 @@
-// Ceiling of GET /user without HTTP: HS256 verify (jose, a WebCrypto HMAC key, as src/lib/jwt.ts
+// Ceiling of GET /user without HTTP: HS256 verify (jose, a WebCrypto HMAC key, as src/crypto/jwt.ts
 // does) plus one primary-key select of the user row through the same driver the server uses —
 // node-postgres against the server's own schema, or PGlite (a private copy of the schema: the
 // server holds the data directory's lock). `inFlight` loops run at once, as many as the HTTP

@@ -26,7 +26,7 @@ async function listen(deps: Deps): Promise<Listening> {
   const { host, port } = deps.config.api;
   const server = bindServer(host, port, (hostname) => Bun.serve({
     port, hostname,
-    // The socket peer goes where src/lib/request-meta.ts looks for it.
+    // The socket peer goes where src/http/request-meta.ts looks for it.
     fetch: (req, srv) => app.fetch(req, { remoteAddr: srv.requestIP(req)?.address }),
   }));
   let stopping: Promise<void> | undefined;

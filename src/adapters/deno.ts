@@ -41,7 +41,7 @@ async function listen(deps: Deps): Promise<Listening> {
     async (req, info) => {
       inFlight++;
       try {
-        // The socket peer goes where src/lib/request-meta.ts looks for it.
+        // The socket peer goes where src/http/request-meta.ts looks for it.
         return await app.fetch(req, { remoteAddr: info.remoteAddr.hostname });
       } finally {
         if (--inFlight === 0) drained?.();

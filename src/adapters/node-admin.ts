@@ -5,11 +5,11 @@
 import type { Deps } from '../deps.ts';
 import { auditLogSink } from '../db/audit.ts';
 import { findUserByEmail, findUserById, type UserRow } from '../db/users.ts';
-import { adminCreateUser, adminDeleteUser } from '../lib/admin-users.ts';
-import { ApiError } from '../lib/errors.ts';
-import { createLogger } from '../lib/logger.ts';
-import { assertPasswordLength } from '../lib/password-policy.ts';
-import { validateEmail } from '../lib/validate.ts';
+import { adminCreateUser, adminDeleteUser } from '../admin/users.ts';
+import { ApiError } from '../http/errors.ts';
+import { createLogger } from '../telemetry/logger.ts';
+import { assertPasswordLength } from '../crypto/password-policy.ts';
+import { validateEmail } from '../flows/validate.ts';
 import { DataDirLockedError } from './db-pglite.ts';
 import { ConfigError, applyMigrations, buildNodeDeps, loadConfig, openDatabase } from './node.ts';
 

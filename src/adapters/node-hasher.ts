@@ -1,5 +1,5 @@
 // Native password hashing for Node: every KDF runs on libuv's thread pool, so a login burst costs
-// pool threads, not event-loop time. Parsing, limits and comparison come from src/lib/password.ts,
+// pool threads, not event-loop time. Parsing, limits and comparison come from src/crypto/password.ts,
 // so answers match the portable hasher exactly.
 import { createCipheriv, scrypt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
@@ -11,7 +11,7 @@ import {
   type FirebaseScryptHash,
   type HashPrimitives,
   type PasswordHasher,
-} from '../lib/password.ts';
+} from '../crypto/password.ts';
 
 const FIREBASE_KEY_BYTES = 32;
 // The package declares these as `const enum`s but exports empty objects at run time, so the

@@ -2,7 +2,7 @@
 // TCP/TLS sockets; Workers use Resend or a Workers-specific SMTP client instead.
 import nodemailer from 'nodemailer';
 import type { ConnectionOptions } from 'node:tls';
-import type { MailTransport } from '../lib/mail-transport.ts';
+import type { MailTransport } from '../mail/transport.ts';
 import { SmtpTlsRequiredError, plainAuthAllowed } from './smtp-auth-policy.ts';
 
 export interface SmtpTransportOptions {

@@ -2,7 +2,7 @@
 // connection per message, opened and closed inside the request that sends it: a Workers socket
 // cannot outlive its request, so nothing is pooled.
 import { type EmailOptions, LogLevel, WorkerMailer, type WorkerMailerOptions } from 'worker-mailer';
-import type { MailTransport } from '../lib/mail-transport.ts';
+import type { MailTransport } from '../mail/transport.ts';
 import { SmtpTlsRequiredError, plainAuthAllowed } from './smtp-auth-policy.ts';
 
 // worker-mailer (1.2.1, pinned) has no "require TLS" option: after EHLO it upgrades only when the

@@ -1,7 +1,7 @@
 // Shared rate-limit counters in Postgres: one statement per attempt, so the count is exact
 // across instances. Returns false when the limit is reached (nothing is consumed then).
 import { sql } from 'drizzle-orm';
-import type { Bucket } from '../lib/rate-limit-store.ts';
+import type { Bucket } from '../http/rate-limit-store.ts';
 import type { Executor } from './database.ts';
 
 export interface Limit {

@@ -71,13 +71,13 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
 // One statement, one round trip, one commit. The session row is locked first (as in the
 // transactional path), and only when the token is live, its session was created with the
 // instance-wide child key (no per-session key), has not expired (not_after, SESSIONS_TIMEBOX,
-// SESSIONS_INACTIVITY_TIMEOUT, as lib/session.ts's sessionRefusal) and its user is not banned.
+// SESSIONS_INACTIVITY_TIMEOUT, as flows/session.ts's sessionRefusal) and its user is not banned.
 // `r` re-checks `revoked = false` on the newest row version after any wait, so of two concurrent
 // rotations of one token exactly one gets a row back; everything else gets none and takes the
 // transactional path, which gives the precise answer (reuse window, errors). `r` finds the token
 // by its primary key: by (session_id, revoked) a generic plan waded through the dead versions of
 // every earlier token of the session that was once live (49 buffers a rotation instead of 3).
-// The audit payload is lib/audit.ts's `auditRecord` in SQL (a test keeps the two equal).
+// The audit payload is db/audit.ts's `auditRecord` in SQL (a test keeps the two equal).
 const rotateStmt = statement('refresh_rotate', (t) => sql`
   with tok as (
     select id, session_id, updated_at from ${t.refreshTokens} where token = ${p('hash')}::text

@@ -2,9 +2,9 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { AUDIT_SCOPES, type AuditRow, findAuditEntries } from '../db/audit-query.ts';
-import { requireAdmin } from '../lib/admin-auth.ts';
-import { paginationHeaders, parsePage } from '../lib/admin-users.ts';
-import { validationFailed } from '../lib/errors.ts';
+import { requireAdmin } from '../http/admin-auth.ts';
+import { paginationHeaders, parsePage } from '../admin/users.ts';
+import { validationFailed } from '../http/errors.ts';
 
 /** Go serialises the payload map with its keys sorted, nested maps too. */
 function sortKeys(v: unknown): unknown {

@@ -4,15 +4,15 @@ import { Hono } from 'hono';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
-import { requireAdmin } from '../lib/admin-auth.ts';
+import { requireAdmin } from '../http/admin-auth.ts';
 import {
   type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser, paginationHeaders,
   parsePage, parseSort, userIdParam,
-} from '../lib/admin-users.ts';
-import { bearerToken } from '../lib/auth.ts';
-import { optBool, optRecord, optStr, readJson, readOptionalJson } from '../lib/http.ts';
-import { requestAud } from '../lib/request-aud.ts';
-import { requestMeta } from '../lib/request-meta.ts';
+} from '../admin/users.ts';
+import { bearerToken } from '../http/auth.ts';
+import { optBool, optRecord, optStr, readJson, readOptionalJson } from '../http/read-json.ts';
+import { requestAud } from '../http/request-aud.ts';
+import { requestMeta } from '../http/request-meta.ts';
 
 const AdminUserBody = z.object({
   id: optStr, aud: optStr, role: optStr, email: optStr, phone: optStr, password: optStr, password_hash: optStr,

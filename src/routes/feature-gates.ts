@@ -4,11 +4,11 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
-import { requireAdmin } from '../lib/admin-auth.ts';
-import { requireAuth } from '../lib/auth.ts';
-import { ApiError, forbidden, notFound, validationFailed } from '../lib/errors.ts';
-import { optStr, readJson } from '../lib/http.ts';
-import { adminGetUser, parseUuid, userIdParam } from '../lib/admin-users.ts';
+import { requireAdmin } from '../http/admin-auth.ts';
+import { requireAuth } from '../http/auth.ts';
+import { ApiError, forbidden, notFound, validationFailed } from '../http/errors.ts';
+import { optStr, readJson } from '../http/read-json.ts';
+import { adminGetUser, parseUuid, userIdParam } from '../admin/users.ts';
 
 const samlDisabled = () => notFound('saml_provider_disabled', 'SAML 2.0 is disabled');
 const passkeysDisabled = () => notFound('passkey_disabled', 'Passkeys are disabled');

@@ -4,9 +4,9 @@ import type { AppEnv } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { deleteSessions, type LogoutScope } from '../db/sessions.ts';
-import { requireAuth } from '../lib/auth.ts';
-import { validationFailed } from '../lib/errors.ts';
-import { requestMeta } from '../lib/request-meta.ts';
+import { requireAuth } from '../http/auth.ts';
+import { validationFailed } from '../http/errors.ts';
+import { requestMeta } from '../http/request-meta.ts';
 
 const SCOPES = new Set<LogoutScope>(['global', 'local', 'others']);
 

@@ -2,15 +2,15 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
-import { CaptchaFields, requireCaptcha } from '../lib/captcha.ts';
-import { ApiError, badRequest, validationFailed } from '../lib/errors.ts';
-import { optStr, readJson } from '../lib/http.ts';
-import { enforceRateLimit } from '../lib/rate-limit.ts';
-import { passwordGrant } from '../lib/password-grant.ts';
-import { pkceGrant } from '../lib/pkce.ts';
-import { requestAud } from '../lib/request-aud.ts';
-import { requestMeta } from '../lib/request-meta.ts';
-import { refreshSession } from '../lib/session.ts';
+import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
+import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
+import { optStr, readJson } from '../http/read-json.ts';
+import { enforceRateLimit } from '../http/rate-limit.ts';
+import { passwordGrant } from '../flows/password-grant.ts';
+import { pkceGrant } from '../flows/pkce.ts';
+import { requestAud } from '../http/request-aud.ts';
+import { requestMeta } from '../http/request-meta.ts';
+import { refreshSession } from '../flows/session.ts';
 
 const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr, ...CaptchaFields });
 const RefreshBody = z.object({ refresh_token: optStr });

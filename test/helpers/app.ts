@@ -4,10 +4,10 @@ import { createApp } from '../../src/app.ts';
 import { createNodeHasher } from '../../src/adapters/node-hasher.ts';
 import type { Database } from '../../src/db/database.ts';
 import { type Deps, cryptoRandomBytes } from '../../src/deps.ts';
-import { parseConfig } from '../../src/lib/config.ts';
-import { loadKeySet } from '../../src/lib/jwt.ts';
-import { createLogger } from '../../src/lib/logger.ts';
-import type { MailRequest, Mailer } from '../../src/lib/mailer.ts';
+import { parseConfig } from '../../src/config/config.ts';
+import { loadKeySet } from '../../src/crypto/jwt.ts';
+import { createLogger } from '../../src/telemetry/logger.ts';
+import type { MailRequest, Mailer } from '../../src/mail/mailer.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-with-at-least-32-characters!!';
 

@@ -1,6 +1,6 @@
 // The mailer interface: routes hand it what to send; transports (log now; SMTP and Resend in
 // the email-flows work) decide how. Messages are semantic so transports can render templates.
-import type { Logger } from './logger.ts';
+import type { Logger } from '../telemetry/logger.ts';
 
 export type MailKind = 'confirmation' | 'invite' | 'recovery' | 'magic_link' | 'email_change' | 'reauthentication';
 

@@ -9,16 +9,16 @@ import { clearOneTimeTokens, putOneTimeToken } from '../db/one-time-tokens.ts';
 import {
   NIL_UUID, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities, type NewUser, updateUser, type UserRow,
 } from '../db/users.ts';
-import { emailExists } from './email-change.ts';
-import { verificationLink } from './email-tokens.ts';
-import { notFound, validationFailed } from './errors.ts';
-import { generateOtp, tokenHash } from './otp.ts';
-import { mergeMetadata } from './update-user.ts';
-import { assertNewPassword } from './password-check.ts';
-import { generatePassword } from './password-policy.ts';
-import type { RequestMeta } from './session.ts';
-import { userJson } from './user-json.ts';
-import { validateEmail } from './validate.ts';
+import { emailExists } from '../flows/email-change.ts';
+import { verificationLink } from '../flows/email-tokens.ts';
+import { notFound, validationFailed } from '../http/errors.ts';
+import { generateOtp, tokenHash } from '../crypto/otp.ts';
+import { mergeMetadata } from '../flows/update-user.ts';
+import { assertNewPassword } from '../flows/password-check.ts';
+import { generatePassword } from '../crypto/password-policy.ts';
+import type { RequestMeta } from '../flows/session.ts';
+import { userJson } from '../flows/user-json.ts';
+import { validateEmail } from '../flows/validate.ts';
 
 export const GENERATE_LINK_TYPES = ['signup', 'invite', 'magiclink', 'recovery', 'email_change_current', 'email_change_new'] as const;
 export type GenerateLinkType = (typeof GENERATE_LINK_TYPES)[number];

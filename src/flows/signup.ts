@@ -9,7 +9,7 @@ import {
 } from '../db/users.ts';
 import { queueEmailToken } from './email-tokens.ts';
 import { type Outbox, transactionThenSend } from './outbox.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../http/errors.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { userJson } from './user-json.ts';
 import type { Pkce } from './pkce.ts';

@@ -1,6 +1,6 @@
 // Email over Resend's HTTP API: plain fetch, so it runs on every runtime (Workers has no SMTP
 // sockets by default). https://resend.com/docs/api-reference/emails/send-email
-import { type MailTransport, formatAddress } from './mail-transport.ts';
+import { type MailTransport, formatAddress } from './transport.ts';
 
 export interface ResendTransportOptions {
   apiKey: string;

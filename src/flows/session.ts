@@ -12,10 +12,10 @@ import {
   listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, sessionsOfUser, touchSession,
 } from '../db/sessions.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
-import type { Config } from './config.ts';
-import { ApiError, badRequest } from './errors.ts';
-import { base32, fromBase64url, hmacSha256, sha256Hex, utf8 } from './encoding.ts';
-import { signJwt } from './jwt.ts';
+import type { Config } from '../config/config.ts';
+import { ApiError, badRequest } from '../http/errors.ts';
+import { base32, fromBase64url, hmacSha256, sha256Hex, utf8 } from '../crypto/encoding.ts';
+import { signJwt } from '../crypto/jwt.ts';
 import { userJson } from './user-json.ts';
 
 export type AmrMethod =

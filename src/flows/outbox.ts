@@ -5,9 +5,9 @@
 import type { Deps } from '../deps.ts';
 import { type AuditSink, type Executor, transaction } from '../db/database.ts';
 import { deleteAuditEntries } from '../db/audit.ts';
-import { ApiError } from './errors.ts';
-import { errorFields } from './logger.ts';
-import type { MailKind, MailRequest } from './mailer.ts';
+import { ApiError } from '../http/errors.ts';
+import { errorFields } from '../telemetry/logger.ts';
+import type { MailKind, MailRequest } from '../mail/mailer.ts';
 
 /** Takes back one write of the request; runs in the undo transaction, newest first. */
 export type Undo = (tx: Executor) => Promise<void>;

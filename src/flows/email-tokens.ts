@@ -8,10 +8,10 @@ import { deleteFlowState, insertFlowState } from '../db/flow-state.ts';
 import { consume, release } from '../db/rate-limits.ts';
 import type { Pkce } from './pkce.ts';
 import { type NewUser, restoreUserColumns, updateUser, type UserRow } from '../db/users.ts';
-import { ApiError } from './errors.ts';
-import type { MailKind } from './mailer.ts';
+import { ApiError } from '../http/errors.ts';
+import type { MailKind } from '../mail/mailer.ts';
 import type { Outbox } from './outbox.ts';
-import { generateOtp, tokenHash } from './otp.ts';
+import { generateOtp, tokenHash } from '../crypto/otp.ts';
 
 // Magic links may be re-requested sooner than confirmation and recovery emails (DESIGN.md).
 export const MAGIC_LINK_MAX_FREQUENCY = 60;

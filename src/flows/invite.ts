@@ -8,7 +8,7 @@ import {
 } from '../db/users.ts';
 import { queueEmailToken } from './email-tokens.ts';
 import { transactionThenSend } from './outbox.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../http/errors.ts';
 import type { RequestMeta } from './session.ts';
 import { userJson } from './user-json.ts';
 

@@ -1,7 +1,7 @@
 // Renders an email from GoTrue-style templates: operators keep their MAILER_TEMPLATES_* URLs and
 // MAILER_SUBJECTS_* strings when they move from GoTrue, so the same `{{ .Variable }}` syntax works.
 // Only variable substitution is supported, not Go template actions ({{ if }}, {{ range }}).
-import type { Logger } from './logger.ts';
+import type { Logger } from '../telemetry/logger.ts';
 import type { MailKind } from './mailer.ts';
 
 export interface TemplateVars {

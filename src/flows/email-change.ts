@@ -16,11 +16,11 @@ import {
   updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
-import { timingSafeEqual } from './encoding.ts';
+import { timingSafeEqual } from '../crypto/encoding.ts';
 import { assertAuthorizedRecipient, consumeEmailSend, frequencyLimitError, verificationLink } from './email-tokens.ts';
-import { ApiError, forbidden } from './errors.ts';
+import { ApiError, forbidden } from '../http/errors.ts';
 import { type Outbox, transactionThenSend } from './outbox.ts';
-import { generateOtp, tokenHash } from './otp.ts';
+import { generateOtp, tokenHash } from '../crypto/otp.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
 export const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');

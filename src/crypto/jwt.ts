@@ -4,7 +4,7 @@
 import { SignJWT, decodeProtectedHeader, errors as joseErrors, importJWK, jwtVerify } from 'jose';
 import type { CryptoKey, JWK, JWTPayload, JWTHeaderParameters } from 'jose';
 import { base64url, hmacSha256, utf8 } from './encoding.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../http/errors.ts';
 
 const ASYMMETRIC = new Set(['RS256', 'RS512', 'ES256', 'ES512', 'EdDSA']);
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'] as const;
@@ -25,7 +25,7 @@ export interface KeySet {
   /** Public halves of the asymmetric keys, for /.well-known/jwks.json. */
   publicJwks: JWK[];
   /**
-   * Derives refresh-token children (lib/session.ts), taken from the signing key's secret: every
+   * Derives refresh-token children (flows/session.ts), taken from the signing key's secret: every
    * instance has it, the database does not, and whoever holds it can mint access tokens anyway.
    */
   refreshChildKey: Uint8Array;

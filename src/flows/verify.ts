@@ -8,10 +8,10 @@ import { clearOneTimeTokens, findOneTimeTokens, type OneTimeTokenType } from '..
 import { findUserByEmail, findUserById, isBanned, type NewUser, updateIdentityData, updateUser, type UserRow } from '../db/users.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
-import { timingSafeEqual } from './encoding.ts';
-import { ApiError, forbidden } from './errors.ts';
-import { tokenHash } from './otp.ts';
-import { generatePassword } from './password-policy.ts';
+import { timingSafeEqual } from '../crypto/encoding.ts';
+import { ApiError, forbidden } from '../http/errors.ts';
+import { tokenHash } from '../crypto/otp.ts';
+import { generatePassword } from '../crypto/password-policy.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
 export const EMAIL_VERIFY_TYPES = ['signup', 'invite', 'recovery', 'magiclink', 'email'] as const;

@@ -13,14 +13,14 @@ import {
   type NewUser, updateUser, type UserRow,
 } from '../db/users.ts';
 import { bannedUntil, parseBanDuration } from './ban-duration.ts';
-import { base64url, utf8 } from './encoding.ts';
-import { ApiError, notFound, unprocessable, validationFailed } from './errors.ts';
-import { isSupportedPasswordHash } from './password.ts';
-import { assertNewPassword } from './password-check.ts';
-import { assertPasswordLength, generatePassword } from './password-policy.ts';
-import { mergeMetadata } from './update-user.ts';
-import { userJson } from './user-json.ts';
-import { validateEmail, validatePhone } from './validate.ts';
+import { base64url, utf8 } from '../crypto/encoding.ts';
+import { ApiError, notFound, unprocessable, validationFailed } from '../http/errors.ts';
+import { isSupportedPasswordHash } from '../crypto/password.ts';
+import { assertNewPassword } from '../flows/password-check.ts';
+import { assertPasswordLength, generatePassword } from '../crypto/password-policy.ts';
+import { mergeMetadata } from '../flows/update-user.ts';
+import { userJson } from '../flows/user-json.ts';
+import { validateEmail, validatePhone } from '../flows/validate.ts';
 
 /** The admin body (GoTrue's AdminUserParams); `id`, `aud` and `password_hash` count on create only. */
 export interface AdminUserInput {

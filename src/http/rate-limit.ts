@@ -4,10 +4,10 @@
 // across instances), or wherever an adapter's store puts them (KV on Workers).
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
-import type { Config } from './config.ts';
+import type { Config } from '../config/config.ts';
 import type { Database } from '../db/database.ts';
 import { expireRateLimitRows, takeToken } from '../db/rate-limits.ts';
-import { sha256Hex } from './encoding.ts';
+import { sha256Hex } from '../crypto/encoding.ts';
 import { ApiError } from './errors.ts';
 import { isIp } from './request-meta.ts';
 import type { Bucket, RateLimitStore } from './rate-limit-store.ts';

@@ -6,8 +6,8 @@ import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { deleteFlowState, findFlowStateByAuthCode } from '../db/flow-state.ts';
 import { findUserById, isBanned } from '../db/users.ts';
-import { base64url, timingSafeEqual, utf8 } from './encoding.ts';
-import { ApiError, badRequest, validationFailed } from './errors.ts';
+import { base64url, timingSafeEqual, utf8 } from '../crypto/encoding.ts';
+import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { type AmrMethod, type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
 export interface Pkce {

@@ -5,7 +5,7 @@ import type { AppEnv } from '../app-env.ts';
 import { findSession } from '../db/sessions.ts';
 import { bearerToken } from './auth.ts';
 import { forbidden } from './errors.ts';
-import { verifyJwt } from './jwt.ts';
+import { verifyJwt } from '../crypto/jwt.ts';
 
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   const deps = c.var.deps;
