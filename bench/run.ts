@@ -15,10 +15,11 @@ import { type LoadResult, perConnection, runLoad, stopAllLoad } from './lib/load
 import { type PeerAccount, peerSessionOk, peerSessionRequests, peerSigninRequests, peerSignupRequests, seedPeerAccounts, seedPeerBackgroundUsers, startPeer } from './lib/peer.ts';
 import { type PgCounts, type PgCountProxy, startPgCountProxy } from './lib/pg-count-proxy.ts';
 import {
-  type Child, REPO_ROOT, cleanup, freePort, installSignalHandlers, machine, onCleanup, runJsonChild, spawnChild,
+  type Child, REPO_ROOT, cleanup, installSignalHandlers, machine, onCleanup, runJsonChild, spawnChild,
   type Window, startWindow, waitForHttp, waitIdle,
 } from './lib/procs.ts';
 import { fmtMiB, fmtMs, fmtRate, fmtRatio, renderTable } from './lib/table.ts';
+import { freePort } from '../test/helpers/free-port.ts';
 
 const HELP = `npm run bench [-- options]
 

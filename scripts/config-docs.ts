@@ -1,6 +1,7 @@
 // Prints the README's configuration table from CONFIG_VARIABLES (`npm run docs:config`);
 // test/readme.test.ts fails when the README and the schema drift apart.
-import { CONFIG_VARIABLES, PROVIDERS } from '../src/config/config.ts';
+import { CONFIG_VARIABLES } from '../src/config/fields.ts';
+import { PROVIDERS } from '../src/config/types.ts';
 
 const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
 

@@ -1,10 +1,10 @@
 // Hono context variables: deps plus per-request facts, nothing else.
 import type { JWTPayload } from 'jose';
-import type { Deps } from './deps.ts';
 import type { SessionRow } from './db/sessions.ts';
 import type { IdentityRow, UserRow } from './db/users.ts';
-import type { Logger } from './telemetry/logger.ts';
+import type { Deps } from './deps.ts';
 import type { RateLimitStore } from './http/rate-limit-store.ts';
+import type { Logger } from './telemetry/logger.ts';
 
 export interface AuthContext {
   claims: JWTPayload & Record<string, unknown>;

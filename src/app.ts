@@ -3,13 +3,12 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from './app-env.ts';
 import type { Deps } from './deps.ts';
-import { auditLogSink } from './db/audit.ts';
-import { ApiError } from './http/errors.ts';
-import { API_VERSION_2024, checkQueryString, errorBody, limitDeclaredBody, unexpectedFailure, wantsApiVersion2024 } from './http/read-json.ts';
 import { corsMiddleware } from './http/cors.ts';
 import { requestDeadline } from './http/deadline.ts';
-import { errorFields } from './telemetry/logger.ts';
+import { API_VERSION_2024, errorBody, unexpectedFailure, wantsApiVersion2024 } from './http/error-body.ts';
+import { ApiError } from './http/errors.ts';
 import { defaultRateLimitStore } from './http/rate-limit.ts';
+import { checkQueryString, limitDeclaredBody } from './http/read-json.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
 import { adminGenerateLinkRoutes } from './routes/admin-generate-link.ts';
 import { adminUsersRoutes } from './routes/admin-users.ts';
@@ -22,6 +21,8 @@ import { signupRoutes } from './routes/signup.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { userRoutes } from './routes/user.ts';
 import { verifyRoutes } from './routes/verify.ts';
+import { auditLogSink } from './telemetry/audit-log.ts';
+import { errorFields } from './telemetry/logger.ts';
 
 const CORS_ALLOWED_HEADERS = [
   'Accept', 'Authorization', 'Content-Type', 'X-Client-IP', 'X-Client-Info', 'X-JWT-AUD', 'x-use-cookie',

@@ -1,12 +1,12 @@
 // Everything a handler may touch, built once by an adapter. Tests build it with real parts
 // and swap only what leaves the machine (mailer, fetch).
-import type { Config } from './config/config.ts';
-import type { Database } from './db/database.ts';
+import type { Config } from './config/types.ts';
 import type { KeySet } from './crypto/jwt.ts';
-import type { Logger } from './telemetry/logger.ts';
-import type { Mailer } from './mail/mailer.ts';
 import type { PasswordHasher } from './crypto/password.ts';
+import type { Database } from './db/database.ts';
 import type { RateLimitStore } from './http/rate-limit-store.ts';
+import type { Mailer } from './mail/mailer.ts';
+import type { Logger } from './telemetry/logger.ts';
 
 export interface Deps {
   config: Config;

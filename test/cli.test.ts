@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, test } from 'vitest';
 import { uniqueNamespace } from './helpers/db.ts';
-import { REPO_ROOT, type ServerProcess, cleanupProcesses, freePort, runCli, startServer, tempDir } from './helpers/server.ts';
+import { freePort } from './helpers/free-port.ts';
+import { REPO_ROOT, type ServerProcess, cleanupProcesses, runCli, startServer, tempDir } from './helpers/server.ts';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;

@@ -3,7 +3,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { CONFIG_VARIABLES, type Config, parseConfig } from '../src/config/config.ts';
+import { parseConfig } from '../src/config/config.ts';
+import { CONFIG_VARIABLES } from '../src/config/fields.ts';
+import type { Config } from '../src/config/types.ts';
 
 type Env = Record<string, string>;
 

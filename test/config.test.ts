@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  CONFIG_VARIABLES, PROVIDERS, lookup, parseConfig, parseRequiredCharacters, type Config,
-} from '../src/config/config.ts';
+import { parseConfig } from '../src/config/config.ts';
+import { CONFIG_VARIABLES } from '../src/config/fields.ts';
+import { lookup } from '../src/config/names.ts';
+import { type Config, PROVIDERS } from '../src/config/types.ts';
+import { parseRequiredCharacters } from '../src/config/values.ts';
 import { parseDurationSeconds, parseGoDuration } from '../src/config/duration.ts';
 
 type Env = Record<string, string | undefined>;

@@ -8,7 +8,8 @@ import {
 } from '@supabase/supabase-js';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type ServerProcess, cleanupProcesses, freePort, startServer } from './helpers/server.ts';
+import { freePort } from './helpers/free-port.ts';
+import { type ServerProcess, cleanupProcesses, startServer } from './helpers/server.ts';
 import { supabaseClient } from './helpers/supabase.ts';
 import { type Mailbox, type ReceivedMail, mailCode, mailLink, startMailbox } from './helpers/smtp.ts';
 

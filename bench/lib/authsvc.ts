@@ -2,7 +2,8 @@
 // seed accounts through the API, and the request lists of each scenario.
 import type { Request } from 'autocannon';
 import { join } from 'node:path';
-import { type Child, REPO_ROOT, freePort, spawnChild, waitForHttp } from './procs.ts';
+import { freePort } from '../../test/helpers/free-port.ts';
+import { type Child, REPO_ROOT, spawnChild, waitForHttp } from './procs.ts';
 import { jsonHeaders, mapLimit, postJson } from './load.ts';
 
 export const JWT_SECRET = 'bench-jwt-secret-bench-jwt-secret-0123456789';

@@ -2,7 +2,8 @@
 // request lists of its three scenarios (email sign-up, email sign-in, get-session).
 import type { Request } from 'autocannon';
 import { join } from 'node:path';
-import { type Child, REPO_ROOT, freePort, spawnChild, waitForHttp } from './procs.ts';
+import { freePort } from '../../test/helpers/free-port.ts';
+import { type Child, REPO_ROOT, spawnChild, waitForHttp } from './procs.ts';
 import { jsonHeaders, mapLimit, postJson } from './load.ts';
 import { PASSWORD, type SqlRunner } from './authsvc.ts';
 

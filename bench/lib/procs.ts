@@ -4,7 +4,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,20 +24,6 @@ export interface Child {
 
 const live = new Set<Child>();
 const cleanups: { name: string; fn: () => Promise<void> | void }[] = [];
-
-/** A port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port ? done(port) : fail(new Error('no free port'))));
-    });
-  });
-}
 
 /** Only what a child needs from our environment; the caller's variables come on top. */
 function childEnv(env: Record<string, string | undefined>): Record<string, string> {

@@ -4,8 +4,8 @@
 import process from 'node:process';
 import type { Deps } from '../deps.ts';
 import { DataDirLockedError } from './db-pglite.ts';
-import { ConfigError, applyMigrations, buildNodeDeps, createNodeLogger, loadConfig, openDatabase } from './node.ts';
 import { runAdminCommand } from './node-admin.ts';
+import { ConfigError, applyMigrations, buildNodeDeps, createNodeLogger, loadConfig, openDatabase } from './node.ts';
 import { VERSION } from './version.ts';
 
 const USAGE = `Usage: authsvc [command]

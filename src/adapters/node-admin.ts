@@ -2,14 +2,14 @@
 // same code as POST and DELETE /admin/users: the user gets its email identity, the password is
 // hashed by the Node hasher, and both commands leave an audit entry (GoTrue's CLI writes neither
 // identity nor audit entry).
-import type { Deps } from '../deps.ts';
-import { auditLogSink } from '../db/audit.ts';
-import { findUserByEmail, findUserById, type UserRow } from '../db/users.ts';
 import { adminCreateUser, adminDeleteUser } from '../admin/users.ts';
-import { ApiError } from '../http/errors.ts';
-import { createLogger } from '../telemetry/logger.ts';
 import { assertPasswordLength } from '../crypto/password-policy.ts';
+import { findUserByEmail, findUserById, type UserRow } from '../db/users.ts';
+import type { Deps } from '../deps.ts';
 import { validateEmail } from '../flows/validate.ts';
+import { ApiError } from '../http/errors.ts';
+import { auditLogSink } from '../telemetry/audit-log.ts';
+import { createLogger } from '../telemetry/logger.ts';
 import { DataDirLockedError } from './db-pglite.ts';
 import { ConfigError, applyMigrations, buildNodeDeps, loadConfig, openDatabase } from './node.ts';
 

@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
-import { lookup } from '../config/config.ts';
+import { lookup } from '../config/names.ts';
 
 export function readEnv(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};

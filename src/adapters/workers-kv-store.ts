@@ -3,7 +3,8 @@
 // is not atomic (concurrent requests may both take the last token), and KV accepts about one
 // write per second per key (a refused write is ignored: the request is allowed). It bounds abuse
 // per location cheaply; for exact limits across instances use the Postgres store.
-import type { Bucket, RateLimitStore } from '../http/rate-limit-store.ts';
+import type { Bucket } from '../db/rate-limits.ts';
+import type { RateLimitStore } from '../http/rate-limit-store.ts';
 
 /** The part of a Workers KV namespace binding used here. */
 export interface KvNamespaceLike {

@@ -1,8 +1,8 @@
 // The Workers bundle has no file system: every file in migrations/ is imported here as text
 // (wrangler.toml's Text rule). test/workers-bundle.test.ts fails when a migration is missing here.
-import type { Migration } from '../db/migrate.ts';
 import m0001 from '../../migrations/0001_init.sql';
 import m0002 from '../../migrations/0002_rate_limits.sql';
+import type { Migration } from '../db/migrate.ts';
 
 export const BUNDLED_MIGRATIONS: readonly Migration[] = [
   { version: '0001_init', sql: m0001 },

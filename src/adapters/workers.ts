@@ -3,27 +3,29 @@
 // per request and closed after it (ctx.waitUntil), because a Workers socket belongs to the
 // request that opened it. Pending migrations are applied lazily, once per isolate, under the
 // same advisory lock as `authsvc migrate`.
-import { createApp } from '../app.ts';
 import { type Tables, createTables } from '../../drizzle/schema.ts';
+import { version as VERSION } from '../../package.json';
+import { createApp } from '../app.ts';
+import { parseConfig } from '../config/config.ts';
+import { lookup } from '../config/names.ts';
+import type { Config } from '../config/types.ts';
+import { loadKeySet } from '../crypto/jwt.ts';
+import { createPortableHasher } from '../crypto/password.ts';
 import { type Database, pgErrorCode } from '../db/database.ts';
 import { type Migration, migrate, renderMigration } from '../db/migrate.ts';
 import { type Deps, cryptoRandomBytes } from '../deps.ts';
-import { type Config, lookup, parseConfig } from '../config/config.ts';
-import { errorBody, unexpectedFailure } from '../http/read-json.ts';
-import { loadKeySet } from '../crypto/jwt.ts';
-import { type Logger, createLogger, errorFields } from '../telemetry/logger.ts';
-import { createTemplateRenderer } from '../mail/render.ts';
-import { type MailTransport, createMailer as createTransportMailer } from '../mail/transport.ts';
-import { type Mailer, createLogMailer } from '../mail/mailer.ts';
-import { createPortableHasher } from '../crypto/password.ts';
+import { errorBody, unexpectedFailure } from '../http/error-body.ts';
 import type { RateLimitStore } from '../http/rate-limit-store.ts';
+import { type Mailer, createLogMailer } from '../mail/mailer.ts';
+import { createTemplateRenderer } from '../mail/render.ts';
 import { createResendTransport } from '../mail/resend.ts';
+import { type MailTransport, createMailer as createTransportMailer } from '../mail/transport.ts';
+import { type Logger, createLogger, errorFields } from '../telemetry/logger.ts';
 import { type NeonSocketOptions, openNeon } from './db-neon.ts';
 import { type KvNamespaceLike, createKvRateLimitStore } from './workers-kv-store.ts';
 import { BUNDLED_MIGRATIONS } from './workers-migrations.ts';
 import { createWorkerSmtpTransport } from './workers-smtp.ts';
 import { TcpSocketAsWebSocket, tcpProxyAddress } from './workers-tcp-socket.ts';
-import { version as VERSION } from '../../package.json';
 
 /** The part of a Hyperdrive binding used here. */
 export interface HyperdriveLike {

@@ -1,24 +1,24 @@
 // POST /admin/generate_link (GoTrue: api.adminGenerateLink): writes the token an email would
-// carry — the user column of its kind and one_time_tokens, exactly as sendEmailToken and
-// requestEmailChange do — and hands the link and the code to the admin instead of a mailer. No
-// email, so no frequency limit and no RATE_LIMIT_EMAIL_SENT. Everything runs in one transaction.
-import type { Deps } from '../deps.ts';
+// carry, through the same storeEmailToken as the mail flows (email-change halves as
+// requestEmailChange writes them), and hands the link and the code to the admin instead of a
+// mailer. No email, so no frequency limit and no RATE_LIMIT_EMAIL_SENT. One transaction.
+import { generateOtp, tokenHash } from '../crypto/otp.ts';
+import { generatePassword } from '../crypto/password-policy.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import { clearOneTimeTokens, putOneTimeToken } from '../db/one-time-tokens.ts';
 import {
   NIL_UUID, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities, type NewUser, updateUser, type UserRow,
 } from '../db/users.ts';
+import type { Deps } from '../deps.ts';
 import { emailExists } from '../flows/email-change.ts';
-import { verificationLink } from '../flows/email-tokens.ts';
-import { notFound, validationFailed } from '../http/errors.ts';
-import { generateOtp, tokenHash } from '../crypto/otp.ts';
-import { mergeMetadata } from '../flows/update-user.ts';
+import { type EmailTokenKind, storeEmailToken, verificationLink } from '../flows/email-tokens.ts';
 import { assertNewPassword } from '../flows/password-check.ts';
-import { generatePassword } from '../crypto/password-policy.ts';
 import type { RequestMeta } from '../flows/session.ts';
+import { mergeMetadata } from '../flows/update-user.ts';
 import { userJson } from '../flows/user-json.ts';
 import { validateEmail } from '../flows/validate.ts';
+import { notFound, validationFailed } from '../http/errors.ts';
 
 export const GENERATE_LINK_TYPES = ['signup', 'invite', 'magiclink', 'recovery', 'email_change_current', 'email_change_new'] as const;
 export type GenerateLinkType = (typeof GENERATE_LINK_TYPES)[number];
@@ -39,11 +39,9 @@ export interface GenerateLinkRequest {
 
 interface Issued {
   user: UserRow;
-  /** `type` in the link (email_change_* links say `email_change`). */
-  linkType: string;
-  path: string;
   /** The hash stored for this token: what the link carries and what verify looks up. */
   stored: string;
+  link: string;
 }
 
 const isLinkType = (t: string): t is GenerateLinkType => (GENERATE_LINK_TYPES as readonly string[]).includes(t);
@@ -68,16 +66,13 @@ async function createEmailUser(deps: Deps, tx: Executor, p: GenerateLinkRequest,
 
 async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: GenerateLinkType }, found: UserRow | undefined, encryptedPassword: string | undefined, otp: string): Promise<Issued> {
   const now = deps.now();
-  const paths = deps.config.mailer.urlPaths;
-  const hash = tokenHash(p.email, otp);
   let user = found ? await findUserById(tx, found.id, { forUpdate: true }) : undefined;
   if (found && !user) throw notFound('user_not_found', 'User with this email not found'); // deleted meanwhile
   const ip = p.meta.ip;
 
-  const confirmation = async (u: UserRow, linkType: 'signup' | 'invite', patch: Partial<NewUser>): Promise<Issued> => {
-    const updated = await updateUser(tx, u.id, { confirmationToken: hash, confirmationSentAt: now, ...patch });
-    await putOneTimeToken(tx, { userId: u.id, type: 'confirmation_token', tokenHash: hash, relatesTo: p.email, now });
-    return { user: updated, linkType, path: linkType === 'invite' ? paths.invite : paths.confirmation, stored: hash };
+  const store = async (u: UserRow, kind: EmailTokenKind, patch: Partial<NewUser> = {}): Promise<Issued> => {
+    const t = await storeEmailToken(deps, tx, u, kind, { redirectTo: p.redirectTo, otp, patch });
+    return { user: t.user, stored: t.stored, link: t.link };
   };
 
   switch (p.type) {
@@ -85,9 +80,7 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
     case 'recovery': {
       // GoTrue records these with the user as actor, although an admin asked.
       await insertAudit(tx, { actor: user!, action: 'user_recovery_requested', ip, now });
-      const updated = await updateUser(tx, user!.id, { recoveryToken: hash, recoverySentAt: now });
-      await putOneTimeToken(tx, { userId: updated.id, type: 'recovery_token', tokenHash: hash, relatesTo: p.email, now });
-      return { user: updated, linkType: p.type, path: paths.recovery, stored: hash };
+      return store(user!, p.type === 'magiclink' ? 'magic_link' : 'recovery');
     }
     case 'invite': {
       if (user?.emailConfirmedAt) throw emailExists();
@@ -95,7 +88,7 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
       await insertAudit(tx, {
         actor: adminActor(p.adminRole), action: 'user_invited', ip, now, traits: { user_id: user.id, user_email: user.email ?? '' },
       });
-      return confirmation(user, 'invite', { invitedAt: now });
+      return store(user, 'invite', { invitedAt: now });
     }
     case 'signup': {
       if (user?.emailConfirmedAt) throw emailExists();
@@ -111,7 +104,7 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
           traits: { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '', provider: 'email' },
         });
       }
-      return confirmation(user, 'signup', {});
+      return store(user, 'confirmation');
     }
     case 'email_change_current':
     case 'email_change_new': {
@@ -126,7 +119,7 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
       // Each half is hashed with the address it belongs to, as verify expects. GoTrue returns
       // sha224(current email + code) as `hashed_token` for email_change_new although it stores
       // sha224(new email + code), so its hashed_token matches nothing; we return the stored hash.
-      const stored = current ? hash : tokenHash(newEmail, otp);
+      const stored = tokenHash(current ? p.email : newEmail, otp);
       // The other half survives only if it belongs to this same change, so an admin can issue
       // both links of a secure change; a half for another address would confirm the wrong change.
       const sameChange = (u.emailChange ?? '').toLowerCase() === newEmail;
@@ -143,7 +136,7 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
         userId: u.id, type: current ? 'email_change_token_current' : 'email_change_token_new', tokenHash: stored,
         relatesTo: current ? p.email : newEmail, now,
       });
-      return { user: updated, linkType: 'email_change', path: paths.emailChange, stored };
+      return { user: updated, stored, link: verificationLink(deps, deps.config.mailer.urlPaths.emailChange, stored, 'email_change', p.redirectTo) };
     }
   }
 }
@@ -179,7 +172,7 @@ export async function generateLink(deps: Deps, req: GenerateLinkRequest): Promis
       const issued = await issue(deps, tx, p, found, encryptedPassword, otp);
       return {
         ...userJson(issued.user, await listIdentities(tx, [issued.user.id])),
-        action_link: verificationLink(deps, issued.path, issued.stored, issued.linkType, p.redirectTo),
+        action_link: issued.link,
         email_otp: otp,
         hashed_token: issued.stored,
         verification_type: p.type,

@@ -2,7 +2,9 @@
 // or soft). Every write and its audit entry share one transaction. Admin actions are recorded
 // as GoTrue records them: by an admin pseudo-user (nil id, the token's role as username).
 import { sha256 } from '@noble/hashes/sha2.js';
-import type { Deps } from '../deps.ts';
+import { base64url, utf8 } from '../crypto/encoding.ts';
+import { assertPasswordLength, generatePassword } from '../crypto/password-policy.ts';
+import { isSupportedPasswordHash } from '../crypto/password.ts';
 import { deleteRefreshTokensOfUser, deleteUserRow, findIdentity, findUserIdsByIdentityEmail, listUsersInAudience, setIdentity } from '../db/admin-users.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
@@ -12,15 +14,14 @@ import {
   NIL_UUID, findUserByEmail, findUserById, findUserByPhone, type IdentityRow, insertIdentity, insertUser, listIdentities,
   type NewUser, updateUser, type UserRow,
 } from '../db/users.ts';
-import { bannedUntil, parseBanDuration } from './ban-duration.ts';
-import { base64url, utf8 } from '../crypto/encoding.ts';
-import { ApiError, notFound, unprocessable, validationFailed } from '../http/errors.ts';
-import { isSupportedPasswordHash } from '../crypto/password.ts';
+import type { Deps } from '../deps.ts';
 import { assertNewPassword } from '../flows/password-check.ts';
-import { assertPasswordLength, generatePassword } from '../crypto/password-policy.ts';
 import { mergeMetadata } from '../flows/update-user.ts';
 import { userJson } from '../flows/user-json.ts';
 import { validateEmail, validatePhone } from '../flows/validate.ts';
+import { ApiError, notFound, unprocessable, validationFailed } from '../http/errors.ts';
+import { bannedUntil, parseBanDuration } from './ban-duration.ts';
+import { type Page, pageBounds, toSafeNumber } from './pagination.ts';
 
 /** The admin body (GoTrue's AdminUserParams); `id`, `aud` and `password_hash` count on create only. */
 export interface AdminUserInput {
@@ -370,87 +371,13 @@ export async function adminGetUser(deps: Deps, userId: string): Promise<Json> {
   return userJson(user, await listIdentities(deps.db, [user.id]));
 }
 
-export interface Page {
-  page: bigint;
-  perPage: bigint;
-}
-
-const MAX_UINT64 = 2n ** 64n - 1n;
-
-/** GoTrue's strconv.ParseUint (base 10) with its error text. */
-function parseUint(value: string): bigint {
-  const quoted = JSON.stringify(value);
-  if (!/^[0-9]+$/.test(value)) throw validationFailed(`Bad Pagination Parameters: strconv.ParseUint: parsing ${quoted}: invalid syntax`);
-  const n = BigInt(value);
-  if (n > MAX_UINT64) throw validationFailed(`Bad Pagination Parameters: strconv.ParseUint: parsing ${quoted}: value out of range`);
-  return n;
-}
-
-/** `page` (default 1) and `per_page` (default 50, > 0); empty values count as absent, as in Go. */
-export function parsePage(page: string | undefined, perPage: string | undefined): Page {
-  const p = page ? parseUint(page) : 1n;
-  const pp = perPage ? parseUint(perPage) : 50n;
-  if (pp === 0n) throw validationFailed('Bad Pagination Parameters: per_page must be greater than 0');
-  return { page: p, perPage: pp };
-}
-
-/** `sort=created_at [asc|desc]` (repeatable; created_at is the only field): true for ascending. */
-export function parseSort(values: string[]): boolean {
-  let ascending: boolean | undefined;
-  for (const value of values) {
-    const space = value.indexOf(' ');
-    const field = space < 0 ? value : value.slice(0, space);
-    if (field !== 'created_at') throw validationFailed(`Bad Sort Parameters: bad field for sort '${field}'`);
-    let asc = false;
-    if (space >= 0) {
-      const dir = value.slice(space + 1);
-      if (dir.toUpperCase() === 'ASC') asc = true;
-      else if (dir.toUpperCase() !== 'DESC') {
-        throw validationFailed(`Bad Sort Parameters: bad direction for sort '${dir}', only 'asc' and 'desc' allowed`);
-      }
-    }
-    ascending ??= asc;
-  }
-  return ascending ?? false;
-}
-
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const toLimit = (n: bigint) => Number(n > MAX_SAFE ? MAX_SAFE : n);
-
 export async function adminListUsers(
   deps: Deps, q: { aud: string; page: Page; ascending: boolean; filter?: string },
 ): Promise<{ body: Json; total: number }> {
-  // pop's paginator treats page 0 as page 1 (the Link header still says what was asked).
-  const page = q.page.page < 1n ? 1n : q.page.page;
+  const { limit, offset } = pageBounds(q.page);
   const { rows, total } = await listUsersInAudience(deps.db, {
-    aud: q.aud, filter: q.filter, ascending: q.ascending,
-    limit: toLimit(q.page.perPage), offset: toLimit((page - 1n) * q.page.perPage),
+    aud: q.aud, filter: q.filter, ascending: q.ascending, limit: toSafeNumber(limit), offset: toSafeNumber(offset),
   });
   // Users in the list are not eager-loaded: `identities` is null, as in GoTrue.
   return { body: { users: rows.map((u) => userJson(u, null)), aud: q.aud }, total };
-}
-
-/** Go's url.QueryEscape: unreserved characters stay, space becomes `+`, everything else %XX. */
-function goQueryEscape(s: string): string {
-  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replaceAll('%20', '+');
-}
-
-/**
- * GoTrue's addPaginationHeaders: the request URL with `page` replaced, query re-encoded as Go's
- * url.Values.Encode does (keys sorted) — `rel="next"` while pages remain, always `rel="last"`.
- */
-export function paginationHeaders(requestUrl: string, page: Page, total: number): { link: string; totalCount: string } {
-  const url = new URL(requestUrl);
-  const totalPages = (BigInt(total) + page.perPage - 1n) / page.perPage;
-  const withPage = (n: bigint) => {
-    const values = new Map<string, string[]>();
-    for (const [k, v] of url.searchParams) values.set(k, [...(values.get(k) ?? []), v]);
-    values.set('page', [String(n)]);
-    const query = [...values.keys()].sort().flatMap((k) => values.get(k)!.map((v) => `${goQueryEscape(k)}=${goQueryEscape(v)}`));
-    return `<${url.pathname}?${query.join('&')}>`;
-  };
-  let link = '';
-  if (totalPages > page.page) link += `${withPage(page.page + 1n)}; rel="next", `;
-  link += `${withPage(totalPages)}; rel="last"`;
-  return { link, totalCount: String(total) };
 }

@@ -3,8 +3,8 @@
 // configured algorithms, `kid` picks the key, `alg: none` never verifies.
 import { SignJWT, decodeProtectedHeader, errors as joseErrors, importJWK, jwtVerify } from 'jose';
 import type { CryptoKey, JWK, JWTPayload, JWTHeaderParameters } from 'jose';
-import { base64url, hmacSha256, utf8 } from './encoding.ts';
 import { ApiError } from '../http/errors.ts';
+import { base64url, hmacSha256, utf8 } from './encoding.ts';
 
 const ASYMMETRIC = new Set(['RS256', 'RS512', 'ES256', 'ES512', 'EdDSA']);
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'] as const;

@@ -1,7 +1,6 @@
 // audit_log_entries, written in the same transaction as the action they record, and each entry
 // handed to the executor's AuditSink (logged as `audit_event`, as GoTrue does).
 import { inArray } from 'drizzle-orm';
-import type { Logger } from '../telemetry/logger.ts';
 import type { AuditSink, Executor } from './database.ts';
 import { NIL_UUID, type UserRow } from './users.ts';
 
@@ -69,19 +68,4 @@ export async function insertAudit(ex: Executor, e: AuditEntry): Promise<void> {
 export async function deleteAuditEntries(ex: Executor, ids: string[]): Promise<void> {
   if (ids.length === 0 || ex.audit?.disablePostgres) return;
   await ex.orm.delete(ex.t.auditLogEntries).where(inArray(ex.t.auditLogEntries.id, ids));
-}
-
-/**
- * GoTrue's `audit_event` log line: the payload plus the entry's id, IP and time, under
- * `auth_audit_event`, at info level.
- */
-export function auditLogSink(logger: Logger, disablePostgres: boolean): AuditSink {
-  const logs = logger.level === 'info' || logger.level === 'debug';
-  return {
-    disablePostgres,
-    logs,
-    log: (r) => logs && logger.info('audit_event', {
-      auth_audit_event: { ...r.payload, audit_log_id: r.id, ip_address: r.ip, created_at: r.created_at.toISOString() },
-    }),
-  };
 }

@@ -1,8 +1,14 @@
 // Shared rate-limit counters in Postgres: one statement per attempt, so the count is exact
 // across instances. Returns false when the limit is reached (nothing is consumed then).
 import { sql } from 'drizzle-orm';
-import type { Bucket } from '../http/rate-limit-store.ts';
 import type { Executor } from './database.ts';
+
+export interface Bucket {
+  /** Most requests allowed at once (GoTrue's burst). */
+  capacity: number;
+  /** Tokens added back per second. */
+  refillPerSecond: number;
+}
 
 export interface Limit {
   count: number;

@@ -4,8 +4,8 @@
 // attempts a code no longer works, right or wrong, so the user must ask for a new one (and the
 // send-frequency limits bound how often that can happen). Counting first keeps the bound under
 // concurrency: a thousand parallel guesses still get five chances.
-import type { Deps } from '../deps.ts';
 import { countCodeAttempt } from '../db/code-attempts.ts';
+import type { Deps } from '../deps.ts';
 
 export const MAX_CODE_ATTEMPTS = 5;
 

@@ -2,7 +2,8 @@
 // and, with MAILER_SECURE_EMAIL_CHANGE_ENABLED (default), another to the current address; both
 // must be confirmed. Under MAILER_AUTOCONFIRM an anonymous user's change applies at once;
 // everybody else's still needs confirming, as in GoTrue. The mails go out after the transaction.
-import type { Deps } from '../deps.ts';
+import { timingSafeEqual } from '../crypto/encoding.ts';
+import { generateOtp, tokenHash } from '../crypto/otp.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import { deleteFlowState, insertFlowState, latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
@@ -10,17 +11,16 @@ import {
   clearOneTimeTokens, findOneTimeTokens, findOneTimeTokensByAddress, type OneTimeTokenRow, type OneTimeTokenType,
   putBackOneTimeToken, putOneTimeToken, removeOneTimeToken, restoreOneTimeToken,
 } from '../db/one-time-tokens.ts';
-import type { Pkce } from './pkce.ts';
 import {
   findUserByEmail, findUserById, insertIdentity, isBanned, listIdentities, type NewUser, restoreUserColumns,
   updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
-import { takeCodeAttempt } from './code-attempts.ts';
-import { timingSafeEqual } from '../crypto/encoding.ts';
-import { assertAuthorizedRecipient, consumeEmailSend, frequencyLimitError, verificationLink } from './email-tokens.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError, forbidden } from '../http/errors.ts';
+import { takeCodeAttempt } from './code-attempts.ts';
+import { assertAuthorizedRecipient, consumeEmailSend, frequencyLimitError, verificationLink } from './email-tokens.ts';
 import { type Outbox, transactionThenSend } from './outbox.ts';
-import { generateOtp, tokenHash } from '../crypto/otp.ts';
+import type { Pkce } from './pkce.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
 export const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');

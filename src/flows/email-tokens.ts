@@ -1,17 +1,17 @@
 // Emailed one-time tokens (GoTrue §6): a code and its hash, sha224(email + code), recorded on the
 // user column of its kind and in one_time_tokens, then queued on the request's outbox: the mail
 // goes out after the transaction commits, and a failed send takes these writes back (outbox.ts).
-import type { Deps } from '../deps.ts';
+import { generateOtp, tokenHash } from '../crypto/otp.ts';
 import type { Executor } from '../db/database.ts';
-import { type OneTimeTokenType, putOneTimeToken, restoreOneTimeToken } from '../db/one-time-tokens.ts';
 import { deleteFlowState, insertFlowState } from '../db/flow-state.ts';
+import { type OneTimeTokenType, putOneTimeToken, restoreOneTimeToken } from '../db/one-time-tokens.ts';
 import { consume, release } from '../db/rate-limits.ts';
-import type { Pkce } from './pkce.ts';
 import { type NewUser, restoreUserColumns, updateUser, type UserRow } from '../db/users.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError } from '../http/errors.ts';
 import type { MailKind } from '../mail/mailer.ts';
 import type { Outbox } from './outbox.ts';
-import { generateOtp, tokenHash } from '../crypto/otp.ts';
+import type { Pkce } from './pkce.ts';
 
 // Magic links may be re-requested sooner than confirmation and recovery emails (DESIGN.md).
 export const MAGIC_LINK_MAX_FREQUENCY = 60;

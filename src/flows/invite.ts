@@ -1,14 +1,14 @@
 // POST /invite — GoTrue: api.Invite. Creates (or re-invites) an unconfirmed user and sends the
 // invitation (after the transaction commits); accepting it is `verify type=invite`.
-import type { Deps } from '../deps.ts';
 import { insertAudit } from '../db/audit.ts';
 import { isUniqueViolation } from '../db/database.ts';
 import {
   NIL_UUID, deleteUnconfirmedUser, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities, type NewUser,
 } from '../db/users.ts';
+import type { Deps } from '../deps.ts';
+import { ApiError } from '../http/errors.ts';
 import { queueEmailToken } from './email-tokens.ts';
 import { transactionThenSend } from './outbox.ts';
-import { ApiError } from '../http/errors.ts';
 import type { RequestMeta } from './session.ts';
 import { userJson } from './user-json.ts';
 

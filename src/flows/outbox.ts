@@ -2,12 +2,12 @@
 // mail server that hangs must not hold a database connection (the embedded database has only
 // one, so every other request would wait). If a send fails or times out, the writes the request
 // made for it are taken back, so a failed send still leaves nothing behind.
-import type { Deps } from '../deps.ts';
-import { type AuditSink, type Executor, transaction } from '../db/database.ts';
 import { deleteAuditEntries } from '../db/audit.ts';
+import { type AuditSink, type Executor, transaction } from '../db/database.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError } from '../http/errors.ts';
-import { errorFields } from '../telemetry/logger.ts';
 import type { MailKind, MailRequest } from '../mail/mailer.ts';
+import { errorFields } from '../telemetry/logger.ts';
 
 /** Takes back one write of the request; runs in the undo transaction, newest first. */
 export type Undo = (tx: Executor) => Promise<void>;

@@ -1,10 +1,10 @@
 // The password checks that need the outside world: the policy (password-policy.ts) plus, with
 // PASSWORD_HIBP_ENABLED, Have I Been Pwned — GoTrue's checkPasswordStrength, reasons in its order.
+import { isPwnedPassword } from '../crypto/hibp.ts';
+import { type WeakPassword, assertPasswordLength, checkPasswordStrength } from '../crypto/password-policy.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, weakPasswordError } from '../http/errors.ts';
-import { isPwnedPassword } from '../crypto/hibp.ts';
 import { errorFields } from '../telemetry/logger.ts';
-import { type WeakPassword, assertPasswordLength, checkPasswordStrength } from '../crypto/password-policy.ts';
 
 const PWNED_MESSAGE = 'Password is known to be weak and easy to guess, please choose a different one.';
 

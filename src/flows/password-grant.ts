@@ -1,6 +1,6 @@
 // grant_type=password — GoTrue: api.ResourceOwnerPasswordGrant
-import type { Deps } from '../deps.ts';
 import { findUserByEmail, findUserByPhone, isBanned } from '../db/users.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { passwordWeakness } from './password-check.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';

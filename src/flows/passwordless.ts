@@ -1,16 +1,16 @@
 // POST /recover, /magiclink, /otp (email) and /resend — GoTrue: api.Recover, api.MagicLink,
 // api.Otp, api.Resend. Unknown addresses get the same answer as known ones where GoTrue's do.
-import type { Deps } from '../deps.ts';
+import { generatePassword } from '../crypto/password-policy.ts';
 import { insertAudit } from '../db/audit.ts';
 import type { Executor } from '../db/database.ts';
 import { findUserByEmail, findUserById, type UserRow } from '../db/users.ts';
+import type { Deps } from '../deps.ts';
+import { ApiError } from '../http/errors.ts';
 import { type EmailTokenKind, queueEmailToken } from './email-tokens.ts';
 import { type Outbox, transactionThenSend } from './outbox.ts';
-import { ApiError } from '../http/errors.ts';
-import { generatePassword } from '../crypto/password-policy.ts';
+import type { Pkce } from './pkce.ts';
 import type { RequestMeta } from './session.ts';
 import { signupWithEmail } from './signup.ts';
-import type { Pkce } from './pkce.ts';
 
 export interface EmailRequest {
   email: string;

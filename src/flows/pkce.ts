@@ -1,12 +1,12 @@
 // PKCE for email links (GoTrue §5.4): the request that sends the email stores a code challenge
 // in flow_state; following the link yields `?code=<auth_code>`; POST /token?grant_type=pkce
 // trades the code and the verifier for a session, once.
-import type { Deps } from '../deps.ts';
+import { base64url, timingSafeEqual, utf8 } from '../crypto/encoding.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { deleteFlowState, findFlowStateByAuthCode } from '../db/flow-state.ts';
 import { findUserById, isBanned } from '../db/users.ts';
-import { base64url, timingSafeEqual, utf8 } from '../crypto/encoding.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { type AmrMethod, type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 

@@ -3,7 +3,9 @@
 // before that key, the session's own key): a retry of the immediate predecessor (inside
 // SECURITY_REFRESH_TOKEN_REUSE_INTERVAL) gets the same child back without the database ever
 // holding a usable token or the key that derives one.
-import type { Deps } from '../deps.ts';
+import type { Config } from '../config/types.ts';
+import { base32, fromBase64url, hmacSha256, sha256Hex, utf8 } from '../crypto/encoding.ts';
+import { signJwt } from '../crypto/jwt.ts';
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { type Executor, transaction } from '../db/database.ts';
 import { insertSessionWithToken, rotateRefreshToken } from '../db/session-statements.ts';
@@ -12,10 +14,8 @@ import {
   listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, sessionsOfUser, touchSession,
 } from '../db/sessions.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
-import type { Config } from '../config/config.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
-import { base32, fromBase64url, hmacSha256, sha256Hex, utf8 } from '../crypto/encoding.ts';
-import { signJwt } from '../crypto/jwt.ts';
 import { userJson } from './user-json.ts';
 
 export type AmrMethod =

@@ -1,18 +1,18 @@
 // POST /signup with email and password, and anonymous sign-in (GoTrue: api.Signup,
 // api.SignupAnonymously). Everything a signup writes happens in one transaction; the
 // confirmation email goes out after it commits (outbox.ts).
-import type { Deps } from '../deps.ts';
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import {
   deleteUnconfirmedUser, findUserByEmail, findUserById, insertEmailUser, insertUser, listIdentities, updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
+import type { Deps } from '../deps.ts';
+import { ApiError } from '../http/errors.ts';
 import { queueEmailToken } from './email-tokens.ts';
 import { type Outbox, transactionThenSend } from './outbox.ts';
-import { ApiError } from '../http/errors.ts';
+import type { Pkce } from './pkce.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { userJson } from './user-json.ts';
-import type { Pkce } from './pkce.ts';
 
 export type SignupResult =
   | { kind: 'session'; token: TokenResponse }

@@ -1,21 +1,21 @@
 // PUT /user — GoTrue: api.UserUpdate (metadata, password, email change; phone changes arrive
 // with the phone work).
-import type { Deps } from '../deps.ts';
 import type { AuthContext } from '../app-env.ts';
+import { timingSafeEqual } from '../crypto/encoding.ts';
+import { tokenHash } from '../crypto/otp.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { OTT_TYPES, clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { findUserById, listIdentities, updateUser, type NewUser, type UserRow } from '../db/users.ts';
-import { takeCodeAttempt } from './code-attempts.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
-import { tokenHash } from '../crypto/otp.ts';
+import { takeCodeAttempt } from './code-attempts.ts';
+import { requestEmailChange } from './email-change.ts';
 import { transactionThenSend } from './outbox.ts';
 import { assertNewPassword } from './password-check.ts';
-import { timingSafeEqual } from '../crypto/encoding.ts';
-import { userJson } from './user-json.ts';
-import { requestEmailChange } from './email-change.ts';
 import { parsePkce } from './pkce.ts';
+import { userJson } from './user-json.ts';
 import { formatPhone, validateEmail } from './validate.ts';
 
 export interface UserUpdate {

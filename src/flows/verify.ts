@@ -1,17 +1,17 @@
 // POST/GET /verify for the email types (GoTrue: api.Verify). A token is consumed inside one
 // transaction holding the user's row lock, so each token works exactly once.
-import type { Deps } from '../deps.ts';
+import { timingSafeEqual } from '../crypto/encoding.ts';
+import { tokenHash } from '../crypto/otp.ts';
+import { generatePassword } from '../crypto/password-policy.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
 import { clearOneTimeTokens, findOneTimeTokens, type OneTimeTokenType } from '../db/one-time-tokens.ts';
-import { findUserByEmail, findUserById, isBanned, type NewUser, updateIdentityData, updateUser, type UserRow } from '../db/users.ts';
 import { deleteSessions } from '../db/sessions.ts';
-import { takeCodeAttempt } from './code-attempts.ts';
-import { timingSafeEqual } from '../crypto/encoding.ts';
+import { findUserByEmail, findUserById, isBanned, type NewUser, updateIdentityData, updateUser, type UserRow } from '../db/users.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError, forbidden } from '../http/errors.ts';
-import { tokenHash } from '../crypto/otp.ts';
-import { generatePassword } from '../crypto/password-policy.ts';
+import { takeCodeAttempt } from './code-attempts.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
 export const EMAIL_VERIFY_TYPES = ['signup', 'invite', 'recovery', 'magiclink', 'email'] as const;

@@ -2,10 +2,10 @@
 // (GoTrue's default service_role,supabase_admin). A token naming a session needs that session.
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.ts';
+import { verifyJwt } from '../crypto/jwt.ts';
 import { findSession } from '../db/sessions.ts';
 import { bearerToken } from './auth.ts';
 import { forbidden } from './errors.ts';
-import { verifyJwt } from '../crypto/jwt.ts';
 
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   const deps = c.var.deps;

@@ -2,9 +2,9 @@
 // still exists, and who is not banned — with GoTrue's statuses and codes.
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.ts';
+import { verifyJwt } from '../crypto/jwt.ts';
 import { isBanned, loadAuthContext } from '../db/users.ts';
 import { ApiError, forbidden } from './errors.ts';
-import { verifyJwt } from '../crypto/jwt.ts';
 
 const BEARER_RE = /^bearer (\S+)$/i;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

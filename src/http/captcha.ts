@@ -4,9 +4,9 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
+import { verifyJwt } from '../crypto/jwt.ts';
 import { ApiError } from './errors.ts';
 import { optStr } from './read-json.ts';
-import { verifyJwt } from '../crypto/jwt.ts';
 import { requestMeta } from './request-meta.ts';
 
 const PROVIDER_URL = {

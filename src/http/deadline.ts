@@ -4,8 +4,8 @@
 // still being read (a client that stalls mid-upload) is cancelled.
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.ts';
-import { ApiError } from './errors.ts';
 import { errorFields } from '../telemetry/logger.ts';
+import { ApiError } from './errors.ts';
 
 export const requestTimedOut = () =>
   new ApiError(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.');

@@ -4,13 +4,13 @@
 // across instances), or wherever an adapter's store puts them (KV on Workers).
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
-import type { Config } from '../config/config.ts';
-import type { Database } from '../db/database.ts';
-import { expireRateLimitRows, takeToken } from '../db/rate-limits.ts';
+import type { Config } from '../config/types.ts';
 import { sha256Hex } from '../crypto/encoding.ts';
+import type { Database } from '../db/database.ts';
+import { type Bucket, expireRateLimitRows, takeToken } from '../db/rate-limits.ts';
 import { ApiError } from './errors.ts';
+import type { RateLimitStore } from './rate-limit-store.ts';
 import { isIp } from './request-meta.ts';
-import type { Bucket, RateLimitStore } from './rate-limit-store.ts';
 
 export type LimitName = 'token' | 'verify' | 'otp' | 'magiclink' | 'recover' | 'resend' | 'signup' | 'user' | 'anonymous';
 

@@ -1,10 +1,10 @@
 // Turns a semantic MailRequest into a rendered message and hands it to a transport (SMTP,
 // Resend). Transports only move bytes; subjects, templates and the sender live here so every
 // transport sends the same email.
-import type { Config } from '../config/config.ts';
+import type { Config } from '../config/types.ts';
 import { type Logger, errorFields } from '../telemetry/logger.ts';
-import type { TemplateRenderer, TemplateVars } from './render.ts';
 import type { MailKind, MailRequest, Mailer } from './mailer.ts';
+import type { TemplateRenderer, TemplateVars } from './render.ts';
 
 export interface MailMessage {
   from: string;

@@ -1,9 +1,9 @@
 // GET /admin/audit — GoTrue: api.adminAuditLog (admin roles only)
 import { Hono } from 'hono';
+import { pageBounds, paginationHeaders, parsePage } from '../admin/pagination.ts';
 import type { AppEnv } from '../app-env.ts';
 import { AUDIT_SCOPES, type AuditRow, findAuditEntries } from '../db/audit-query.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
-import { paginationHeaders, parsePage } from '../admin/users.ts';
 import { validationFailed } from '../http/errors.ts';
 
 /** Go serialises the payload map with its keys sorted, nested maps too. */
@@ -34,11 +34,7 @@ adminAuditRoutes.get('/admin/audit', requireAdmin, async (c) => {
     if (!fields || sep < 0) throw validationFailed(`Invalid query scope: ${query}`);
     text = query.slice(sep + 1);
   }
-  // pop's paginator reads page 0 as page 1.
-  const page = paging.page < 1n ? 1n : paging.page;
-  const { entries, total } = await findAuditEntries(c.var.deps.db, {
-    fields, text, limit: paging.perPage, offset: (page - 1n) * paging.perPage,
-  });
+  const { entries, total } = await findAuditEntries(c.var.deps.db, { fields, text, ...pageBounds(paging) });
   const { link, totalCount } = paginationHeaders(c.req.url, paging, total);
   return c.json(entries.map(entryJson), 200, { Link: link, 'X-Total-Count': totalCount });
 });

@@ -2,15 +2,15 @@
 import { Hono } from 'hono';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
+import { generateLink } from '../admin/generate-link.ts';
 import type { AppEnv } from '../app-env.ts';
+import { validateEmail } from '../flows/validate.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { bearerToken } from '../http/auth.ts';
-import { generateLink } from '../admin/generate-link.ts';
 import { optRecord, optStr, readJson } from '../http/read-json.ts';
 import { isRedirectAllowed, redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
-import { validateEmail } from '../flows/validate.ts';
 
 const GenerateLinkBody = z.object({
   type: optStr, email: optStr, new_email: optStr, password: optStr, data: optRecord, redirect_to: optStr,

@@ -3,12 +3,12 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
+import { paginationHeaders, parsePage, parseSort } from '../admin/pagination.ts';
+import {
+  type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser, userIdParam,
+} from '../admin/users.ts';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
-import {
-  type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser, paginationHeaders,
-  parsePage, parseSort, userIdParam,
-} from '../admin/users.ts';
 import { bearerToken } from '../http/auth.ts';
 import { optBool, optRecord, optStr, readJson, readOptionalJson } from '../http/read-json.ts';
 import { requestAud } from '../http/request-aud.ts';

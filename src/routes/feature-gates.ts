@@ -3,12 +3,12 @@
 // routes/token.ts), MFA factors, passkeys and the OAuth 2.1 server.
 import { Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
+import { adminGetUser, parseUuid, userIdParam } from '../admin/users.ts';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { requireAuth } from '../http/auth.ts';
 import { ApiError, forbidden, notFound, validationFailed } from '../http/errors.ts';
 import { optStr, readJson } from '../http/read-json.ts';
-import { adminGetUser, parseUuid, userIdParam } from '../admin/users.ts';
 
 const samlDisabled = () => notFound('saml_provider_disabled', 'SAML 2.0 is disabled');
 const passkeysDisabled = () => notFound('passkey_disabled', 'Passkeys are disabled');

@@ -1,7 +1,7 @@
 // GET /health, GET /settings, GET /.well-known/jwks.json
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
-import { PROVIDERS } from '../config/config.ts';
+import { PROVIDERS } from '../config/types.ts';
 
 // GoTrue lists these too; authsvc does not implement them, so they always read false.
 const GOTRUE_ONLY_PROVIDERS = ['snapchat', 'fly', 'kakao', 'linkedin_oidc', 'slack_oidc', 'zoom'] as const;

@@ -3,13 +3,13 @@ import { decodeJwt } from 'jose';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
+import { inviteUser } from '../flows/invite.ts';
+import { validateEmail } from '../flows/validate.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { optRecord, optStr, readJson } from '../http/read-json.ts';
-import { inviteUser } from '../flows/invite.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
-import { validateEmail } from '../flows/validate.ts';
 
 const InviteBody = z.object({ email: optStr, data: optRecord });
 

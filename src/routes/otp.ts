@@ -2,17 +2,17 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
+import { resendEmailChange } from '../flows/email-change.ts';
+import { type EmailRequest, requestMagicLink, requestRecovery, resendConfirmation } from '../flows/passwordless.ts';
+import { type Pkce, parsePkce } from '../flows/pkce.ts';
+import { validateEmail } from '../flows/validate.ts';
 import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
 import { ApiError, validationFailed } from '../http/errors.ts';
-import { optBool, optRecord, optStr, readJson } from '../http/read-json.ts';
-import { resendEmailChange } from '../flows/email-change.ts';
-import { type Pkce, parsePkce } from '../flows/pkce.ts';
-import { type EmailRequest, requestMagicLink, requestRecovery, resendConfirmation } from '../flows/passwordless.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
+import { optBool, optRecord, optStr, readJson } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
-import { validateEmail } from '../flows/validate.ts';
 
 const Pkce = { code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields };
 const RecoverBody = z.object({ email: optStr, ...Pkce });

@@ -2,17 +2,17 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
-import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
-import { ApiError, validationFailed } from '../http/errors.ts';
-import { optRecord, optStr, readJson } from '../http/read-json.ts';
 import { assertNewPassword } from '../flows/password-check.ts';
 import { parsePkce } from '../flows/pkce.ts';
+import { signupAnonymously, signupWithEmail } from '../flows/signup.ts';
+import { validateEmail, validatePhone } from '../flows/validate.ts';
+import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
+import { ApiError, validationFailed } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
+import { optRecord, optStr, readJson } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
-import { signupAnonymously, signupWithEmail } from '../flows/signup.ts';
-import { validateEmail, validatePhone } from '../flows/validate.ts';
 
 const SignupBody = z.object({
   email: optStr, phone: optStr, password: optStr, data: optRecord, channel: optStr,

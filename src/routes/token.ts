@@ -2,15 +2,15 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
-import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
-import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
-import { optStr, readJson } from '../http/read-json.ts';
-import { enforceRateLimit } from '../http/rate-limit.ts';
 import { passwordGrant } from '../flows/password-grant.ts';
 import { pkceGrant } from '../flows/pkce.ts';
+import { refreshSession } from '../flows/session.ts';
+import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
+import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
+import { enforceRateLimit } from '../http/rate-limit.ts';
+import { optStr, readJson } from '../http/read-json.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
-import { refreshSession } from '../flows/session.ts';
 
 const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr, ...CaptchaFields });
 const RefreshBody = z.object({ refresh_token: optStr });

@@ -4,16 +4,16 @@ import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { findUserById } from '../db/users.ts';
-import { requireAuth } from '../http/auth.ts';
 import { queueEmailToken } from '../flows/email-tokens.ts';
-import { ApiError, validationFailed } from '../http/errors.ts';
-import { optRecord, optStr, readJson } from '../http/read-json.ts';
 import { transactionThenSend } from '../flows/outbox.ts';
-import { enforceRateLimit } from '../http/rate-limit.ts';
-import { redirectTarget } from '../http/redirect.ts';
-import { requestMeta } from '../http/request-meta.ts';
 import { updateCurrentUser } from '../flows/update-user.ts';
 import { userJson } from '../flows/user-json.ts';
+import { requireAuth } from '../http/auth.ts';
+import { ApiError, validationFailed } from '../http/errors.ts';
+import { enforceRateLimit } from '../http/rate-limit.ts';
+import { optRecord, optStr, readJson } from '../http/read-json.ts';
+import { redirectTarget } from '../http/redirect.ts';
+import { requestMeta } from '../http/request-meta.ts';
 
 const UpdateBody = z.object({
   email: optStr, phone: optStr, password: optStr, nonce: optStr, channel: optStr, current_password: optStr,

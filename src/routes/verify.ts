@@ -2,14 +2,14 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
+import { type EmailChangeResult, verifyEmailChange } from '../flows/email-change.ts';
+import { errorFragment, fragment, isEmailVerifyType, verifyEmailToken } from '../flows/verify.ts';
 import { ApiError, forbidden, validationFailed } from '../http/errors.ts';
-import { optStr, readJson } from '../http/read-json.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
+import { optStr, readJson } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
-import { type EmailChangeResult, verifyEmailChange } from '../flows/email-change.ts';
-import { errorFragment, fragment, isEmailVerifyType, verifyEmailToken } from '../flows/verify.ts';
 
 const VerifyBody = z.object({ type: optStr, token: optStr, token_hash: optStr, email: optStr, phone: optStr, redirect_to: optStr });
 

@@ -4,10 +4,10 @@
 // stops what is still running, and an exit hook kills stragglers if a test run is aborted.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = join(REPO_ROOT, 'bin/authsvc.js');
@@ -18,20 +18,6 @@ const dirs = new Set<string>();
 process.once('exit', () => {
   for (const p of live) p.kill('SIGKILL');
 });
-
-/** A port that was free a moment ago: listen on port 0, read it, close. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port ? done(port) : fail(new Error('no port'))));
-    });
-  });
-}
 
 /** An empty temporary directory, removed by cleanupProcesses(). */
 export function tempDir(prefix = 'authsvc-test-'): string {

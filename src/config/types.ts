@@ -1,0 +1,79 @@
+// The configuration's shape: the Config object the rest of authsvc reads, the provider list, and
+// what parsing returns. Every duration is in seconds.
+
+export const PROVIDERS = [
+  'apple', 'azure', 'bitbucket', 'discord', 'facebook', 'figma', 'github', 'gitlab', 'google',
+  'keycloak', 'linkedin', 'notion', 'spotify', 'slack', 'twitch', 'twitter', 'workos',
+] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug';
+export type SendLimit = { count: number; periodSeconds: number; form: 'window' | 'bucket' };
+export type ProviderConfig = {
+  enabled: boolean; clientId?: string; secret?: string; redirectUri?: string; url?: string;
+  skipNonceCheck: boolean; emailOptional: boolean;
+};
+type Credentials = { accountSid?: string; authToken?: string; messageServiceSid?: string };
+
+/** Every duration is in seconds. */
+export interface Config {
+  local: boolean;
+  siteUrl: string; uriAllowList: string[]; operatorToken?: string; disableSignup: boolean;
+  api: { host: string; port: number; endpoint?: string; externalUrl: string; requestIdHeader?: string; maxRequestDuration: number; corsAllowedHeaders: string[] };
+  db: { driver: 'postgres'; kind: 'postgres' | 'pglite' | 'memory'; url: string; dataDir?: string; maxPoolSize: number; namespace: string };
+  log: { level: LogLevel; file?: string };
+  tracing: { enabled: boolean; exporter: 'opentelemetry' };
+  metrics: { enabled: boolean; exporter: 'opentelemetry' | 'prometheus'; prometheusHost: string; prometheusPort: number };
+  otel: { resourceAttributes?: string; serviceName?: string; exporterOtlpEndpoint?: string; exporterOtlpProtocol?: string; exporterOtlpHeaders?: string };
+  debug: boolean;
+  jwt: { secret?: string; exp: number; aud: string; issuer?: string; keyId?: string; keys?: JsonWebKey[]; validMethods: string[]; adminGroupName: string; defaultGroupName: string; adminRoles: string[] };
+  external: {
+    email: { enabled: boolean; magicLinkEnabled: boolean; authorizedAddresses: string[] };
+    phone: { enabled: boolean };
+    anonymousUsers: { enabled: boolean };
+    redirectUrl?: string; flowStateExpiry: number;
+    providers: Record<ProviderName, ProviderConfig>;
+  };
+  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number };
+  password: {
+    minLength: number; requiredCharacters: string[];
+    hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };
+  };
+  security: {
+    refreshTokenRotationEnabled: boolean; refreshTokenReuseInterval: number; updatePasswordRequireReauthentication: boolean;
+    updatePasswordRequireCurrentPassword: boolean; manualLinkingEnabled: boolean; sbForwardedForEnabled: boolean;
+    captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret?: string; timeout: number; verifyUrl?: string };
+  };
+  /** Seconds; 0 is no limit. */
+  sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };
+  auditLog: { disablePostgres: boolean };
+  smtp: { host?: string; port: number; user?: string; pass?: string; adminEmail: string; senderName?: string; maxFrequency: number };
+  resend: { apiKey?: string; baseUrl: string };
+  mailer: {
+    transport: 'smtp' | 'resend' | 'log'; autoconfirm: boolean; allowUnverifiedEmailSignIns: boolean; secureEmailChangeEnabled: boolean;
+    otpExp: number; otpLength: number; externalHosts: string[];
+    urlPaths: { invite: string; confirmation: string; recovery: string; emailChange: string };
+    subjects: { invite: string; confirmation: string; recovery: string; magicLink: string; emailChange: string; reauthentication: string };
+    templates: { invite?: string; confirmation?: string; recovery?: string; magicLink?: string; emailChange?: string; reauthentication?: string };
+  };
+  sms: {
+    autoconfirm: boolean; maxFrequency: number; otpExp: number; otpLength: number; provider?: string; template: string;
+    testOtp: Record<string, string>; testOtpValidUntil?: string;
+    twilio: Credentials; twilioVerify: Credentials; messagebird: { accessKey?: string; originator?: string };
+    textlocal: { apiKey?: string; sender?: string }; vonage: { apiKey?: string; apiSecret?: string; from?: string };
+  };
+}
+
+/**
+ * `notices`: local-mode defaults that were chosen. `warnings`: prefixed variables that name no
+ * setting (a GoTrue setting authsvc does not have, or a typo); they have no effect.
+ */
+export type ConfigResult = { ok: true; config: Config; notices: string[]; warnings: string[] } | { ok: false; errors: string[] };
+/**
+ * Whether authsvc acts on a setting. A setting it accepts (GoTrue's name, so a configuration
+ * carried over does not fail) but does not act on yet must say so when it is given a value that
+ * differs from its default: start-up stops for a security setting (running without it would be
+ * running less protected than the operator asked), and logs a warning naming it otherwise.
+ */
+export type Support = { built: true } | { built: false; refuse: boolean; because: string };
+export type ConfigVariable = { name: string; default: string; description: string; support: Support };

@@ -1,0 +1,21 @@
+// An ApiError in GoTrue's wire shapes: the legacy `{code, error_code, msg}` body, or `{code,
+// message}` when the client asks for API version 2024-01-01.
+import { ApiError } from './errors.ts';
+
+export const API_VERSION_2024 = '2024-01-01';
+
+/** GoTrue: a `YYYY-MM-DD` value ≥ 2024-01-01 selects the 2024 error shape. */
+export function wantsApiVersion2024(header: string | undefined): boolean {
+  if (!header || !/^\d{4}-\d{2}-\d{2}$/.test(header)) return false;
+  return header >= API_VERSION_2024;
+}
+
+export function errorBody(err: ApiError, v2024: boolean, requestId?: string): Record<string, unknown> {
+  if (v2024) return { code: err.errorCode, message: err.message, ...err.extra };
+  const body: Record<string, unknown> = { code: err.status, error_code: err.errorCode, msg: err.message, ...err.extra };
+  if (err.status >= 500 && requestId) body.error_id = requestId;
+  return body;
+}
+
+export const unexpectedFailure = () =>
+  new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
