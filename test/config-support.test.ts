@@ -6,19 +6,11 @@ import { describe, expect, test } from 'vitest';
 import { parseConfig } from '../src/config/config.ts';
 import { CONFIG_VARIABLES } from '../src/config/fields.ts';
 import type { Config } from '../src/config/types.ts';
+import { GOTRUE_ENV } from './helpers/config-env.ts';
 
 type Env = Record<string, string>;
 
-const BASE: Env = {
-  GOTRUE_SITE_URL: 'https://app.example.com',
-  API_EXTERNAL_URL: 'https://auth.example.com',
-  GOTRUE_DB_DRIVER: 'postgres',
-  DATABASE_URL: 'postgres://auth:pw@db:5432/postgres',
-  GOTRUE_JWT_SECRET: 'super-secret-jwt-token-with-at-least-32-characters',
-  GOTRUE_SMTP_ADMIN_EMAIL: 'admin@example.com',
-  GOTRUE_SMTP_HOST: 'smtp.example.com',
-  GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For',
-};
+const BASE: Env = { ...GOTRUE_ENV, GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For' };
 
 // Values that parse for most fields; the first that parses and changes the config is used.
 const CANDIDATES = [

@@ -5,19 +5,11 @@ import { lookup } from '../src/config/names.ts';
 import { type Config, PROVIDERS } from '../src/config/types.ts';
 import { parseRequiredCharacters } from '../src/config/values.ts';
 import { parseDurationSeconds, parseGoDuration } from '../src/config/duration.ts';
+import { GOTRUE_ENV } from './helpers/config-env.ts';
 
 type Env = Record<string, string | undefined>;
 
-// A complete GoTrue-style configuration, as a docker-compose file would carry it.
-const BASE: Env = {
-  GOTRUE_SITE_URL: 'https://app.example.com',
-  API_EXTERNAL_URL: 'https://auth.example.com',
-  GOTRUE_DB_DRIVER: 'postgres',
-  DATABASE_URL: 'postgres://auth:pw@db:5432/postgres',
-  GOTRUE_JWT_SECRET: 'super-secret-jwt-token-with-at-least-32-characters',
-  GOTRUE_SMTP_ADMIN_EMAIL: 'admin@example.com',
-  GOTRUE_SMTP_HOST: 'smtp.example.com',
-};
+const BASE: Env = GOTRUE_ENV;
 
 function parseOk(env: Env, opts?: { local?: boolean }): { config: Config; notices: string[] } {
   const result = parseConfig(env, opts);

@@ -23,20 +23,30 @@ export async function consume(ex: Executor, key: string, limit: Limit, now: Date
   if (limit.form === 'window') {
     const periodMs = limit.periodSeconds * 1000;
     const windowStart = new Date(Math.floor(now.getTime() / periodMs) * periodMs);
-    const rows = await ex.orm.insert(rl).values({ key, windowStart, count: 1, updatedAt: now })
-      .onConflictDoUpdate({
-        target: rl.key,
-        set: {
-          count: sql`CASE WHEN ${rl.windowStart} = excluded.window_start THEN ${rl.count} + 1 ELSE 1 END`,
-          windowStart: sql`excluded.window_start`,
-          updatedAt: sql`excluded.updated_at`,
-        },
-        setWhere: sql`${rl.windowStart} <> excluded.window_start OR ${rl.count} < ${limit.count}`,
-      })
-      .returning({ count: rl.count });
-    return rows.length > 0;
+    return (await countInWindow(ex, key, windowStart, now, limit.count)) !== undefined;
   }
   return takeToken(ex, key, { capacity: limit.count, refillPerSecond: 1 / limit.periodSeconds }, now);
+}
+
+/**
+ * Adds one to the count of `key` for the window starting at `windowStart` (a new window starts
+ * from 1) and returns the new count; with `max`, undefined instead once the window holds `max`
+ * (nothing is added then). One statement, so exact under concurrency and across instances.
+ */
+export async function countInWindow(ex: Executor, key: string, windowStart: Date, now: Date, max?: number): Promise<number | undefined> {
+  const rl = ex.t.rateLimits;
+  const rows = await ex.orm.insert(rl).values({ key, windowStart, count: 1, updatedAt: now })
+    .onConflictDoUpdate({
+      target: rl.key,
+      set: {
+        count: sql`CASE WHEN ${rl.windowStart} = excluded.window_start THEN ${rl.count} + 1 ELSE 1 END`,
+        windowStart: sql`excluded.window_start`,
+        updatedAt: sql`excluded.updated_at`,
+      },
+      ...(max === undefined ? {} : { setWhere: sql`${rl.windowStart} <> excluded.window_start OR ${rl.count} < ${max}` }),
+    })
+    .returning({ count: rl.count });
+  return rows[0]?.count;
 }
 
 /** Token bucket: `capacity` tokens, refilled `refillPerSecond`; one statement, so exact under concurrency. */
