@@ -2,7 +2,7 @@
 // description (the README's table), and whether authsvc acts on it yet.
 import { z } from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
-import { type ConfigVariable, type ProviderName, PROVIDERS, type SendLimit, type Support } from './types.ts';
+import { type ConfigVariable, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
 import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
 
 const rawValue = z.string().optional();
@@ -49,7 +49,6 @@ const SUBJECTS = {
   INVITE: 'You have been invited', CONFIRMATION: 'Confirm Your Signup', RECOVERY: 'Reset Your Password',
   MAGIC_LINK: 'Your Magic Link', EMAIL_CHANGE: 'Confirm Email Change', REAUTHENTICATION: 'Confirm reauthentication',
 } as const;
-const SMS_PROVIDERS = ['twilio', 'twilio_verify', 'messagebird', 'textlocal', 'vonage'] as const;
 
 const STATIC_FIELDS = {
   SITE_URL: f(opt(parseUrl), 'required (local mode: http://localhost:3000)', 'Base URL of the site, used in emails. Any URL on its host is an allowed redirect_to.'),

@@ -7,6 +7,10 @@ export const PROVIDERS = [
 ] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
+/** GoTrue's native SMS providers (sms_provider.GetSmsProvider); nothing else is accepted. */
+export const SMS_PROVIDERS = ['twilio', 'twilio_verify', 'messagebird', 'textlocal', 'vonage'] as const;
+export type SmsProviderName = (typeof SMS_PROVIDERS)[number];
+
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug';
 export type SendLimit = { count: number; periodSeconds: number; form: 'window' | 'bucket' };
 export type ProviderConfig = {
@@ -57,7 +61,7 @@ export interface Config {
     templates: { invite?: string; confirmation?: string; recovery?: string; magicLink?: string; emailChange?: string; reauthentication?: string };
   };
   sms: {
-    autoconfirm: boolean; maxFrequency: number; otpExp: number; otpLength: number; provider?: string; template: string;
+    autoconfirm: boolean; maxFrequency: number; otpExp: number; otpLength: number; provider?: SmsProviderName; template: string;
     testOtp: Record<string, string>; testOtpValidUntil?: string;
     twilio: Credentials; twilioVerify: Credentials; messagebird: { accessKey?: string; originator?: string };
     textlocal: { apiKey?: string; sender?: string }; vonage: { apiKey?: string; apiSecret?: string; from?: string };
