@@ -6,6 +6,7 @@ import type { PasswordHasher } from './crypto/password.ts';
 import type { Database } from './db/database.ts';
 import type { RateLimitStore } from './http/rate-limit-store.ts';
 import type { Mailer } from './mail/mailer.ts';
+import type { SmsProvider } from './sms/provider.ts';
 import type { Logger } from './telemetry/logger.ts';
 
 export interface Deps {
@@ -13,6 +14,8 @@ export interface Deps {
   db: Database;
   keys: KeySet;
   mailer: Mailer;
+  /** The SMS_PROVIDER's client; unset when none is configured (every send then fails). */
+  sms?: SmsProvider;
   hasher: PasswordHasher;
   fetch: typeof fetch;
   now: () => Date;

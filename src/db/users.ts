@@ -41,6 +41,13 @@ export async function findUserByPhone(ex: Executor, phone: string, aud: string):
   return firstUser(ex, await userByPhoneStmt(ex, { phone, aud }));
 }
 
+/** The user whose pending phone change is to `phone` (GoTrue: FindUserByPhoneChangeAndAudience). */
+export async function findUserByPhoneChange(ex: Executor, phone: string, aud: string): Promise<UserRow | undefined> {
+  const u = ex.t.users;
+  const rows = await ex.orm.select().from(u).where(and(eq(u.phoneChange, phone), eq(u.aud, aud), eq(u.isSsoUser, false))).limit(1);
+  return rows[0];
+}
+
 export async function insertUser(ex: Executor, user: NewUser): Promise<UserRow> {
   const rows = await ex.orm.insert(ex.t.users).values({ instanceId: NIL_UUID, ...user }).returning();
   return rows[0]!;

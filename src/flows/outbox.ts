@@ -1,12 +1,13 @@
-// Mail goes out after the transaction that wrote its token has committed, never inside it: a
-// mail server that hangs must not hold a database connection (the embedded database has only
-// one, so every other request would wait). If a send fails or times out, the writes the request
-// made for it are taken back, so a failed send still leaves nothing behind.
+// Mail and SMS go out after the transaction that wrote their token has committed, never inside
+// it: a mail server or SMS provider that hangs must not hold a database connection (the embedded
+// database has only one, so every other request would wait). If a send fails or times out, the
+// writes the request made for it are taken back, so a failed send still leaves nothing behind.
 import { deleteAuditEntries } from '../db/audit.ts';
 import { type AuditSink, type Executor, transaction } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../http/errors.ts';
 import type { MailKind, MailRequest } from '../mail/mailer.ts';
+import { type SmsMessage, SmsSendError } from '../sms/provider.ts';
 import { errorFields } from '../telemetry/logger.ts';
 
 /** Takes back one write of the request; runs in the undo transaction, newest first. */
@@ -15,8 +16,17 @@ export type Undo = (tx: Executor) => Promise<void>;
 export interface Outbox {
   /** Queues a mail to send once the transaction has committed. */
   mail(m: MailRequest): void;
+  /** Queues an SMS; `kind` names it in GoTrue's "Error sending <kind> OTP to provider". */
+  sms(s: QueuedSms): void;
   /** How to take back a write this request made, should a send fail. */
   undo(step: Undo): void;
+}
+
+export interface QueuedSms {
+  kind: 'confirmation' | 'phone_change' | 'reauthentication';
+  message: SmsMessage;
+  /** Told the provider's message id once it has accepted the SMS (GoTrue answers it as `message_id`). */
+  sent?: (messageId: string) => void;
 }
 
 // GoTrue's wording in "Error sending … email".
@@ -49,10 +59,21 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
  */
 export async function transactionThenSend<T>(deps: Deps, fn: (tx: Executor, out: Outbox) => Promise<T>): Promise<T> {
   const mails: MailRequest[] = [];
+  const texts: QueuedSms[] = [];
   const undos: Undo[] = [];
   const auditIds: string[] = [];
-  const out: Outbox = { mail: (m) => mails.push(m), undo: (u) => undos.push(u) };
+  const out: Outbox = { mail: (m) => mails.push(m), sms: (s) => texts.push(s), undo: (u) => undos.push(u) };
   const result = await transaction(deps.db, (tx) => fn(withAuditCapture(tx, auditIds), out));
+  for (const text of texts) {
+    try {
+      await sendSms(deps, text);
+    } catch (err) {
+      await takeBack(deps, undos, auditIds);
+      // The provider's own words reach the client (as in GoTrue); anything else stays in the log.
+      const why = err instanceof SmsSendError ? err.message : 'the SMS provider could not be reached';
+      throw new ApiError(422, 'sms_send_failed', `Error sending ${text.kind} OTP to provider: ${why}`, undefined, err);
+    }
+  }
   for (const mail of mails) {
     try {
       await withTimeout(deps.mailer.send(mail), sendTimeoutMs(deps), 'the mail server');
@@ -62,6 +83,30 @@ export async function transactionThenSend<T>(deps: Deps, fn: (tx: Executor, out:
     }
   }
   return result;
+}
+
+async function sendSms(deps: Deps, text: QueuedSms): Promise<void> {
+  // Not `text.sent?.(await …)`: an optional call skips evaluating its arguments when absent.
+  const id = await sendWithin(deps, text);
+  text.sent?.(id);
+}
+
+async function sendWithin(deps: Deps, text: QueuedSms): Promise<string> {
+  if (!deps.sms) throw new SmsSendError('no SMS provider is configured (SMS_PROVIDER)');
+  const ms = sendTimeoutMs(deps);
+  const abort = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      abort.abort();
+      reject(new SmsSendError(`no answer within ${ms} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([deps.sms.send(text.message, abort.signal), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function takeBack(deps: Deps, undos: Undo[], auditIds: string[]): Promise<void> {

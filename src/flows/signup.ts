@@ -35,15 +35,16 @@ export interface EmailSignup {
   pkce?: Pkce;
 }
 
-const userAlreadyExists = () => new ApiError(422, 'user_already_exists', 'User already registered');
+export const userAlreadyExists = () => new ApiError(422, 'user_already_exists', 'User already registered');
 
-/** The anti-enumeration answer for a confirmed address (GoTrue's sanitizeUser). */
-function fakeUser(deps: Deps, s: EmailSignup): Record<string, unknown> {
+/** The anti-enumeration answer for a confirmed address or number (GoTrue's sanitizeUser). */
+export function fakeUser(deps: Deps, s: { aud: string; data: Record<string, unknown>; email?: string; phone?: string }): Record<string, unknown> {
   const now = deps.now().toISOString();
+  const provider = s.phone ? 'phone' : 'email';
   return {
-    id: crypto.randomUUID(), aud: s.aud, role: '', email: s.email, phone: '',
+    id: crypto.randomUUID(), aud: s.aud, role: '', email: s.email ?? '', phone: s.phone ?? '',
     confirmation_sent_at: now,
-    app_metadata: { provider: 'email', providers: ['email'] },
+    app_metadata: { provider, providers: [provider] },
     user_metadata: s.data, identities: [], created_at: now, updated_at: now, is_anonymous: false,
   };
 }

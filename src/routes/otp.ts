@@ -4,8 +4,10 @@ import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { resendEmailChange } from '../flows/email-change.ts';
 import { type EmailRequest, requestMagicLink, requestRecovery, resendConfirmation } from '../flows/passwordless.ts';
+import { parseChannel } from '../flows/phone-tokens.ts';
+import { requestSmsOtp, resendPhoneCode } from '../flows/phone.ts';
 import { type Pkce, parsePkce } from '../flows/pkce.ts';
-import { validateEmail } from '../flows/validate.ts';
+import { validateEmail, validatePhone } from '../flows/validate.ts';
 import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
 import { ApiError, validationFailed } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
@@ -57,7 +59,15 @@ otpRoutes.post('/otp', async (c) => {
   if (b.email && b.channel) throw validationFailed('Channel should only be specified with Phone OTP');
   if (!b.email && !b.phone) throw validationFailed('One of email or phone must be set');
   const pkce = parsePkce(b);
-  if (b.phone) throw new ApiError(400, 'phone_provider_disabled', 'Unsupported phone provider');
+  if (b.phone) {
+    const deps = c.var.deps;
+    if (!deps.config.external.phone.enabled) throw new ApiError(400, 'phone_provider_disabled', 'Unsupported phone provider');
+    const phone = validatePhone(b.phone);
+    const channel = parseChannel(deps, b.channel);
+    return c.json(await requestSmsOtp(deps, {
+      phone, channel, aud: requestAud(c), createUser: b.create_user ?? true, data: b.data ?? {}, meta: requestMeta(c),
+    }));
+  }
   const email = validateEmail(b.email);
   await requestMagicLink(c.var.deps, { ...emailRequest(c, email, pkce), data: b.data ?? {}, createUser: b.create_user ?? true });
   return c.json({});
@@ -79,6 +89,12 @@ otpRoutes.post('/resend', async (c) => {
     const r = emailRequest(c, validateEmail(b.email), pkce);
     await resendEmailChange(c.var.deps, r.email, r.aud, r.redirectTo, pkce);
   }
-  // sms and phone_change: no phone can be pending without an SMS provider, so GoTrue's answer is {}.
+  if (b.type === 'sms' || b.type === 'phone_change') {
+    const deps = c.var.deps;
+    if (b.email && b.phone) throw validationFailed('Only an email address or phone number should be provided.');
+    if (!b.phone) throw validationFailed(b.type === 'sms' ? 'Type provided requires a phone number' : 'Missing email address or phone number');
+    if (!deps.config.external.phone.enabled) throw new ApiError(400, 'phone_provider_disabled', 'Phone logins are disabled');
+    return c.json(await resendPhoneCode(deps, b.type, validatePhone(b.phone), requestAud(c), requestMeta(c)));
+  }
   return c.json({});
 });

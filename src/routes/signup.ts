@@ -3,6 +3,8 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { assertNewPassword } from '../flows/password-check.ts';
+import { parseChannel } from '../flows/phone-tokens.ts';
+import { signupWithPhone } from '../flows/phone.ts';
 import { parsePkce } from '../flows/pkce.ts';
 import { signupAnonymously, signupWithEmail } from '../flows/signup.ts';
 import { validateEmail, validatePhone } from '../flows/validate.ts';
@@ -41,10 +43,13 @@ signupRoutes.post('/signup', async (c) => {
   if (body.phone && body.code_challenge) throw validationFailed('PKCE not supported for phone signups');
   const pkce = parsePkce(body);
   if (body.phone) {
+    const channel = parseChannel(deps, body.channel);
     if (!cfg.external.phone.enabled) throw new ApiError(400, 'phone_provider_disabled', 'Phone signups are disabled');
-    validatePhone(body.phone);
-    // Phone signup needs an SMS provider, which authsvc does not have yet.
-    throw new ApiError(400, 'sms_send_failed', 'Error sending confirmation OTP to provider: no SMS provider is configured');
+    const phone = validatePhone(body.phone);
+    const result = await signupWithPhone(deps, { phone, password: body.password, data, aud, channel, meta: requestMeta(c) });
+    if (result.kind === 'session') return c.json(result.token.body, 200, result.token.headers);
+    if (result.kind === 'user') return c.json(result.body);
+    throw new Error('phone signup asked for a session but got none');
   }
   if (!cfg.external.email.enabled) throw new ApiError(400, 'email_provider_disabled', 'Email signups are disabled');
   const email = validateEmail(body.email);

@@ -3,6 +3,8 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { type EmailChangeResult, verifyEmailChange } from '../flows/email-change.ts';
+import { verifyPhoneToken } from '../flows/phone.ts';
+import { validatePhone } from '../flows/validate.ts';
 import { errorFragment, fragment, isEmailVerifyType, verifyEmailToken } from '../flows/verify.ts';
 import { ApiError, forbidden, validationFailed } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
@@ -57,8 +59,12 @@ verifyRoutes.post('/verify', async (c) => {
     if (!EMAIL_RE.test(b.email)) throw new ApiError(422, 'validation_failed', 'Invalid email format');
     return emailChangeJson(c, await verifyEmailChange(deps, { aud, token: b.token!, email: b.email }, requestMeta(c)));
   }
+  if (b.phone && (b.type === 'sms' || b.type === 'phone_change')) {
+    const t = await verifyPhoneToken(deps, { type: b.type, phone: validatePhone(b.phone), token: b.token!, aud }, requestMeta(c));
+    return c.json(t.body, 200, t.headers);
+  }
   if (b.phone || !isEmailVerifyType(b.type)) {
-    // Unknown types and the SMS / email-change types (not available yet) fail as an invalid token, as in GoTrue.
+    // Unknown types, and email types with a phone, fail as an invalid token, as in GoTrue.
     throw forbidden('otp_expired', 'Token has expired or is invalid');
   }
   if (!EMAIL_RE.test(b.email!)) throw new ApiError(422, 'validation_failed', 'Invalid email format');

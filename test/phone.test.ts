@@ -1,0 +1,202 @@
+// Phone sign-up, OTP sign-in, verification and resend (issue 14), over a recording SMS provider:
+// what was texted, what was stored (GoTrue's sha224(phone + code)), and what a failed send leaves.
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { sha224 } from '@noble/hashes/sha2.js';
+import type { Database } from '../src/db/database.ts';
+import { type SmsMessage, type SmsProvider, SmsSendError } from '../src/sms/provider.ts';
+import { buildTestApp } from './helpers/app.ts';
+import { openTestDb } from './helpers/db.ts';
+
+type Json = Record<string, any>;
+let db: Database;
+beforeAll(async () => { db = await openTestDb(); });
+afterAll(async () => { await db?.close(); });
+
+/** A provider that records every message; `fail` makes the next sends throw what a provider would. */
+function recordingSms(name: SmsProvider['name'] = 'twilio') {
+  const sent: SmsMessage[] = [];
+  const state = { fail: undefined as string | undefined };
+  const provider: SmsProvider = {
+    name, supportsWhatsApp: name === 'twilio', verifiesCodes: false,
+    async send(m) {
+      if (state.fail) throw new SmsSendError(state.fail);
+      sent.push(m);
+      return `SM${sent.length}`;
+    },
+  };
+  return { provider, sent, state };
+}
+
+const PHONE_ENV = { AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_PROVIDER: 'twilio', AUTHSVC_RATE_LIMIT_SMS_SENT: '100000' };
+let n = 0;
+const uniquePhone = () => `1555${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++n % 10)}`;
+const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+const userByPhone = async (phone: string) => (await db.orm.select().from(db.t.users).where(eq(db.t.users.phone, phone)))[0];
+const codeOf = (m: SmsMessage) => /(\d{6,10})/.exec(m.message)![1]!;
+
+/** The app with a recording provider and its own clock: `tick(s)` moves it on (past SMS_MAX_FREQUENCY). */
+async function app(env: Record<string, string> = {}, name?: SmsProvider['name']) {
+  const sms = recordingSms(name);
+  let now = Date.now();
+  const t = await buildTestApp(db, { ...PHONE_ENV, ...env }, { sms: sms.provider, now: () => new Date(now) });
+  return Object.assign(t, { sms, tick: (seconds: number) => { now += seconds * 1000; } });
+}
+
+describe('phone signup and verify', () => {
+  test('signup with +phone texts a code, stores sha224(phone + code) and answers the unconfirmed user', async () => {
+    const t = await app();
+    const phone = uniquePhone();
+    const res = await t.request('POST', '/signup', { phone: `+${phone}`, password: 'phone-pass-1', data: { nick: 'p' } });
+    expect(res.status).toBe(200);
+    const body = await res.json() as Json;
+    expect(body).toMatchObject({ phone, email: '', app_metadata: { provider: 'phone', providers: ['phone'] } });
+    expect(body.confirmation_sent_at).toBeTruthy();
+    expect(body.phone_confirmed_at).toBeUndefined();
+    expect(t.sms.sent).toHaveLength(1);
+    const m = t.sms.sent[0]!;
+    expect(m).toMatchObject({ phone, channel: 'sms' });
+    expect(m.message).toBe(`Your code is ${m.otp}`);
+    expect(m.otp).toMatch(/^\d{6}$/);
+    const row = await userByPhone(phone);
+    expect(row!.confirmationToken).toBe(hex(sha224(new TextEncoder().encode(phone + m.otp))));
+    const ott = await db.orm.select().from(db.t.oneTimeTokens).where(eq(db.t.oneTimeTokens.userId, row!.id));
+    expect(ott.map((o) => [o.tokenType, o.relatesTo])).toEqual([['confirmation_token', phone]]);
+
+    // Not confirmed yet: the password grant refuses.
+    const early = await t.request('POST', '/token?grant_type=password', { phone, password: 'phone-pass-1' });
+    expect(early.status).toBe(400);
+    expect((await early.json() as Json).error_code).toBe('phone_not_confirmed');
+
+    const wrong = await t.request('POST', '/verify', { type: 'sms', phone, token: m.otp === '000000' ? '111111' : '000000' });
+    expect(wrong.status).toBe(403);
+    expect(await wrong.json()).toEqual({ code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
+
+    const ok = await t.request('POST', '/verify', { type: 'sms', phone: `+${phone}`, token: m.otp });
+    expect(ok.status).toBe(200);
+    const session = await ok.json() as Json;
+    expect(session.user).toMatchObject({ phone, role: 'authenticated' });
+    expect(session.user.phone_confirmed_at).toBeTruthy();
+    // Single use.
+    expect((await t.request('POST', '/verify', { type: 'sms', phone, token: m.otp })).status).toBe(403);
+    const login = await t.request('POST', '/token?grant_type=password', { phone: `+${phone}`, password: 'phone-pass-1' });
+    expect(login.status).toBe(200);
+    expect(((await login.json()) as Json).user.phone).toBe(phone);
+  });
+
+  test('invalid numbers get GoTrue\'s message; EXTERNAL_PHONE_ENABLED=false is phone_provider_disabled', async () => {
+    const t = await app();
+    const bad = await t.request('POST', '/signup', { phone: '+0123', password: 'phone-pass-1' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ code: 400, error_code: 'validation_failed', msg: 'Invalid phone number format (E.164 required)' });
+    const off = await app({ AUTHSVC_EXTERNAL_PHONE_ENABLED: 'false' });
+    const res = await off.request('POST', '/signup', { phone: uniquePhone(), password: 'phone-pass-1' });
+    expect(res.status).toBe(400);
+    expect((await res.json() as Json).error_code).toBe('phone_provider_disabled');
+    const otp = await off.request('POST', '/otp', { phone: uniquePhone() });
+    expect(await otp.json()).toEqual({ code: 400, error_code: 'phone_provider_disabled', msg: 'Unsupported phone provider' });
+  });
+
+  test('a failed send answers 422 sms_send_failed with the provider\'s words and leaves no user, token or count behind', async () => {
+    const t = await app({ AUTHSVC_RATE_LIMIT_SMS_SENT: '5' });
+    await db.orm.delete(db.t.rateLimits).where(eq(db.t.rateLimits.key, 'sms_sent'));
+    t.sms.state.fail = 'Invalid To Phone Number More information: https://www.twilio.com/docs/errors/21211';
+    const phone = uniquePhone();
+    const res = await t.request('POST', '/signup', { phone, password: 'phone-pass-1' });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({
+      code: 422, error_code: 'sms_send_failed',
+      msg: 'Error sending confirmation OTP to provider: Invalid To Phone Number More information: https://www.twilio.com/docs/errors/21211',
+    });
+    expect(await userByPhone(phone)).toBeUndefined();
+    const [count] = await db.orm.select().from(db.t.rateLimits).where(eq(db.t.rateLimits.key, 'sms_sent'));
+    expect(count?.count ?? 0).toBe(0);
+  });
+
+  test('SMS_MAX_FREQUENCY: a second code within the window is 429 over_sms_send_rate_limit', async () => {
+    const t = await app({ AUTHSVC_SMS_MAX_FREQUENCY: '60' });
+    const phone = uniquePhone();
+    expect((await t.request('POST', '/signup', { phone, password: 'phone-pass-1' })).status).toBe(200);
+    const again = await t.request('POST', '/resend', { type: 'sms', phone });
+    expect(again.status).toBe(429);
+    expect(await again.json()).toEqual({
+      code: 429, error_code: 'over_sms_send_rate_limit', msg: expect.stringMatching(/^For security purposes, you can only request this after (59|60) seconds\.$/),
+    });
+  });
+
+  test('SMS_AUTOCONFIRM: signup answers a session; a confirmed number signing up again is 422 user_already_exists', async () => {
+    const t = await app({ AUTHSVC_SMS_AUTOCONFIRM: 'true' });
+    const phone = uniquePhone();
+    const res = await t.request('POST', '/signup', { phone, password: 'phone-pass-1' });
+    expect(res.status).toBe(200);
+    const s = await res.json() as Json;
+    expect(s.access_token).toBeTruthy();
+    expect(s.user.phone_confirmed_at).toBeTruthy();
+    expect(t.sms.sent).toHaveLength(0);
+    const dup = await t.request('POST', '/signup', { phone, password: 'other-pass-1' });
+    expect(dup.status).toBe(422);
+    expect((await dup.json() as Json).error_code).toBe('user_already_exists');
+  });
+
+  test('without autoconfirm a confirmed number signing up again gets a fabricated user and no SMS', async () => {
+    const t = await app();
+    const phone = uniquePhone();
+    await t.request('POST', '/signup', { phone, password: 'phone-pass-1' });
+    await t.request('POST', '/verify', { type: 'sms', phone, token: t.sms.sent[0]!.otp });
+    const again = await t.request('POST', '/signup', { phone, password: 'phone-pass-2' });
+    expect(again.status).toBe(200);
+    const fake = await again.json() as Json;
+    expect(fake.id).not.toBe((await userByPhone(phone))!.id);
+    expect(fake).toMatchObject({ phone, identities: [] });
+    expect(t.sms.sent).toHaveLength(1);
+  });
+
+  test('channel whatsapp only with Twilio; anything else is refused with GoTrue\'s message', async () => {
+    const t = await app({ AUTHSVC_SMS_PROVIDER: 'messagebird' }, 'messagebird');
+    const res = await t.request('POST', '/signup', { phone: uniquePhone(), password: 'phone-pass-1', channel: 'whatsapp' });
+    expect(res.status).toBe(400);
+    expect((await res.json() as Json).msg).toMatch(/^Invalid channel, supported values are 'sms' or 'whatsapp'/);
+    const tw = await app({ AUTHSVC_SMS_PROVIDER: 'twilio' });
+    const phone = uniquePhone();
+    expect((await tw.request('POST', '/signup', { phone, password: 'phone-pass-1', channel: 'whatsapp' })).status).toBe(200);
+    expect(tw.sms.sent[0]!.channel).toBe('whatsapp');
+  });
+});
+
+describe('POST /otp with a phone', () => {
+  test('an unknown number is signed up with a code; a confirmed one gets a login code and message_id', async () => {
+    const t = await app();
+    const phone = uniquePhone();
+    const first = await t.request('POST', '/otp', { phone, data: { a: 1 } });
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({});
+    expect(t.sms.sent).toHaveLength(1);
+    const v = await t.request('POST', '/verify', { type: 'sms', phone, token: t.sms.sent[0]!.otp });
+    expect(v.status).toBe(200);
+    t.tick(61);
+    const second = await t.request('POST', '/otp', { phone });
+    expect(second.status).toBe(200);
+    expect(await second.json()).toEqual({ message_id: 'SM2' });
+    const login = await t.request('POST', '/verify', { type: 'sms', phone, token: t.sms.sent[1]!.otp });
+    expect(login.status).toBe(200);
+    expect(((await login.json()) as Json).user.phone).toBe(phone);
+  });
+
+  test('create_user false for an unknown number is 422 otp_disabled', async () => {
+    const t = await app();
+    const res = await t.request('POST', '/otp', { phone: uniquePhone(), create_user: false });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({ code: 422, error_code: 'otp_disabled', msg: 'Signups not allowed for otp' });
+  });
+
+  test('SMS_TEST_OTP: no SMS is sent, the fixed code verifies, message_id is test-otp', async () => {
+    const phone = uniquePhone();
+    const t = await app({ AUTHSVC_SMS_TEST_OTP: `${phone}:123456` });
+    expect((await t.request('POST', '/otp', { phone })).status).toBe(200);
+    expect(t.sms.sent).toHaveLength(0);
+    expect((await t.request('POST', '/verify', { type: 'sms', phone, token: '123456' })).status).toBe(200);
+    t.tick(61);
+    const again = await t.request('POST', '/otp', { phone });
+    expect(await again.json()).toEqual({ message_id: 'test-otp' });
+  });
+});
