@@ -200,3 +200,96 @@ describe('POST /otp with a phone', () => {
     expect(await again.json()).toEqual({ message_id: 'test-otp' });
   });
 });
+
+/** A confirmed phone user and a session of theirs. */
+async function phoneUser(t: Awaited<ReturnType<typeof app>>, phone = uniquePhone()): Promise<{ phone: string; session: Json }> {
+  expect((await t.request('POST', '/signup', { phone, password: 'phone-pass-1' })).status).toBe(200);
+  const code = t.sms.sent.at(-1)!.otp;
+  const v = await t.request('POST', '/verify', { type: 'sms', phone, token: code });
+  expect(v.status).toBe(200);
+  t.tick(61);
+  return { phone, session: await v.json() as Json };
+}
+const bearer = (s: Json) => ({ authorization: `Bearer ${s.access_token}` });
+
+describe('phone change and reauthentication', () => {
+  test('PUT /user {phone} texts the new number; verify phone_change moves the number and its identity', async () => {
+    const t = await app();
+    const { phone, session } = await phoneUser(t);
+    const next = uniquePhone();
+    const put = await t.request('PUT', '/user', { phone: `+${next}` }, bearer(session));
+    expect(put.status).toBe(200);
+    const body = await put.json() as Json;
+    expect(body).toMatchObject({ phone, new_phone: next });
+    expect(body.phone_change_sent_at).toBeTruthy();
+    const m = t.sms.sent.at(-1)!;
+    expect(m.phone).toBe(next);
+    // Resend goes to the pending number (found by the current one).
+    t.tick(61);
+    const resent = await t.request('POST', '/resend', { type: 'phone_change', phone });
+    expect(resent.status).toBe(200);
+    expect(await resent.json()).toEqual({ message_id: `SM${t.sms.sent.length}` });
+    const code = t.sms.sent.at(-1)!;
+    expect(code.phone).toBe(next);
+    expect((await t.request('POST', '/verify', { type: 'phone_change', phone: next, token: m.otp })).status).toBe(403);
+    const v = await t.request('POST', '/verify', { type: 'phone_change', phone: next, token: code.otp });
+    expect(v.status).toBe(200);
+    const after = (await v.json() as Json).user;
+    expect(after).toMatchObject({ phone: next });
+    expect(after.new_phone).toBeUndefined();
+    expect(after.identities.find((i: Json) => i.provider === 'phone').identity_data).toMatchObject({ phone: next, phone_verified: true });
+  });
+
+  test('a number another user holds is 422 phone_exists, and nothing is texted', async () => {
+    const t = await app();
+    const a = await phoneUser(t);
+    const b = await phoneUser(t);
+    const before = t.sms.sent.length;
+    const res = await t.request('PUT', '/user', { phone: a.phone }, bearer(b.session));
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({ code: 422, error_code: 'phone_exists', msg: 'A user with this phone number has already been registered' });
+    expect(t.sms.sent).toHaveLength(before);
+  });
+
+  test('a failed phone-change send leaves the user as it was', async () => {
+    const t = await app();
+    const { phone, session } = await phoneUser(t);
+    t.sms.state.fail = 'provider down';
+    const res = await t.request('PUT', '/user', { phone: uniquePhone(), data: { x: 1 } }, bearer(session));
+    expect(res.status).toBe(422);
+    expect((await res.json() as Json).msg).toBe('Error sending phone_change OTP to provider: provider down');
+    const row = await userByPhone(phone);
+    expect(row).toMatchObject({ phoneChange: '', phoneChangeToken: '', phoneChangeSentAt: null });
+    expect(row!.rawUserMetaData).not.toHaveProperty('x');
+  });
+
+  test('SMS_AUTOCONFIRM: the change applies at once', async () => {
+    const t = await app({ AUTHSVC_SMS_AUTOCONFIRM: 'true' });
+    const phone = uniquePhone();
+    const s = await (await t.request('POST', '/signup', { phone, password: 'phone-pass-1' })).json() as Json;
+    const next = uniquePhone();
+    const res = await t.request('PUT', '/user', { phone: next }, bearer(s));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ phone: next });
+    expect(t.sms.sent).toHaveLength(0);
+  });
+
+  test('GET /reauthenticate texts a user without an email; the nonce then allows a password change once', async () => {
+    const t = await app({ AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true' });
+    const { phone, session } = await phoneUser(t);
+    const r = await t.request('GET', '/reauthenticate', undefined, bearer(session));
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ message_id: `SM${t.sms.sent.length}` });
+    const nonce = t.sms.sent.at(-1)!;
+    expect(nonce.phone).toBe(phone);
+    const row = await userByPhone(phone);
+    expect(row!.reauthenticationToken).toBe(hex(sha224(new TextEncoder().encode(phone + nonce.otp))));
+    const noNonce = await t.request('PUT', '/user', { password: 'new-phone-pass-2' }, bearer(session));
+    expect((await noNonce.json() as Json).error_code).toBe('reauthentication_needed');
+    const ok = await t.request('PUT', '/user', { password: 'new-phone-pass-2', nonce: nonce.otp }, bearer(session));
+    expect(ok.status).toBe(200);
+    const again = await t.request('PUT', '/user', { password: 'new-phone-pass-3', nonce: nonce.otp }, bearer(session));
+    expect(again.status).toBe(422);
+    expect((await again.json() as Json).error_code).toBe('reauthentication_not_valid');
+  });
+});

@@ -229,7 +229,7 @@ export async function verifyPhoneToken(deps: Deps, input: PhoneVerifyInput, meta
 }
 
 /** The phone identity follows a confirmed change (created if the user had none); returns the app_metadata patch. */
-async function phoneIdentityAfterChange(tx: Parameters<typeof updateUser>[0], user: UserRow, phone: string, now: Date): Promise<Partial<NewUser>> {
+export async function phoneIdentityAfterChange(tx: Parameters<typeof updateUser>[0], user: UserRow, phone: string, now: Date): Promise<Partial<NewUser>> {
   const identities = await listIdentities(tx, [user.id]);
   const existing = identities.find((i) => i.provider === 'phone');
   if (existing) {

@@ -1,28 +1,31 @@
-// PUT /user — GoTrue: api.UserUpdate (metadata, password, email change; phone changes arrive
-// with the phone work).
+// PUT /user — GoTrue: api.UserUpdate (metadata, password, email change, phone change).
 import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { tokenHash } from '../crypto/otp.ts';
 import { insertAudit } from '../db/audit.ts';
-import { transaction } from '../db/database.ts';
+import { isUniqueViolation, transaction } from '../db/database.ts';
 import { OTT_TYPES, clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
-import { findUserById, listIdentities, updateUser, type NewUser, type UserRow } from '../db/users.ts';
+import { findUserById, findUserByPhone, listIdentities, updateUser, type NewUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
+import type { SmsChannel } from '../sms/provider.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
 import { requestEmailChange } from './email-change.ts';
 import { transactionThenSend } from './outbox.ts';
 import { assertNewPassword } from './password-check.ts';
+import { parseChannel, queuePhoneToken } from './phone-tokens.ts';
+import { phoneIdentityAfterChange } from './phone.ts';
 import { parsePkce } from './pkce.ts';
 import { userJson } from './user-json.ts';
-import { formatPhone, validateEmail } from './validate.ts';
+import { validateEmail, validatePhone } from './validate.ts';
 
 export interface UserUpdate {
   code_challenge?: string;
   code_challenge_method?: string;
   email?: string;
   phone?: string;
+  channel?: string;
   password?: string;
   current_password?: string;
   nonce?: string;
@@ -99,9 +102,11 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
   if (p.app_metadata && !(user.role === cfg.jwt.adminGroupName && user.aud === cfg.jwt.aud)) {
     throw new ApiError(403, 'not_admin', 'Updating app_metadata requires admin privileges');
   }
-  if (p.phone && formatPhone(p.phone) !== (user.phone ?? '')) {
-    // A phone change needs an SMS provider, which authsvc does not have yet.
-    throw new ApiError(422, 'sms_send_failed', 'Error sending phone change OTP to provider: no SMS provider is configured');
+  const newPhone = p.phone ? validatePhone(p.phone) : undefined;
+  const changePhone = newPhone !== undefined && newPhone !== (user.phone ?? '');
+  const channel = newPhone !== undefined ? parseChannel(deps, p.channel) : 'sms';
+  if (changePhone && await findUserByPhone(deps.db, newPhone, user.aud ?? '')) {
+    throw new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
   }
   const newEmail = p.email ? validateEmail(p.email) : undefined;
   const changeEmail = newEmail !== undefined && newEmail !== (user.email ?? '');
@@ -115,6 +120,8 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
       return requestEmailChange(deps, tx, out, locked, newEmail, meta.redirectTo, ip, pkce);
     });
   }
+  // The phone change likewise: a code to the new number (or, under SMS_AUTOCONFIRM, the change itself).
+  if (changePhone) await requestPhoneChange(deps, user.id, newPhone, channel, ip);
   return transaction(deps.db, async (tx) => {
     const now = deps.now();
     const current = (await findUserById(tx, user.id, { forUpdate: true }))!;
@@ -141,4 +148,26 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
     await insertAudit(tx, { actor: updated, action: 'user_modified', ip, now });
     return userJson(updated, await listIdentities(tx, [user.id]));
   });
+}
+
+/** GoTrue: sendPhoneConfirmation(phone_change), or smsVerify at once under SMS_AUTOCONFIRM. */
+async function requestPhoneChange(deps: Deps, userId: string, phone: string, channel: SmsChannel, ip: string | undefined): Promise<void> {
+  try {
+    await transactionThenSend(deps, async (tx, out) => {
+      const locked = (await findUserById(tx, userId, { forUpdate: true }))!;
+      if (!deps.config.sms.autoconfirm) {
+        await queuePhoneToken(deps, tx, out, locked, 'phone_change', phone, channel);
+        return;
+      }
+      const now = deps.now();
+      await insertAudit(tx, { actor: locked, action: 'user_modified', ip, now });
+      const patch = await phoneIdentityAfterChange(tx, locked, phone, now);
+      await clearOneTimeTokens(tx, userId);
+      await updateUser(tx, userId, { ...patch, phone, phoneChange: '', phoneChangeToken: '', phoneConfirmedAt: now, updatedAt: now });
+    });
+  } catch (err) {
+    // Taken by someone else between the check and the write (users_phone_key).
+    if (isUniqueViolation(err)) throw new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
+    throw err;
+  }
 }

@@ -6,6 +6,7 @@ import { insertAudit } from '../db/audit.ts';
 import { findUserById } from '../db/users.ts';
 import { queueEmailToken } from '../flows/email-tokens.ts';
 import { transactionThenSend } from '../flows/outbox.ts';
+import { queuePhoneToken, testOtp } from '../flows/phone-tokens.ts';
 import { updateCurrentUser } from '../flows/update-user.ts';
 import { userJson } from '../flows/user-json.ts';
 import { requireAuth } from '../http/auth.ts';
@@ -38,17 +39,24 @@ userRoutes.put('/user', requireAuth, async (c) => {
   return c.json(await updateCurrentUser(c.var.deps, c.var.auth, body, meta));
 });
 
-// GET /reauthenticate — GoTrue: api.Reauthenticate (email; SMS comes with phone support)
+// GET /reauthenticate — GoTrue: api.Reauthenticate (by email, or by SMS for a user without one)
 userRoutes.get('/reauthenticate', requireAuth, async (c) => {
   const deps = c.var.deps;
   const { user } = c.var.auth;
   if (!user.email && !user.phone) throw validationFailed('Reauthentication requires the user to have an email or a phone number');
-  if (!user.email) throw new ApiError(422, 'sms_send_failed', 'Error sending reauthentication OTP to provider: no SMS provider is configured');
-  if (!user.emailConfirmedAt) throw new ApiError(422, 'email_not_confirmed', 'Please verify your email first.');
+  if (user.email && !user.emailConfirmedAt) throw new ApiError(422, 'email_not_confirmed', 'Please verify your email first.');
+  if (!user.email && !user.phoneConfirmedAt) throw new ApiError(422, 'phone_not_confirmed', 'Please verify your phone first.');
+  let messageId = '';
   await transactionThenSend(deps, async (tx, out) => {
     const locked = (await findUserById(tx, user.id, { forUpdate: true }))!;
-    await queueEmailToken(deps, tx, out, locked, 'reauthentication', { redirectTo: deps.config.siteUrl });
     await insertAudit(tx, { actor: locked, action: 'user_reauthenticate_requested', ip: requestMeta(c).ip, now: deps.now() });
+    if (locked.email) {
+      await queueEmailToken(deps, tx, out, locked, 'reauthentication', { redirectTo: deps.config.siteUrl });
+      return;
+    }
+    const phone = locked.phone!;
+    if (testOtp(deps, phone, deps.now()) !== undefined) messageId = 'test-otp';
+    await queuePhoneToken(deps, tx, out, locked, 'reauthentication', phone, 'sms', { sent: (id) => { messageId = id; } });
   });
-  return c.json({});
+  return c.json(messageId ? { message_id: messageId } : {});
 });
