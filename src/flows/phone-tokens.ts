@@ -1,12 +1,12 @@
 // Texted one-time codes (GoTrue: phone.go sendPhoneConfirmation): the code's hash,
 // sha224(phone + code), on the user column of its kind and in one_time_tokens, and the SMS
 // queued on the request's outbox, sent after the commit; a failed send takes the writes back.
+import { generateOtp, tokenHash } from '../crypto/otp.ts';
 import type { Executor } from '../db/database.ts';
 import { type OneTimeTokenType, putOneTimeToken, restoreOneTimeToken } from '../db/one-time-tokens.ts';
 import { consume, release } from '../db/rate-limits.ts';
 import { type NewUser, restoreUserColumns, type TokenColumn, updateUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { generateOtp, tokenHash } from '../crypto/otp.ts';
 import { ApiError, validationFailed } from '../http/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
 import type { Outbox } from './outbox.ts';
