@@ -6,7 +6,9 @@ import { sha224 } from '@noble/hashes/sha2.js';
 import type { Database } from '../src/db/database.ts';
 import { type SmsMessage, type SmsProvider, SmsSendError } from '../src/sms/provider.ts';
 import { buildTestApp } from './helpers/app.ts';
-import { openTestDb } from './helpers/db.ts';
+import { openTestDb, TEST_DATABASE_URL } from './helpers/db.ts';
+import { openPostgres } from '../src/adapters/db-postgres.ts';
+import { supabaseClientFor } from './helpers/supabase.ts';
 
 type Json = Record<string, any>;
 let db: Database;
@@ -291,5 +293,96 @@ describe('phone change and reauthentication', () => {
     const again = await t.request('PUT', '/user', { password: 'new-phone-pass-3', nonce: nonce.otp }, bearer(session));
     expect(again.status).toBe(422);
     expect((await again.json() as Json).error_code).toBe('reauthentication_not_valid');
+  });
+});
+
+describe('through supabase-js', () => {
+  test('signUp, verifyOtp sms, signInWithPassword, signInWithOtp, resend, updateUser phone + verifyOtp phone_change, reauthenticate', async () => {
+    const t = await app();
+    const sb = supabaseClientFor(t.app);
+    const phone = uniquePhone();
+    const up = await sb.auth.signUp({ phone: `+${phone}`, password: 'phone-pass-1' });
+    expect(up.error).toBeNull();
+    expect(up.data.user?.phone).toBe(phone);
+    expect(up.data.session).toBeNull();
+    t.tick(61);
+    const resent = await sb.auth.resend({ type: 'sms', phone });
+    expect(resent.error).toBeNull();
+    const v = await sb.auth.verifyOtp({ type: 'sms', phone, token: t.sms.sent.at(-1)!.otp });
+    expect(v.error).toBeNull();
+    expect(v.data.session?.user.phone).toBe(phone);
+
+    const pw = await sb.auth.signInWithPassword({ phone, password: 'phone-pass-1' });
+    expect(pw.error).toBeNull();
+    t.tick(61);
+    const otp = await sb.auth.signInWithOtp({ phone });
+    expect(otp.error).toBeNull();
+    expect(otp.data).toMatchObject({ messageId: `SM${t.sms.sent.length}` });
+    const login = await sb.auth.verifyOtp({ type: 'sms', phone, token: t.sms.sent.at(-1)!.otp });
+    expect(login.error).toBeNull();
+
+    const next = uniquePhone();
+    const upd = await sb.auth.updateUser({ phone: next });
+    expect(upd.error).toBeNull();
+    expect(upd.data.user?.new_phone).toBe(next);
+    const changed = await sb.auth.verifyOtp({ type: 'phone_change', phone: next, token: t.sms.sent.at(-1)!.otp });
+    expect(changed.error).toBeNull();
+    expect(changed.data.user?.phone).toBe(next);
+
+    t.tick(61);
+    const re = await sb.auth.reauthenticate();
+    expect(re.error).toBeNull();
+    expect(t.sms.sent.at(-1)!.phone).toBe(next);
+
+    const bad = await sb.auth.verifyOtp({ type: 'sms', phone: next, token: '000000' });
+    expect(bad.error?.code).toBe('otp_expired');
+  });
+
+  test('twilio_verify: the code is checked by the provider, not by hash', async () => {
+    const checked: Array<[string, string]> = [];
+    const provider: SmsProvider = {
+      name: 'twilio_verify', supportsWhatsApp: true, verifiesCodes: true,
+      async send() { return 'VE1'; },
+      async verifyCode(p, code) {
+        checked.push([p, code]);
+        if (code !== '424242') throw new SmsSendError('twilio verification error: Invalid parameter pending');
+      },
+    };
+    const t = await buildTestApp(db, { ...PHONE_ENV, AUTHSVC_SMS_PROVIDER: 'twilio_verify' }, { sms: provider });
+    const phone = uniquePhone();
+    expect((await t.request('POST', '/signup', { phone, password: 'phone-pass-1' })).status).toBe(200);
+    expect((await t.request('POST', '/verify', { type: 'sms', phone, token: '111111' })).status).toBe(403);
+    const ok = await t.request('POST', '/verify', { type: 'sms', phone, token: '424242' });
+    expect(ok.status).toBe(200);
+    expect(checked).toEqual([[phone, '111111'], [phone, '424242']]);
+  });
+});
+
+// Needs a Postgres server: CI runs the whole suite a second time with TEST_DATABASE_URL set.
+describe.runIf(TEST_DATABASE_URL)('limits across two instances on one Postgres', () => {
+  test('RATE_LIMIT_SMS_SENT is one count for both; SMS_MAX_FREQUENCY holds whichever instance is asked', async () => {
+    const other = openPostgres({ url: TEST_DATABASE_URL!, namespace: db.namespace, maxPoolSize: 4 });
+    try {
+      await db.orm.delete(db.t.rateLimits).where(eq(db.t.rateLimits.key, 'sms_sent'));
+      const env = { ...PHONE_ENV, AUTHSVC_RATE_LIMIT_SMS_SENT: '3' };
+      const smsA = recordingSms();
+      const smsB = recordingSms();
+      const a = await buildTestApp(db, env, { sms: smsA.provider });
+      const b = await buildTestApp(other, env, { sms: smsB.provider });
+      const signups = await Promise.all([a, b, a, b].map((t) => t.request('POST', '/signup', { phone: uniquePhone(), password: 'phone-pass-1' })));
+      expect(signups.map((r) => r.status).sort()).toEqual([200, 200, 200, 429]);
+      const refused = await Promise.all(signups.filter((r) => r.status === 429).map((r) => r.json()));
+      expect(refused).toEqual([{ code: 429, error_code: 'over_sms_send_rate_limit', msg: 'SMS rate limit exceeded' }]);
+      expect(smsA.sent.length + smsB.sent.length).toBe(3);
+
+      await db.orm.delete(db.t.rateLimits).where(eq(db.t.rateLimits.key, 'sms_sent'));
+      const phone = uniquePhone();
+      expect((await a.request('POST', '/signup', { phone, password: 'phone-pass-1' })).status).toBe(200);
+      const again = await b.request('POST', '/resend', { type: 'sms', phone });
+      expect(again.status).toBe(429);
+      expect((await again.json() as Json).error_code).toBe('over_sms_send_rate_limit');
+    } finally {
+      await other.close();
+    }
   });
 });
