@@ -113,7 +113,9 @@ export interface SmsOtpRequest {
 export async function requestSmsOtp(deps: Deps, r: SmsOtpRequest): Promise<Record<string, string>> {
   const found = await findUserByPhone(deps.db, r.phone, r.aud);
   if (!found && !r.createUser) throw unprocessable('otp_disabled', 'Signups not allowed for otp');
-  if (!found || !found.phoneConfirmedAt) {
+  // Under SMS_AUTOCONFIRM an unconfirmed number (made before it was switched on, or by an admin)
+  // just gets the code: typing it confirms the number.
+  if (!found || (!found.phoneConfirmedAt && !deps.config.sms.autoconfirm)) {
     if (deps.config.disableSignup) throw unprocessable('signup_disabled', 'Signups not allowed for this instance');
     const password = generatePassword(64, deps.config.password.requiredCharacters);
     const result = await signupWithPhone(deps, { phone: r.phone, password, data: r.data, aud: r.aud, channel: r.channel, meta: r.meta });
