@@ -262,7 +262,10 @@ describe('parseConfig: value syntax', () => {
   });
 
   it('checks enumerations', () => {
-    expect(ok({ GOTRUE_SMS_PROVIDER: 'twilio_verify' }).sms.provider).toBe('twilio_verify');
+    expect(ok({
+      GOTRUE_SMS_PROVIDER: 'twilio_verify', GOTRUE_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC1', GOTRUE_SMS_TWILIO_VERIFY_AUTH_TOKEN: 't',
+      GOTRUE_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+    }).sms.provider).toBe('twilio_verify');
     expect(errors({ GOTRUE_SMS_PROVIDER: 'carrier-pigeon' })).toHaveLength(1);
     expect(errors({ GOTRUE_METRICS_EXPORTER: 'statsd' })).toHaveLength(1);
     expect(errors({ GOTRUE_TRACING_EXPORTER: 'jaeger' })).toHaveLength(1);

@@ -30,7 +30,13 @@ function recordingSms(name: SmsProvider['name'] = 'twilio') {
   return { provider, sent, state };
 }
 
-const PHONE_ENV = { AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_PROVIDER: 'twilio', AUTHSVC_RATE_LIMIT_SMS_SENT: '100000' };
+// The provider named must have its credentials (start-up checks); the recording provider replaces it.
+const PHONE_ENV = {
+  AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_PROVIDER: 'twilio', AUTHSVC_RATE_LIMIT_SMS_SENT: '100000',
+  AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-test', AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'token', AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-test',
+  AUTHSVC_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC-test', AUTHSVC_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'token', AUTHSVC_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA-test',
+  AUTHSVC_SMS_MESSAGEBIRD_ACCESS_KEY: 'key', AUTHSVC_SMS_MESSAGEBIRD_ORIGINATOR: 'Acme',
+};
 let n = 0;
 const uniquePhone = () => `1555${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++n % 10)}`;
 const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, '0')).join('');

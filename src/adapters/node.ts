@@ -13,6 +13,7 @@ import { type Mailer, createLogMailer } from '../mail/mailer.ts';
 import { createTemplateRenderer } from '../mail/render.ts';
 import { createResendTransport } from '../mail/resend.ts';
 import { createMailer as createTransportMailer } from '../mail/transport.ts';
+import { createSmsProvider } from '../sms/create.ts';
 import { type Logger, createLogger } from '../telemetry/logger.ts';
 import { openPglite } from './db-pglite.ts';
 import { openPostgres } from './db-postgres.ts';
@@ -64,6 +65,7 @@ export async function buildNodeDeps(config: Config, db: Database, logger: Logger
     config, db, logger,
     keys: await loadKeySet(config.jwt),
     mailer: createMailer(config, logger),
+    sms: createSmsProvider(config.sms, globalThis.fetch.bind(globalThis)),
     hasher: createNodeHasher(),
     fetch: globalThis.fetch.bind(globalThis),
     now: () => new Date(),

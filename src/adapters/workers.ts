@@ -20,6 +20,7 @@ import { type Mailer, createLogMailer } from '../mail/mailer.ts';
 import { createTemplateRenderer } from '../mail/render.ts';
 import { createResendTransport } from '../mail/resend.ts';
 import { type MailTransport, createMailer as createTransportMailer } from '../mail/transport.ts';
+import { createSmsProvider } from '../sms/create.ts';
 import { type Logger, createLogger, errorFields } from '../telemetry/logger.ts';
 import { type NeonSocketOptions, openNeon } from './db-neon.ts';
 import { type KvNamespaceLike, createKvRateLimitStore } from './workers-kv-store.ts';
@@ -178,6 +179,7 @@ async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
       config,
       keys: await loadKeySet(config.jwt),
       mailer: createWorkersMailer(config, logger, fetchFn),
+      sms: createSmsProvider(config.sms, fetchFn),
       hasher: createPortableHasher(),
       fetch: fetchFn,
       now: () => new Date(),

@@ -3,8 +3,16 @@
 import { z } from 'zod';
 import { FIELD_NAMES, type FieldName, type Flat, FLAT_SCHEMA, GITLAB_URL, unbuiltSettings, upper } from './fields.ts';
 import { allowsBare, candidateKeys, label, resolve } from './names.ts';
-import { type Config, type ConfigResult, type ProviderConfig, type ProviderName, PROVIDERS } from './types.ts';
+import { type Config, type ConfigResult, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName } from './types.ts';
 import { algorithmOf, DEFAULT_DATA_DIR } from './values.ts';
+
+const SMS_CREDENTIALS: Record<SmsProviderName, string[]> = {
+  twilio: ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_MESSAGE_SERVICE_SID'],
+  twilio_verify: ['TWILIO_VERIFY_ACCOUNT_SID', 'TWILIO_VERIFY_AUTH_TOKEN', 'TWILIO_VERIFY_MESSAGE_SERVICE_SID'],
+  messagebird: ['MESSAGEBIRD_ACCESS_KEY', 'MESSAGEBIRD_ORIGINATOR'],
+  textlocal: ['TEXTLOCAL_API_KEY', 'TEXTLOCAL_SENDER'],
+  vonage: ['VONAGE_API_KEY', 'VONAGE_API_SECRET', 'VONAGE_FROM'],
+};
 
 const providerNeeds = (p: ProviderName) => ['CLIENT_ID', 'SECRET', 'REDIRECT_URI', ...(p === 'keycloak' ? ['URL'] : [])];
 
@@ -21,6 +29,9 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
   if (c.MAILER_AUTOCONFIRM && c.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS) {
     problem('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS', 'cannot be true while MAILER_AUTOCONFIRM is true');
   }
+  // GoTrue checks these when it first sends (Validate in configuration.go); here start-up says so.
+  const sms = c.SMS_PROVIDER;
+  if (sms) for (const need of SMS_CREDENTIALS[sms]) required(`SMS_${need}` as FieldName, ` when SMS_PROVIDER is ${sms}`);
   for (const p of PROVIDERS) {
     const x = `EXTERNAL_${upper(p)}` as const;
     if (!c[`${x}_ENABLED`]) continue;
@@ -213,14 +224,18 @@ function build(c: Flat, local: boolean): Config {
     sms: {
       autoconfirm: c.SMS_AUTOCONFIRM, maxFrequency: c.SMS_MAX_FREQUENCY, otpExp: c.SMS_OTP_EXP, otpLength: c.SMS_OTP_LENGTH,
       provider: c.SMS_PROVIDER, template: c.SMS_TEMPLATE, testOtp: c.SMS_TEST_OTP, testOtpValidUntil: c.SMS_TEST_OTP_VALID_UNTIL,
-      twilio: { accountSid: c.SMS_TWILIO_ACCOUNT_SID, authToken: c.SMS_TWILIO_AUTH_TOKEN, messageServiceSid: c.SMS_TWILIO_MESSAGE_SERVICE_SID },
+      httpTimeout: c.INTERNAL_HTTP_TIMEOUT,
+      twilio: {
+        accountSid: c.SMS_TWILIO_ACCOUNT_SID, authToken: c.SMS_TWILIO_AUTH_TOKEN, messageServiceSid: c.SMS_TWILIO_MESSAGE_SERVICE_SID,
+        contentSid: c.SMS_TWILIO_CONTENT_SID, baseUrl: c.SMS_TWILIO_BASE_URL,
+      },
       twilioVerify: {
         accountSid: c.SMS_TWILIO_VERIFY_ACCOUNT_SID, authToken: c.SMS_TWILIO_VERIFY_AUTH_TOKEN,
-        messageServiceSid: c.SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID,
+        messageServiceSid: c.SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID, baseUrl: c.SMS_TWILIO_VERIFY_BASE_URL,
       },
-      messagebird: { accessKey: c.SMS_MESSAGEBIRD_ACCESS_KEY, originator: c.SMS_MESSAGEBIRD_ORIGINATOR },
-      textlocal: { apiKey: c.SMS_TEXTLOCAL_API_KEY, sender: c.SMS_TEXTLOCAL_SENDER },
-      vonage: { apiKey: c.SMS_VONAGE_API_KEY, apiSecret: c.SMS_VONAGE_API_SECRET, from: c.SMS_VONAGE_FROM },
+      messagebird: { accessKey: c.SMS_MESSAGEBIRD_ACCESS_KEY, originator: c.SMS_MESSAGEBIRD_ORIGINATOR, baseUrl: c.SMS_MESSAGEBIRD_BASE_URL },
+      textlocal: { apiKey: c.SMS_TEXTLOCAL_API_KEY, sender: c.SMS_TEXTLOCAL_SENDER, baseUrl: c.SMS_TEXTLOCAL_BASE_URL },
+      vonage: { apiKey: c.SMS_VONAGE_API_KEY, apiSecret: c.SMS_VONAGE_API_SECRET, from: c.SMS_VONAGE_FROM, baseUrl: c.SMS_VONAGE_BASE_URL },
     },
   };
 }

@@ -183,19 +183,26 @@ const STATIC_FIELDS = {
   SMS_TEMPLATE: f(textOr('Your code is {{ .Code }}'), 'Your code is {{ .Code }}', 'Text of the SMS.'),
   SMS_TEST_OTP: f(withDefault(parseTestOtp, {}), '', 'Fixed codes for test numbers: phone:otp,phone:otp (no SMS is sent).'),
   SMS_TEST_OTP_VALID_UNTIL: f(opt(parseRfc3339), '', 'RFC 3339 time after which SMS_TEST_OTP stops working; empty means never.'),
+  INTERNAL_HTTP_TIMEOUT: f(withDefault(secondsOr(10), 10), '10', 'Timeout of a request to an SMS provider, in seconds or Go syntax (GoTrue\'s GOTRUE_INTERNAL_HTTP_TIMEOUT).'),
   SMS_TWILIO_ACCOUNT_SID: f(text(), '', 'Twilio account SID.'),
   SMS_TWILIO_AUTH_TOKEN: f(text(), '', 'Twilio auth token.'),
   SMS_TWILIO_MESSAGE_SERVICE_SID: f(text(), '', 'Twilio message service SID or sender number.'),
+  SMS_TWILIO_CONTENT_SID: f(text(), '', 'Twilio content template SID for WhatsApp codes (the code is variable 1).'),
+  SMS_TWILIO_BASE_URL: f(withDefault(parseUrl, 'https://api.twilio.com'), 'https://api.twilio.com', 'Twilio API base URL (an edge location, or a proxy); authsvc only.'),
   SMS_TWILIO_VERIFY_ACCOUNT_SID: f(text(), '', 'Twilio Verify account SID.'),
   SMS_TWILIO_VERIFY_AUTH_TOKEN: f(text(), '', 'Twilio Verify auth token.'),
   SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: f(text(), '', 'Twilio Verify service SID.'),
+  SMS_TWILIO_VERIFY_BASE_URL: f(withDefault(parseUrl, 'https://verify.twilio.com'), 'https://verify.twilio.com', 'Twilio Verify API base URL; authsvc only.'),
   SMS_MESSAGEBIRD_ACCESS_KEY: f(text(), '', 'MessageBird access key.'),
   SMS_MESSAGEBIRD_ORIGINATOR: f(text(), '', 'MessageBird originator: a phone number with + or a company name.'),
+  SMS_MESSAGEBIRD_BASE_URL: f(withDefault(parseUrl, 'https://rest.messagebird.com'), 'https://rest.messagebird.com', 'MessageBird API base URL; authsvc only.'),
   SMS_TEXTLOCAL_API_KEY: f(text(), '', 'Textlocal API key.'),
   SMS_TEXTLOCAL_SENDER: f(text(), '', 'Textlocal sender.'),
+  SMS_TEXTLOCAL_BASE_URL: f(withDefault(parseUrl, 'https://api.textlocal.in'), 'https://api.textlocal.in', 'Textlocal API base URL (GoTrue\'s India host; UK accounts use https://api.txtlocal.com); authsvc only.'),
   SMS_VONAGE_API_KEY: f(text(), '', 'Vonage API key.'),
   SMS_VONAGE_API_SECRET: f(text(), '', 'Vonage API secret.'),
   SMS_VONAGE_FROM: f(text(), '', 'Vonage sender.'),
+  SMS_VONAGE_BASE_URL: f(withDefault(parseUrl, 'https://rest.nexmo.com'), 'https://rest.nexmo.com', 'Vonage SMS API base URL; authsvc only.'),
 };
 
 type Up = Uppercase<ProviderName>;
@@ -247,7 +254,6 @@ export function support(name: FieldName): Support {
   const no = (because: string, refuse = false): Support => ({ built: false, refuse, because });
   if (TELEMETRY.test(name)) return no('trace and metrics export are not built yet');
   if (PROVIDER_FIELD.test(name) || name === 'EXTERNAL_REDIRECT_URL') return no('sign-in with external OAuth providers is not built yet');
-  if (name.startsWith('SMS_') || name === 'RATE_LIMIT_SMS_SENT' || name === 'EXTERNAL_PHONE_ENABLED') return no('phone sign-in and SMS are not built yet');
   if (name === 'OPERATOR_TOKEN' || name === 'API_ENDPOINT') return no('multi-instance mode is not supported');
   if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
   if (name === 'SECURITY_MANUAL_LINKING_ENABLED') return no('identity linking comes with the OAuth providers');

@@ -63,8 +63,12 @@ export interface Config {
   sms: {
     autoconfirm: boolean; maxFrequency: number; otpExp: number; otpLength: number; provider?: SmsProviderName; template: string;
     testOtp: Record<string, string>; testOtpValidUntil?: string;
-    twilio: Credentials; twilioVerify: Credentials; messagebird: { accessKey?: string; originator?: string };
-    textlocal: { apiKey?: string; sender?: string }; vonage: { apiKey?: string; apiSecret?: string; from?: string };
+    /** INTERNAL_HTTP_TIMEOUT: one provider request. */
+    httpTimeout: number;
+    twilio: Credentials & { contentSid?: string; baseUrl: string }; twilioVerify: Credentials & { baseUrl: string };
+    messagebird: { accessKey?: string; originator?: string; baseUrl: string };
+    textlocal: { apiKey?: string; sender?: string; baseUrl: string };
+    vonage: { apiKey?: string; apiSecret?: string; from?: string; baseUrl: string };
   };
 }
 

@@ -8,6 +8,7 @@ import { parseConfig } from '../../src/config/config.ts';
 import { loadKeySet } from '../../src/crypto/jwt.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import type { MailRequest, Mailer } from '../../src/mail/mailer.ts';
+import { createSmsProvider } from '../../src/sms/create.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-with-at-least-32-characters!!';
 
@@ -39,6 +40,7 @@ export async function buildTestApp(db: Database, env: Record<string, string> = {
   const mailer: Mailer = { async send(m) { mails.push(m); } };
   const deps: Deps = {
     config, db, mailer, keys: await loadKeySet(config.jwt), hasher: createNodeHasher(),
+    sms: createSmsProvider(config.sms, globalThis.fetch.bind(globalThis)),
     fetch: globalThis.fetch.bind(globalThis), now: () => new Date(), randomBytes: cryptoRandomBytes,
     logger: createLogger(config.log.level, (l) => logs.push(l)), version: '0.0.0-test',
     ...over,
