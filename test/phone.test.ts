@@ -132,7 +132,7 @@ describe('phone signup and verify', () => {
     });
   });
 
-  test('SMS_AUTOCONFIRM: signup answers a session; a confirmed number signing up again is 422 user_already_exists', async () => {
+  test('SMS_AUTOCONFIRM: signup answers a session; a confirmed number signing up again is 400 "User already registered" (spec rule 2)', async () => {
     const t = await app({ AUTHSVC_SMS_AUTOCONFIRM: 'true' });
     const phone = uniquePhone();
     const res = await t.request('POST', '/signup', { phone, password: 'phone-pass-1' });
@@ -142,8 +142,8 @@ describe('phone signup and verify', () => {
     expect(s.user.phone_confirmed_at).toBeTruthy();
     expect(t.sms.sent).toHaveLength(0);
     const dup = await t.request('POST', '/signup', { phone, password: 'other-pass-1' });
-    expect(dup.status).toBe(422);
-    expect((await dup.json() as Json).error_code).toBe('user_already_exists');
+    expect(dup.status).toBe(400);
+    expect(await dup.json()).toEqual({ code: 400, error_code: 'user_already_exists', msg: 'User already registered' });
   });
 
   test('without autoconfirm a confirmed number signing up again gets a fabricated user and no SMS', async () => {

@@ -13,13 +13,13 @@ import {
   listIdentities, type NewUser, updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { forbidden, unprocessable } from '../http/errors.ts';
+import { ApiError, forbidden, unprocessable } from '../http/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
 import { transactionThenSend } from './outbox.ts';
 import { queuePhoneToken, testOtp } from './phone-tokens.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
-import { type SignupResult, fakeUser, userAlreadyExists } from './signup.ts';
+import { type SignupResult, fakeUser } from './signup.ts';
 import { userJson } from './user-json.ts';
 
 export interface PhoneSignup {
@@ -33,11 +33,14 @@ export interface PhoneSignup {
 }
 
 const tokenInvalid = () => forbidden('otp_expired', 'Token has expired or is invalid');
+// The spec's rule 2 for a duplicate phone signup under autoconfirm: status 400 (GoTrue answers 422).
+const userAlreadyExists = () => new ApiError(400, 'user_already_exists', 'User already registered');
 
 /**
  * POST /signup with a phone. As the email signup: a confirmed number gets a fabricated user (or
- * 422 user_already_exists under autoconfirm); a repeated signup of an unconfirmed number stores
- * its own password with the new code, so the password in force is the one whose code was typed.
+ * 400 user_already_exists under autoconfirm, the spec's rule 2); a repeated signup of an
+ * unconfirmed number stores its own password with the new code, so the password in force is the
+ * one whose code was typed.
  */
 export async function signupWithPhone(deps: Deps, s: PhoneSignup): Promise<SignupResult> {
   const cfg = deps.config;
