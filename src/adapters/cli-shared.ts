@@ -3,7 +3,7 @@
 // packages); a runtime supplies only its HTTP server and, if it has its own, its signal API.
 import process from 'node:process';
 import type { Deps } from '../deps.ts';
-import { DataDirLockedError } from './db-pglite.ts';
+import { DataDirLockedError } from './data-dir-error.ts';
 import { runAdminCommand } from './node-admin.ts';
 import { ConfigError, applyMigrations, buildNodeDeps, createNodeLogger, loadConfig, openDatabase } from './node.ts';
 import { VERSION } from './version.ts';

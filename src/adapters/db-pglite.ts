@@ -7,8 +7,8 @@ import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createTables } from '../../drizzle/schema.ts';
 import type { Database, Orm } from '../db/database.ts';
+import { DataDirLockedError } from './data-dir-error.ts';
 
-export class DataDirLockedError extends Error {}
 
 function pidAlive(pid: number): boolean {
   try {

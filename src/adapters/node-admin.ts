@@ -10,7 +10,7 @@ import { validateEmail } from '../flows/validate.ts';
 import { ApiError } from '../http/errors.ts';
 import { auditLogSink } from '../telemetry/audit-log.ts';
 import { createLogger } from '../telemetry/logger.ts';
-import { DataDirLockedError } from './db-pglite.ts';
+import { DataDirLockedError } from './data-dir-error.ts';
 import { ConfigError, applyMigrations, buildNodeDeps, loadConfig, openDatabase } from './node.ts';
 
 export const ADMIN_USAGE = `Usage:

@@ -4,7 +4,7 @@
 import { createCipheriv, scrypt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
-import { hashRaw as argon2HashRaw, type Algorithm, type Version as Argon2Version } from '@node-rs/argon2';
+import type { Algorithm, Version as Argon2Version } from '@node-rs/argon2';
 import {
   createHasherFromPrimitives,
   scryptMemoryBytes,
@@ -41,6 +41,8 @@ export const nodePrimitives: HashPrimitives = {
   async argon2(password, params) {
     // hashRaw with the parsed parameters (not `verify` on the string) so the Rust PHC parser's own
     // rules cannot make Node accept or refuse a hash differently from the portable hasher.
+    // Loaded on the first argon2 hash only (imported accounts): most deployments never pay for it.
+    const { hashRaw: argon2HashRaw } = await import('@node-rs/argon2');
     const raw = await argon2HashRaw(password, {
       algorithm: params.algorithm === 'argon2id' ? ARGON2ID : ARGON2I,
       version: ARGON2_V19,

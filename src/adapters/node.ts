@@ -12,15 +12,13 @@ import { type Deps, cryptoRandomBytes } from '../deps.ts';
 import { type Mailer, createLogMailer } from '../mail/mailer.ts';
 import { createTemplateRenderer } from '../mail/render.ts';
 import { createResendTransport } from '../mail/resend.ts';
-import { createMailer as createTransportMailer } from '../mail/transport.ts';
+import { type MailTransport, createMailer as createTransportMailer } from '../mail/transport.ts';
 import { createSmsProvider } from '../sms/create.ts';
 import { type Logger, createLogger } from '../telemetry/logger.ts';
-import { openPglite } from './db-pglite.ts';
-import { openPostgres } from './db-postgres.ts';
 import { loadMigrations } from './migrations-fs.ts';
 import { isLocalMode, readEnv, withLocalSecret } from './node-env.ts';
 import { createNodeHasher } from './node-hasher.ts';
-import { createSmtpTransport } from './smtp-transport.ts';
+import type { SmtpTransportOptions } from './smtp-transport.ts';
 import { VERSION } from './version.ts';
 
 export class ConfigError extends Error {
@@ -47,8 +45,24 @@ export function createNodeLogger(config: Config): Logger {
 
 export async function openDatabase(config: Config): Promise<Database> {
   const { db } = config;
-  if (db.kind === 'postgres') return openPostgres({ url: db.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize });
+  // Only the driver the configuration names is loaded: PGlite's WASM module alone is tens of MB.
+  if (db.kind === 'postgres') {
+    const { openPostgres } = await import('./db-postgres.ts');
+    return openPostgres({ url: db.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize });
+  }
+  const { openPglite } = await import('./db-pglite.ts');
   return openPglite({ dataDir: db.kind === 'pglite' ? db.dataDir : undefined, namespace: db.namespace });
+}
+
+/** nodemailer is loaded with the first email, not at start-up. */
+function lazySmtpTransport(opts: SmtpTransportOptions): MailTransport {
+  let transport: Promise<MailTransport> | undefined;
+  return {
+    async deliver(m) {
+      transport ??= import('./smtp-transport.ts').then((t) => t.createSmtpTransport(opts));
+      return (await transport).deliver(m);
+    },
+  };
 }
 
 function createMailer(config: Config, logger: Logger): Mailer {
@@ -56,7 +70,7 @@ function createMailer(config: Config, logger: Logger): Mailer {
   const fetch = globalThis.fetch.bind(globalThis);
   const transport = config.mailer.transport === 'resend'
     ? createResendTransport({ apiKey: config.resend.apiKey ?? '', baseUrl: config.resend.baseUrl, fetch })
-    : createSmtpTransport({ host: config.smtp.host ?? '', port: config.smtp.port, user: config.smtp.user, pass: config.smtp.pass });
+    : lazySmtpTransport({ host: config.smtp.host ?? '', port: config.smtp.port, user: config.smtp.user, pass: config.smtp.pass });
   return createTransportMailer({ config, transport, renderer: createTemplateRenderer({ fetch, logger }), logger });
 }
 

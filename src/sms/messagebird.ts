@@ -1,7 +1,7 @@
 // MessageBird (GoTrue: sms_provider/messagebird.go): POST /messages, `Authorization: AccessKey`.
+import { postForm, str, trimBase } from './http.ts';
 import type { SmsProvider } from './provider.ts';
 import { SmsSendError } from './provider.ts';
-import { postForm, str, trimBase } from './http.ts';
 
 export interface MessagebirdConfig {
   accessKey: string;

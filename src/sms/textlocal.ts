@@ -1,8 +1,8 @@
 // Textlocal (GoTrue: sms_provider/textlocal.go): POST /send with the API key in the form. The
 // HTTP status is not looked at; `status: "success"` is. GoTrue's default host is the India one.
+import { postForm, str, trimBase } from './http.ts';
 import type { SmsProvider } from './provider.ts';
 import { SmsSendError } from './provider.ts';
-import { postForm, str, trimBase } from './http.ts';
 
 export interface TextlocalConfig {
   apiKey: string;

@@ -1,8 +1,8 @@
 // Twilio Verify (GoTrue: sms_provider/twilio_verify.go): Twilio writes, texts and checks the
 // code. Send: POST /v2/Services/{ServiceSid}/Verifications; check: …/VerificationCheck.
+import { basicAuth, postForm, str, trimBase, twilioError } from './http.ts';
 import type { SmsProvider } from './provider.ts';
 import { SmsSendError } from './provider.ts';
-import { basicAuth, postForm, str, trimBase, twilioError } from './http.ts';
 
 export interface TwilioVerifyConfig {
   accountSid: string;

@@ -1,8 +1,8 @@
 // Twilio Programmable Messaging (GoTrue: sms_provider/twilio.go): POST
 // /2010-04-01/Accounts/{AccountSid}/Messages.json with Basic auth; WhatsApp through the same call.
+import { basicAuth, postForm, str, trimBase, twilioError } from './http.ts';
 import type { SmsProvider } from './provider.ts';
 import { SmsSendError } from './provider.ts';
-import { basicAuth, postForm, str, trimBase, twilioError } from './http.ts';
 
 export interface TwilioConfig {
   accountSid: string;

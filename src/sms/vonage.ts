@@ -1,8 +1,8 @@
 // Vonage SMS API (GoTrue: sms_provider/vonage.go): POST /sms/json with key and secret in the
 // form; `type=unicode` only for text that is not ASCII. Success is `messages[0].status == "0"`.
+import { postForm, str, trimBase } from './http.ts';
 import type { SmsProvider } from './provider.ts';
 import { SmsSendError } from './provider.ts';
-import { postForm, str, trimBase } from './http.ts';
 
 export interface VonageConfig {
   apiKey: string;
