@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { createTables } from '../../drizzle/schema.ts';
 import type { Database, Orm } from '../db/database.ts';
 import { DataDirLockedError } from './data-dir-error.ts';
+import { PACKAGE_ROOT } from './package-root.ts';
 
 
 function pidAlive(pid: number): boolean {
@@ -60,7 +61,8 @@ const plainNode = typeof process !== 'undefined' && !!process.versions?.node && 
 
 function initdbInWorker(pgdata: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
-    const worker = new Worker(new URL('./pglite-initdb-worker.mjs', import.meta.url), { workerData: { pgdata, options: OPTIONS } });
+    const script = join(PACKAGE_ROOT, 'src', 'adapters', 'pglite-initdb-worker.mjs');
+    const worker = new Worker(script, { workerData: { pgdata, options: OPTIONS } });
     worker.once('error', reject);
     worker.once('exit', (code) => {
       if (code === 0) resolvePromise();

@@ -1,10 +1,10 @@
 // Reads migrations/*.sql from the package (Node, Bun, Deno). Workers bundle them as text.
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Migration } from '../db/migrate.ts';
+import { PACKAGE_ROOT } from './package-root.ts';
 
-export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+export const MIGRATIONS_DIR = join(PACKAGE_ROOT, 'migrations');
 
 export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
   return readdirSync(dir)

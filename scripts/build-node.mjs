@@ -1,0 +1,67 @@
+// Compiles the Node server (src/adapters/node-cli.ts and what it imports) to dist/node with
+// esbuild: ES modules, packages left as imports, lazily loaded modules (database drivers, SMTP) in
+// their own chunks, source maps so stack traces name .ts lines. bin/authsvc.js runs it, building
+// first when dist/node is missing or older than a source file; `npm run build` does it by hand.
+// Plain JavaScript, so the launcher can call it without a TypeScript loader.
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const OUT = join(ROOT, 'dist', 'node');
+export const ENTRY = join(OUT, 'node-cli.js');
+const STAMP = join(OUT, 'build.json');
+const INPUTS = ['src', 'drizzle', 'package.json'];
+
+/** The newest modification time among the sources the bundle is made of (ms). */
+export function newestSource() {
+  let newest = 0;
+  const walk = (p) => {
+    const st = statSync(p);
+    if (st.isDirectory()) for (const f of readdirSync(p)) walk(join(p, f));
+    else if (st.mtimeMs > newest) newest = st.mtimeMs;
+  };
+  for (const input of INPUTS) walk(join(ROOT, input));
+  return newest;
+}
+
+/** Whether dist/node was built from the sources as they are now. */
+export function isFresh() {
+  if (!existsSync(STAMP) || !existsSync(ENTRY)) return false;
+  return statSync(STAMP).mtimeMs >= newestSource();
+}
+
+/**
+ * Builds into a private directory, then moves the result in: chunks first (their names carry a
+ * content hash, so a running server's lazily loaded chunks are never replaced or removed), the
+ * entry and the stamp last, each by an atomic rename. A concurrent start sees the old build or
+ * the new one, never half of one.
+ */
+export async function buildNode({ clean = false } = {}) {
+  const { build } = await import('esbuild');
+  const tmp = `${OUT}.tmp-${process.pid}-${Date.now()}`;
+  try {
+    await build({
+      entryPoints: [join(ROOT, 'src', 'adapters', 'node-cli.ts')],
+      outdir: tmp, bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node20',
+      packages: 'external', sourcemap: true, entryNames: '[name]', chunkNames: 'chunks/[name]-[hash]',
+      logLevel: 'warning',
+    });
+    if (clean) rmSync(OUT, { recursive: true, force: true });
+    mkdirSync(join(OUT, 'chunks'), { recursive: true });
+    for (const f of readdirSync(join(tmp, 'chunks'))) {
+      if (!existsSync(join(OUT, 'chunks', f))) renameSync(join(tmp, 'chunks', f), join(OUT, 'chunks', f));
+    }
+    for (const f of ['node-cli.js.map', 'node-cli.js']) renameSync(join(tmp, f), join(OUT, f));
+    writeFileSync(join(tmp, 'build.json'), JSON.stringify({ builtAt: new Date().toISOString() }));
+    renameSync(join(tmp, 'build.json'), STAMP);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const started = Date.now();
+  await buildNode({ clean: true });
+  console.log(`dist/node built in ${Date.now() - started} ms`);
+}

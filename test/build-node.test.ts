@@ -1,0 +1,30 @@
+// `npm start` runs compiled JavaScript (issue 18): bin/authsvc.js builds dist/node from the
+// sources when it is missing or older than them, and runs it with source maps.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
+// @ts-expect-error plain JavaScript module without types
+import { ENTRY, OUT, buildNode, isFresh, newestSource } from '../scripts/build-node.mjs';
+
+const ROOT = join(import.meta.dirname, '..');
+
+test('a build is fresh until a source changes; its source maps name the TypeScript files', async () => {
+  await buildNode();
+  expect(isFresh()).toBe(true);
+  expect(statSync(join(OUT, 'build.json')).mtimeMs).toBeGreaterThanOrEqual(newestSource());
+  const map = JSON.parse(readFileSync(`${ENTRY}.map`, 'utf8')) as { sources: string[] };
+  expect(map.sources).toContain('../../src/adapters/node-cli.ts');
+  // The lazily loaded drivers and SMTP are chunks of their own, not part of the entry.
+  const entry = readFileSync(ENTRY, 'utf8');
+  expect(entry).not.toMatch(/from\s+["']@electric-sql\/pglite["']/);
+  expect(entry).not.toMatch(/from\s+["']nodemailer["']/);
+  expect(entry).not.toMatch(/from\s+["']pg["']/);
+}, 30_000);
+
+test('bin/authsvc.js runs the compiled server: the CLI answers from dist/node', () => {
+  const out = execFileSync(process.execPath, [join(ROOT, 'bin', 'authsvc.js'), '--version'], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  expect(out.trim()).toContain(pkg.version);
+  expect(isFresh()).toBe(true);
+});
