@@ -20,6 +20,7 @@ import {
 } from './lib/procs.ts';
 import { fmtMiB, fmtMs, fmtRate, fmtRatio, renderTable } from './lib/table.ts';
 import { freePort } from '../test/helpers/free-port.ts';
+import { footprintTable, measureFootprint } from './lib/footprint.ts';
 
 const HELP = `npm run bench [-- options]
 
@@ -41,6 +42,7 @@ const HELP = `npm run bench [-- options]
                       node --import tsx bench/cpuprofile-summary.ts <file>)
   --count-queries     route authsvc's Postgres traffic through a counting proxy and print
                       statements / round trips per request (adds a hop: not the numbers to quote)
+  --footprint         start-up time and idle RSS (3 starts each, Postgres and embedded); no load
   --json <file>       also write every measurement as JSON
 `;
 
@@ -54,7 +56,7 @@ function parseCli() {
       pglite: { type: 'boolean' }, 'database-url': { type: 'string' }, threadpool: { type: 'string' },
       pool: { type: 'string' }, users: { type: 'string' }, only: { type: 'string' }, 'no-peer': { type: 'boolean' },
       'no-ceilings': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' }, 'count-queries': { type: 'boolean' },
-      json: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      json: { type: 'string' }, footprint: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
@@ -89,6 +91,7 @@ function parseCli() {
     cpuProf: !!values['cpu-prof'],
     countQueries: !!values['count-queries'],
     json: values.json,
+    footprint: !!values.footprint,
   };
 }
 
@@ -124,6 +127,15 @@ async function main(): Promise<void> {
   const dropSchema = (schema: string) => onCleanup(`drop schema ${schema}`, async () => {
     await admin.query(`drop schema if exists "${schema}" cascade`);
   });
+
+  if (args.footprint) {
+    log('footprint: start-up time and idle RSS, 3 starts each (Postgres, then an embedded directory)');
+    dropSchema(`${namespace}_fp`);
+    const rows = await measureFootprint({ databaseUrl: args.pglite ? '' : args.databaseUrl, namespace: `${namespace}_fp`, runs: 3, pglite: true });
+    process.stdout.write(`authsvc footprint — ${m.cores} cores (${m.cpuModel}), Node ${m.node}, load average ${m.loadAvg1}\n\n${footprintTable(rows)}\n`);
+    await cleanup();
+    return;
+  }
 
   /** One scenario: one load run whose first `warmup` seconds are not measured (`beside` runs alongside). */
   async function scenario(label: string, child: Child, opts: Options, beside?: Options, counter?: PgCountProxy, inProcessDb = false): Promise<Measured & { beside?: LoadResult }> {

@@ -1,0 +1,69 @@
+// `npm run bench -- --footprint` (issue 18): how fast authsvc starts and how small it sits idle,
+// on a Postgres server and on an existing embedded directory. Each figure is the median of
+// `runs` starts of `node bin/authsvc.js` (npm's own start-up, ~0.2 s, is not counted): time from
+// spawn to the first GET /health 200, and resident memory 2 s after it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAuthsvc } from './authsvc.ts';
+import { statusKb } from './procs.ts';
+import { renderTable } from './table.ts';
+
+export interface FootprintRow {
+  label: string;
+  startMs: number[];
+  idleRssMb: number[];
+  targetStartMs: number;
+  targetRssMb: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function startsOf(databaseUrl: string, namespace: string, runs: number): Promise<{ startMs: number[]; idleRssMb: number[] }> {
+  const startMs: number[] = [];
+  const idleRssMb: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    const a = await startAuthsvc({ databaseUrl, namespace, threadpool: 4 });
+    startMs.push(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 2000));
+    idleRssMb.push(statusKb(a.child.pid, 'VmRSS') / 1024);
+    await a.child.stop();
+  }
+  return { startMs, idleRssMb };
+}
+
+export async function measureFootprint(o: { databaseUrl: string; namespace: string; runs: number; pglite: boolean }): Promise<FootprintRow[]> {
+  const rows: FootprintRow[] = [];
+  if (o.databaseUrl) {
+    // The first start migrates the new schema; the measured ones find it migrated, as a restart does.
+    await startsOf(o.databaseUrl, o.namespace, 1);
+    rows.push({ label: 'Postgres server', ...(await startsOf(o.databaseUrl, o.namespace, o.runs)), targetStartMs: 500, targetRssMb: 80 });
+  }
+  if (o.pglite) {
+    const dir = mkdtempSync(join(tmpdir(), 'authsvc-footprint-'));
+    try {
+      await startsOf(`pglite://${dir}`, 'auth', 1); // creates the directory (initdb): not measured
+      rows.push({ label: 'embedded, existing directory', ...(await startsOf(`pglite://${dir}`, 'auth', o.runs)), targetStartMs: 1000, targetRssMb: 200 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return rows;
+}
+
+export function footprintTable(rows: FootprintRow[]): string {
+  const fmt = (xs: number[], digits: number) => xs.map((x) => x.toFixed(digits)).join(' / ');
+  const body = rows.map((r) => {
+    const s = median(r.startMs);
+    const m = median(r.idleRssMb);
+    return [
+      r.label, fmt(r.startMs, 0), s.toFixed(0), `≤ ${r.targetStartMs}`, s <= r.targetStartMs ? 'PASS' : 'MISS',
+      fmt(r.idleRssMb, 0), m.toFixed(0), `≤ ${r.targetRssMb}`, m <= r.targetRssMb ? 'PASS' : 'MISS',
+    ];
+  });
+  return renderTable(
+    ['footprint', 'start ms (runs)', 'median', 'target', '', 'idle RSS MB (runs)', 'median', 'target', ''],
+    body, new Set([2, 6]),
+  );
+}
