@@ -120,9 +120,9 @@ export function createTables(namespace: string) {
   const flowState = s.table('flow_state', {
     id: uuid('id').primaryKey(),
     userId: uuid('user_id'),
-    authCode: text('auth_code').notNull(),
-    codeChallengeMethod: codeChallengeMethod('code_challenge_method').notNull(),
-    codeChallenge: text('code_challenge').notNull(),
+    authCode: text('auth_code'),
+    codeChallengeMethod: codeChallengeMethod('code_challenge_method'),
+    codeChallenge: text('code_challenge'),
     providerType: text('provider_type').notNull(),
     providerAccessToken: text('provider_access_token'),
     providerRefreshToken: text('provider_refresh_token'),
@@ -132,6 +132,15 @@ export function createTables(namespace: string) {
     authCodeIssuedAt: timestamp('auth_code_issued_at', tz),
     inviteToken: text('invite_token'),
     referrer: text('referrer'),
+    oauthClientStateId: uuid('oauth_client_state_id'),
+    linkingTargetId: uuid('linking_target_id'),
+    emailOptional: boolean('email_optional').notNull().default(false),
+  });
+  const oauthClientStates = s.table('oauth_client_states', {
+    id: uuid('id').primaryKey(),
+    providerType: text('provider_type').notNull(),
+    codeVerifier: text('code_verifier'),
+    createdAt: timestamp('created_at', tz).notNull(),
   });
 
   const auditLogEntries = s.table('audit_log_entries', {
@@ -155,7 +164,7 @@ export function createTables(namespace: string) {
 
   return {
     aalLevel, codeChallengeMethod, oneTimeTokenType,
-    users, identities, sessions, refreshTokens, mfaAmrClaims, oneTimeTokens, flowState,
+    users, identities, sessions, refreshTokens, mfaAmrClaims, oneTimeTokens, flowState, oauthClientStates,
     auditLogEntries, rateLimits, schemaMigrations,
   };
 }

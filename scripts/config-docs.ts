@@ -13,10 +13,14 @@ export function configTable(): string {
     if (providerPrefixes.some((p) => v.name.startsWith(p))) {
       if (providersDone) continue;
       providersDone = true;
-      const first = PROVIDERS[0].toUpperCase();
-      for (const sub of CONFIG_VARIABLES.filter((x) => x.name.startsWith(`EXTERNAL_${first}_`))) {
-        const name = sub.name.replace(`EXTERNAL_${first}_`, 'EXTERNAL_<PROVIDER>_');
-        rows.push(`| \`${name}\` | ${cell(sub.default) || '—'} | ${cell(sub.description.replaceAll(PROVIDERS[0], 'the provider'))} |`);
+      // GitHub's rows stand for all (Apple and Google ignore _URL, and only ID-token providers
+      // have a nonce, so the nonce row is Google's).
+      const template = (suffix: string) => (suffix === 'SKIP_NONCE_CHECK' ? 'google' : 'github');
+      for (const row of CONFIG_VARIABLES.filter((x) => x.name.startsWith('EXTERNAL_GITHUB_'))) {
+        const suffix = row.name.slice('EXTERNAL_GITHUB_'.length);
+        const p = template(suffix);
+        const sub = CONFIG_VARIABLES.find((x) => x.name === `EXTERNAL_${p.toUpperCase()}_${suffix}`)!;
+        rows.push(`| \`EXTERNAL_<PROVIDER>_${suffix}\` | ${cell(sub.default) || '—'} | ${cell(sub.description.replaceAll(p, 'the provider'))} |`);
       }
       continue;
     }

@@ -6,12 +6,14 @@ import type { Deps } from './deps.ts';
 import { corsMiddleware } from './http/cors.ts';
 import { requestDeadline } from './http/deadline.ts';
 import { API_VERSION_2024, errorBody, unexpectedFailure, wantsApiVersion2024 } from './http/error-body.ts';
-import { ApiError } from './http/errors.ts';
+import { ApiError, OAuthApiError } from './http/errors.ts';
 import { defaultRateLimitStore } from './http/rate-limit.ts';
+import { createOAuthCache } from './oauth/context.ts';
 import { checkQueryString, limitDeclaredBody } from './http/read-json.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
 import { adminGenerateLinkRoutes } from './routes/admin-generate-link.ts';
 import { adminUsersRoutes } from './routes/admin-users.ts';
+import { externalRoutes } from './routes/external.ts';
 import { featureGateRoutes } from './routes/feature-gates.ts';
 import { healthRoutes } from './routes/health.ts';
 import { inviteRoutes } from './routes/invite.ts';
@@ -34,6 +36,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   const requestIdHeader = deps.config.api.requestIdHeader;
   const limiter = deps.limiter ?? defaultRateLimitStore(deps.config, deps.db);
   const disableAuditRows = deps.config.auditLog.disablePostgres;
+  // Discovery documents and JWKS are kept for the life of this app (one per isolate on Workers).
+  const oauthCache = deps.oauthCache ?? createOAuthCache();
 
   app.use('*', async (c, next) => {
     const inherited = requestIdHeader ? c.req.header(requestIdHeader) : undefined;
@@ -42,7 +46,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     const deadline = new AbortController();
     // The request's audit entries are logged with its request id; its transactions roll back
     // once it has timed out (database.ts).
-    c.set('deps', { ...deps, db: { ...deps.db, audit: auditLogSink(logger, disableAuditRows), signal: deadline.signal } });
+    c.set('deps', { ...deps, oauthCache, db: { ...deps.db, audit: auditLogSink(logger, disableAuditRows), signal: deadline.signal } });
     c.set('deadline', deadline);
     c.set('requestId', requestId);
     c.set('logger', logger);
@@ -77,6 +81,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     .route('/', adminUsersRoutes)
     .route('/', adminGenerateLinkRoutes)
     .route('/', adminAuditRoutes)
+    .route('/', externalRoutes)
     .route('/', featureGateRoutes);
   app.route('/', api);
   // supabase-js calls `<project url>/auth/v1/…` (Supabase's gateway prefix): serving it too
@@ -88,6 +93,10 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   });
 
   app.onError((err, c) => {
+    if (err instanceof OAuthApiError) {
+      c.var.logger?.info(err.description, err.cause ? { cause: errorFields(err.cause) } : {});
+      return c.json({ error: err.error, error_description: err.description }, 400);
+    }
     let apiErr: ApiError;
     if (err instanceof ApiError) apiErr = err;
     else if (err instanceof HTTPException && err.status < 500) apiErr = new ApiError(err.status, 'unknown', err.message);

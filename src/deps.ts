@@ -6,6 +6,7 @@ import type { PasswordHasher } from './crypto/password.ts';
 import type { Database } from './db/database.ts';
 import type { RateLimitStore } from './http/rate-limit-store.ts';
 import type { Mailer } from './mail/mailer.ts';
+import type { OAuthCache } from './oauth/context.ts';
 import type { SmsProvider } from './sms/provider.ts';
 import type { Logger } from './telemetry/logger.ts';
 
@@ -24,6 +25,8 @@ export interface Deps {
   version: string;
   /** Per-client rate-limit buckets; by default the store RATE_LIMIT_STORE names. */
   limiter?: RateLimitStore;
+  /** OIDC discovery, JWKS and client-auth styles of the OAuth providers; createApp makes one. */
+  oauthCache?: OAuthCache;
 }
 
 export function cryptoRandomBytes(n: number): Uint8Array {

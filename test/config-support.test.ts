@@ -86,6 +86,8 @@ function isRead(path: string): boolean {
   const parts = path.split('.');
   const leaf = parts.at(-1)!;
   const parent = parts.at(-2);
+  // Provider settings are read through config.external.providers[name].
+  if (parts[0] === 'external' && parts[1] === 'providers' && READERS.includes('providers[')) return new RegExp(`\\.${leaf}\\b`).test(READERS);
   if (!parent) return new RegExp(`\\.${leaf}\\b`).test(READERS);
   if (READERS.includes(`${parent}.${leaf}`)) return true;
   const parentWhole = new RegExp(`\\.${parent}(?![.\\w])`).test(READERS);

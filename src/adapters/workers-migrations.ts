@@ -2,9 +2,11 @@
 // (wrangler.toml's Text rule). test/workers-bundle.test.ts fails when a migration is missing here.
 import m0001 from '../../migrations/0001_init.sql';
 import m0002 from '../../migrations/0002_rate_limits.sql';
+import m0003 from '../../migrations/0003_oauth_flow_state.sql';
 import type { Migration } from '../db/migrate.ts';
 
 export const BUNDLED_MIGRATIONS: readonly Migration[] = [
   { version: '0001_init', sql: m0001 },
   { version: '0002_rate_limits', sql: m0002 },
+  { version: '0003_oauth_flow_state', sql: m0003 },
 ];

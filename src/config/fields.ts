@@ -102,7 +102,7 @@ const STATIC_FIELDS = {
   EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES: f(list(), '', 'If set, the only addresses email may be sent to, comma-separated.'),
   EXTERNAL_PHONE_ENABLED: f(bool(false), 'false', 'When false, phone signup and sign-in are disabled.'),
   EXTERNAL_ANONYMOUS_USERS_ENABLED: f(bool(false), 'false', 'Enables anonymous sign-in.'),
-  EXTERNAL_REDIRECT_URL: f(opt(parseUrl), '', 'Where OAuth callbacks send the user when no redirect_to applies.'),
+  EXTERNAL_REDIRECT_URL: f(opt(parseUrl), '', 'Where every OAuth callback sends the browser, ahead of redirect_to and SITE_URL (as GoTrue).'),
   EXTERNAL_FLOW_STATE_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300', 'Lifetime of a PKCE flow state in seconds; at least 300.'),
 
   RATE_LIMIT_HEADER: f(text(), '', 'Header holding the client IP used for per-IP rate limits.'),
@@ -247,18 +247,21 @@ function describeVariable(name: string, description: string): string {
 }
 
 const TELEMETRY = /^(TRACING_|METRICS_|OTEL_|DEBUG$)/;
-const PROVIDER_FIELD = new RegExp(`^EXTERNAL_(${PROVIDERS.map((p) => p.toUpperCase()).join('|')})_`);
+const ID_TOKEN_PROVIDERS = ['APPLE', 'AZURE', 'FACEBOOK', 'GOOGLE', 'KEYCLOAK'];
 
 /** The settings accepted but not acted on yet, and why (see Support). */
 export function support(name: FieldName): Support {
   const no = (because: string, refuse = false): Support => ({ built: false, refuse, because });
   if (TELEMETRY.test(name)) return no('trace and metrics export are not built yet');
-  if (PROVIDER_FIELD.test(name) || name === 'EXTERNAL_REDIRECT_URL') return no('sign-in with external OAuth providers is not built yet');
   if (name === 'OPERATOR_TOKEN' || name === 'API_ENDPOINT') return no('multi-instance mode is not supported');
   if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
-  if (name === 'SECURITY_MANUAL_LINKING_ENABLED') return no('identity linking comes with the OAuth providers');
   if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');
   if (name === 'MAILER_EXTERNAL_HOSTS') return no('links in emails always use API_EXTERNAL_URL');
+  // As in GoTrue: Apple and Google are always reached at their own hosts, and only ID-token
+  // providers have a nonce to skip.
+  if (name === 'EXTERNAL_APPLE_URL' || name === 'EXTERNAL_GOOGLE_URL') return no('ignored, as GoTrue ignores it: the provider is reached at its own host');
+  const nonce = /^EXTERNAL_([A-Z]+)_SKIP_NONCE_CHECK$/.exec(name);
+  if (nonce && !ID_TOKEN_PROVIDERS.includes(nonce[1]!)) return no('only apple, azure, facebook, google and keycloak ID tokens carry a nonce');
   return { built: true };
 }
 

@@ -33,3 +33,40 @@ export async function markAuthCodeIssued(ex: Executor, id: string, now: Date): P
 export async function deleteFlowState(ex: Executor, id: string): Promise<void> {
   await ex.orm.delete(ex.t.flowState).where(eq(ex.t.flowState.id, id));
 }
+
+/** An /authorize: the row whose id is the OAuth `state` (GoTrue: NewFlowState with FlowStateParams). */
+export async function insertOAuthFlowState(ex: Executor, f: {
+  id: string; providerType: string; challenge?: string; method?: 's256' | 'plain'; inviteToken?: string; referrer: string;
+  oauthClientStateId?: string; linkingTargetId?: string; emailOptional: boolean; now: Date;
+}): Promise<void> {
+  await ex.orm.insert(ex.t.flowState).values({
+    id: f.id, authCode: f.challenge ? crypto.randomUUID() : null, codeChallenge: f.challenge ?? null, codeChallengeMethod: f.method ?? null,
+    providerType: f.providerType, authenticationMethod: 'oauth', inviteToken: f.inviteToken ?? null, referrer: f.referrer,
+    oauthClientStateId: f.oauthClientStateId ?? null, linkingTargetId: f.linkingTargetId ?? null, emailOptional: f.emailOptional,
+    createdAt: f.now, updatedAt: f.now,
+  });
+}
+
+export async function findFlowStateById(ex: Executor, id: string, opts: { forUpdate?: boolean } = {}): Promise<FlowStateRow | undefined> {
+  const q = ex.orm.select().from(ex.t.flowState).where(eq(ex.t.flowState.id, id)).limit(1);
+  const rows = opts.forUpdate ? await q.for('update') : await q;
+  return rows[0];
+}
+
+/** PKCE callback: the user and the provider's tokens wait here for POST /token?grant_type=pkce. */
+export async function issueFlowStateCode(ex: Executor, id: string, f: { userId: string; providerAccessToken: string; providerRefreshToken?: string; now: Date }): Promise<void> {
+  await ex.orm.update(ex.t.flowState).set({
+    userId: f.userId, providerAccessToken: f.providerAccessToken, providerRefreshToken: f.providerRefreshToken ?? null,
+    authCodeIssuedAt: f.now, updatedAt: f.now,
+  }).where(eq(ex.t.flowState.id, id));
+}
+
+/** The provider-side PKCE verifier (GoTrue's oauth_client_states, for providers that require PKCE). */
+export async function insertOAuthClientState(ex: Executor, s: { id: string; providerType: string; codeVerifier: string; now: Date }): Promise<void> {
+  await ex.orm.insert(ex.t.oauthClientStates).values({ id: s.id, providerType: s.providerType, codeVerifier: s.codeVerifier, createdAt: s.now });
+}
+
+export async function takeOAuthClientState(ex: Executor, id: string): Promise<Executor['t']['oauthClientStates']['$inferSelect'] | undefined> {
+  const rows = await ex.orm.delete(ex.t.oauthClientStates).where(eq(ex.t.oauthClientStates.id, id)).returning();
+  return rows[0];
+}

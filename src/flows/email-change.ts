@@ -207,7 +207,7 @@ export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: st
       const flow = await latestFlowState(tx, user.id, 'email_change');
       if (!flow) throw new ApiError(404, 'flow_state_not_found', 'no valid flow state found for user.');
       await markAuthCodeIssued(tx, flow.id, now);
-      return { kind: 'code', authCode: flow.authCode };
+      return { kind: 'code', authCode: flow.authCode! };
     }
     const issued = await createSession(deps, tx, changed, 'otp', meta);
     return { kind: 'session', token: await tokenResponse(deps, tx, issued) };

@@ -34,6 +34,7 @@ async function challengeOf(verifier: string, method: string): Promise<string> {
 
 const AMR: Record<string, AmrMethod> = {
   'email/signup': 'email/signup', magiclink: 'magiclink', recovery: 'recovery', invite: 'invite', email_change: 'email_change',
+  oauth: 'oauth',
 };
 
 export async function pkceGrant(deps: Deps, authCode: string, verifier: string, meta: RequestMeta): Promise<TokenResponse> {
@@ -48,6 +49,7 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
     if (now.getTime() > start.getTime() + deps.config.external.flowStateExpiry * 1000) {
       throw new ApiError(422, 'flow_state_expired', 'invalid flow state, flow state has expired');
     }
+    if (!flow.codeChallenge || !flow.codeChallengeMethod) throw notFound();
     if (!timingSafeEqual(await challengeOf(verifier, flow.codeChallengeMethod), flow.codeChallenge)) {
       throw badRequest('bad_code_verifier', 'code challenge does not match previously saved code verifier');
     }
@@ -55,8 +57,13 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
     if (!user) throw notFound();
     if (isBanned(user, now)) throw new ApiError(403, 'user_banned', 'User is banned');
     await deleteFlowState(tx, flow.id);
-    await insertAudit(tx, { actor: user, action: 'login', traits: { provider: 'email' }, ip: meta.ip, now });
+    const oauth = flow.authenticationMethod === 'oauth';
+    await insertAudit(tx, { actor: user, action: 'login', traits: oauth ? { provider_type: flow.providerType } : { provider: 'email' }, ip: meta.ip, now });
     const issued = await createSession(deps, tx, user, AMR[flow.authenticationMethod] ?? 'otp', meta);
-    return tokenResponse(deps, tx, issued);
+    // An OAuth sign-in hands back the provider's tokens, as GoTrue's PKCE grant does.
+    const extra: Record<string, string> = {};
+    if (oauth && flow.providerAccessToken) extra.provider_token = flow.providerAccessToken;
+    if (oauth && flow.providerRefreshToken) extra.provider_refresh_token = flow.providerRefreshToken;
+    return tokenResponse(deps, tx, issued, extra);
   });
 }

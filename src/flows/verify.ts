@@ -126,7 +126,7 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
       const flow = await latestFlowState(tx, user.id, FLOW_METHOD[found.resolved]);
       if (!flow) throw new ApiError(404, 'flow_state_not_found', 'no valid flow state found for user.');
       await markAuthCodeIssued(tx, flow.id, now);
-      return { type: found.resolved, authCode: flow.authCode };
+      return { type: found.resolved, authCode: flow.authCode! };
     }
     const issued = await createSession(deps, tx, updated, 'otp', meta);
     return { type: found.resolved, token: await tokenResponse(deps, tx, issued) };

@@ -25,3 +25,11 @@ export const notFound = (code: string, msg: string) => new ApiError(404, code, m
 export function weakPasswordError(message: string, reasons: WeakPasswordReason[]): ApiError {
   return new ApiError(422, 'weak_password', message, { weak_password: { reasons } });
 }
+
+/** GoTrue's OAuthError: 400 with `{error, error_description}` (the id_token grant's refusals). */
+export class OAuthApiError extends Error {
+  constructor(readonly error: string, readonly description: string, cause?: unknown) {
+    super(description, cause === undefined ? undefined : { cause });
+    this.name = 'OAuthApiError';
+  }
+}

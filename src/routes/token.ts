@@ -1,20 +1,25 @@
-// POST /token?grant_type=password|refresh_token — GoTrue: api.Token
+// POST /token?grant_type=password|refresh_token|pkce|id_token — GoTrue: api.Token
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { passwordGrant } from '../flows/password-grant.ts';
+import { idTokenGrant } from '../flows/id-token.ts';
 import { pkceGrant } from '../flows/pkce.ts';
 import { refreshSession } from '../flows/session.ts';
 import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
-import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
+import { requireAuth } from '../http/auth.ts';
+import { ApiError, badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
-import { optStr, readJson } from '../http/read-json.ts';
+import { optBool, optStr, readJson } from '../http/read-json.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
 const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr, ...CaptchaFields });
 const RefreshBody = z.object({ refresh_token: optStr });
 const PkceBody = z.object({ auth_code: optStr, code_verifier: optStr });
+const IdTokenBody = z.object({
+  id_token: optStr, access_token: optStr, nonce: optStr, provider: optStr, client_id: optStr, issuer: optStr, link_identity: optBool,
+});
 
 export const tokenRoutes = new Hono<AppEnv>();
 
@@ -37,6 +42,15 @@ tokenRoutes.post('/token', async (c) => {
   if (grantType === 'pkce') {
     const body = await readJson(c, PkceBody);
     const token = await pkceGrant(deps, body.auth_code ?? '', body.code_verifier ?? '', requestMeta(c));
+    return c.json(token.body, 200, token.headers);
+  }
+  if (grantType === 'id_token') {
+    const body = await readJson(c, IdTokenBody);
+    if (body.link_identity) {
+      if (!c.req.header('authorization')) throw new OAuthApiError('invalid request', 'Linking requires a valid user access token in Authorization');
+      await requireAuth(c, async () => undefined);
+    }
+    const token = await idTokenGrant(deps, body, requestAud(c), requestMeta(c), body.link_identity ? c.var.auth.user : undefined);
     return c.json(token.body, 200, token.headers);
   }
   // No Web3 provider exists here: GoTrue's answer when both are off.

@@ -1,0 +1,52 @@
+// Sign in with Apple (GoTrue: provider/apple.go). Endpoints from the discovery document of
+// https://appleid.apple.com (EXTERNAL_APPLE_URL is ignored, as in GoTrue). The authorize URL always
+// asks for response_mode=form_post and, as GoTrue's, carries no forwarded parameters; Apple then
+// POSTs code, state and, on first consent only, `user` (the name) to /callback. The user comes
+// from the token response's ID token; EXTERNAL_APPLE_SECRET is the client-secret JWT itself.
+import { obj, str } from './claims.ts';
+import { authCodeUrl, exchangeCode } from './oauth2.ts';
+import { appleUser, unverifiedIssuer, verifyOidcToken } from './oidc.ts';
+import { type OAuthProvider, ProviderError, type ProviderSettings } from './provider.ts';
+
+export const APPLE_ISSUERS = ['https://appleid.apple.com', 'https://account.apple.com'];
+
+export function appleProvider(s: ProviderSettings): OAuthProvider {
+  const clientId = s.clientIds[0] ?? '';
+  return {
+    name: 'apple',
+    async authorizationUrl(ctx, a) {
+      const d = await ctx.oidc.discovery(ctx, APPLE_ISSUERS[0]!);
+      return authCodeUrl({ authUrl: d.authorization_endpoint, clientId, redirectUri: s.redirectUri, scopes: ['email', 'name'], state: a.state, params: [['response_mode', 'form_post']] });
+    },
+    async exchange(ctx, c) {
+      const d = await ctx.oidc.discovery(ctx, APPLE_ISSUERS[0]!);
+      return exchangeCode(ctx, { tokenUrl: d.token_endpoint, settings: s, code: c.code, codeVerifier: c.codeVerifier, form: { client_id: clientId, secret: s.secret } });
+    },
+    async userInfo(ctx, token, params) {
+      if (!token.idToken) return { emails: [], claims: {} };
+      const user = appleUser(await verifyOidcToken(ctx, token.idToken, { issuer: APPLE_ISSUERS[0]!, clientId, skipIssuerCheck: true, accessToken: token.accessToken }));
+      const form = params.get('user');
+      if (form) {
+        // AppleProvider.ParseUser: a `user` that is not JSON fails the sign-in.
+        let u: Record<string, unknown>;
+        try {
+          u = obj(JSON.parse(form));
+        } catch {
+          throw new ProviderError('apple: the user form field is not JSON');
+        }
+        const n = obj(u.name);
+        const name = `${str(n.firstName)} ${str(n.lastName)}`.trim();
+        user.claims.name = name;
+        user.claims.full_name = name;
+      }
+      return user;
+    },
+    async verifyIdToken(ctx, idToken) {
+      const issuer = unverifiedIssuer(idToken);
+      if (!APPLE_ISSUERS.includes(issuer)) throw new ProviderError('not an Apple ID token issuer');
+      const payload = await verifyOidcToken(ctx, idToken, { issuer, skipIssuerCheck: true });
+      if (!APPLE_ISSUERS.includes(str(payload.iss))) throw new ProviderError('not an Apple ID token issuer');
+      return { user: appleUser(payload), payload };
+    },
+  };
+}

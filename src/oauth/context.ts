@@ -1,0 +1,45 @@
+// From the configuration to a provider client: settings per EXTERNAL_<P>_*, the per-Deps caches
+// (OIDC discovery and JWKS, x/oauth2's client-auth style per token URL) and the request context.
+import type { Config, ProviderName } from '../config/types.ts';
+import { PROVIDERS } from '../config/types.ts';
+import { createOidcCache, type OidcCache } from './oidc-cache.ts';
+import type { OAuthContext, OAuthProvider, ProviderSettings } from './provider.ts';
+import { OAUTH_PROVIDERS } from './registry.ts';
+
+export interface OAuthCache {
+  oidc: OidcCache;
+  authStyles: Map<string, 'header' | 'params'>;
+}
+
+export function createOAuthCache(): OAuthCache {
+  return { oidc: createOidcCache(), authStyles: new Map() };
+}
+
+export function oauthContext(c: { fetch: typeof fetch; now: () => Date; config: Config; oauthCache?: OAuthCache }): OAuthContext {
+  const cache = c.oauthCache ?? createOAuthCache();
+  return { fetch: c.fetch, now: c.now, timeoutMs: c.config.sms.httpTimeout * 1000, oidc: cache.oidc, authStyles: cache.authStyles };
+}
+
+export function isProviderName(name: string): name is ProviderName {
+  return (PROVIDERS as readonly string[]).includes(name);
+}
+
+/** The provider's settings when it is enabled (start-up has checked its id, secret and redirect URI). */
+export function enabledSettings(config: Config, name: string): ProviderSettings | undefined {
+  const lower = name.toLowerCase();
+  if (!isProviderName(lower)) return undefined;
+  const p = config.external.providers[lower];
+  if (!p.enabled) return undefined;
+  return {
+    name: lower,
+    clientIds: (p.clientId ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    secret: p.secret ?? '', redirectUri: p.redirectUri ?? '', url: p.url?.replace(/\/+$/, ''),
+    skipNonceCheck: p.skipNonceCheck, emailOptional: p.emailOptional,
+  };
+}
+
+export function enabledProvider(config: Config, name: string): { provider: OAuthProvider; settings: ProviderSettings } | undefined {
+  const settings = enabledSettings(config, name);
+  if (!settings) return undefined;
+  return { provider: OAUTH_PROVIDERS[settings.name](settings), settings };
+}

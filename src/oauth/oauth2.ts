@@ -1,0 +1,178 @@
+// The OAuth 2.0 legs as GoTrue makes them through golang.org/x/oauth2: the authorize URL
+// (AuthCodeURL), the code exchange (RetrieveToken: client credentials as HTTP Basic first, then in
+// the form after any failure, remembered per token URL; JSON or form-encoded answers) and the
+// Bearer-authenticated user-info GET (provider.makeRequest).
+import { type OAuthContext, type OAuthProvider, type ProviderSettings, type ProviderToken, ProviderError } from './provider.ts';
+import { obj, str } from './claims.ts';
+
+/** Go's url.QueryEscape: unreserved bytes kept, space as '+', everything else %XX. */
+export function goQueryEscape(s: string): string {
+  let out = '';
+  for (const b of new TextEncoder().encode(s)) {
+    const c = String.fromCharCode(b);
+    if (/[A-Za-z0-9\-_.~]/.test(c)) out += c;
+    else if (c === ' ') out += '+';
+    else out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** Go's url.Values.Encode: keys sorted, each value escaped; one value per key here. */
+export function goEncode(values: Record<string, string>): string {
+  return Object.keys(values).sort().map((k) => `${goQueryEscape(k)}=${goQueryEscape(values[k]!)}`).join('&');
+}
+
+/** GoTrue: the defaults plus the request's `scopes`, split on commas (oauth2 joins them with spaces). */
+export function withRequestScopes(defaults: string[], requested: string): string[] {
+  const extra = requested ? requested.split(',') : [];
+  return [...defaults, ...extra];
+}
+
+export interface AuthCodeUrl {
+  authUrl: string;
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  state: string;
+  /** AuthCodeOptions: forwarded query parameters and provider extras; later entries win. */
+  params?: [string, string][];
+}
+
+/** oauth2.Config.AuthCodeURL. */
+export function authCodeUrl(a: AuthCodeUrl): string {
+  const v: Record<string, string> = { response_type: 'code', client_id: a.clientId };
+  if (a.redirectUri) v.redirect_uri = a.redirectUri;
+  if (a.scopes.length > 0) v.scope = a.scopes.join(' ');
+  if (a.state) v.state = a.state;
+  for (const [k, val] of a.params ?? []) v[k] = val;
+  return `${a.authUrl}${a.authUrl.includes('?') ? '&' : '?'}${goEncode(v)}`;
+}
+
+export type AuthStyle = 'header' | 'params';
+
+export interface CodeExchange {
+  tokenUrl: string;
+  settings: ProviderSettings;
+  code: string;
+  codeVerifier?: string;
+  /** Extra form fields (Apple's non-standard `secret`, …). */
+  form?: Record<string, string>;
+  /** Fixed style; unset means GoTrue's auto-detection (header, then params). */
+  authStyle?: AuthStyle;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+}
+
+/** oauth2.Config.Exchange with GoTrue's settings. */
+export async function exchangeCode(ctx: OAuthContext, x: CodeExchange): Promise<ProviderToken> {
+  const clientId = x.settings.clientIds[0] ?? '';
+  const v: Record<string, string> = { grant_type: 'authorization_code', code: x.code, ...x.form };
+  if (x.settings.redirectUri) v.redirect_uri = x.settings.redirectUri;
+  if (x.codeVerifier) v.code_verifier = x.codeVerifier;
+  const cacheKey = `${x.tokenUrl}\n${clientId}`;
+  const known = x.authStyle ?? ctx.authStyles.get(cacheKey);
+  const attempt = (style: AuthStyle) => tokenRoundTrip(ctx, x, v, clientId, style);
+  if (known) return attempt(known);
+  try {
+    const token = await attempt('header');
+    ctx.authStyles.set(cacheKey, 'header');
+    return token;
+  } catch {
+    const token = await attempt('params');
+    ctx.authStyles.set(cacheKey, 'params');
+    return token;
+  }
+}
+
+async function tokenRoundTrip(ctx: OAuthContext, x: CodeExchange, v: Record<string, string>, clientId: string, style: AuthStyle): Promise<ProviderToken> {
+  const form = { ...v };
+  const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded', ...x.headers };
+  if (style === 'params') {
+    if (clientId) form.client_id = clientId;
+    if (x.settings.secret) form.client_secret = x.settings.secret;
+  } else {
+    headers.Authorization = `Basic ${btoa(`${goQueryEscape(clientId)}:${goQueryEscape(x.settings.secret)}`)}`;
+  }
+  const res = await send(ctx, x.tokenUrl, { method: 'POST', headers, body: goEncode(form) }, 'token exchange');
+  const text = await readText(res);
+  if (res.status < 200 || res.status > 299) throw new ProviderError(`token exchange answered HTTP ${res.status}`);
+  const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  let raw: Record<string, unknown>;
+  if (type === 'application/x-www-form-urlencoded' || type === 'text/plain') {
+    raw = Object.fromEntries(new URLSearchParams(text));
+  } else {
+    try {
+      raw = obj(JSON.parse(text));
+    } catch {
+      throw new ProviderError('token exchange answered a body that is not JSON');
+    }
+  }
+  if (str(raw.error)) throw new ProviderError(`token exchange refused: ${str(raw.error)}`);
+  const accessToken = str(raw.access_token);
+  if (!accessToken) throw new ProviderError('token exchange answer has no access_token');
+  return { accessToken, refreshToken: str(raw.refresh_token) || undefined, idToken: str(raw.id_token) || undefined, raw };
+}
+
+/** A GET (or other) request bounded by the provider timeout; network failures become ProviderError. */
+export async function send(ctx: OAuthContext, url: string, init: RequestInit, what: string): Promise<Response> {
+  try {
+    return await ctx.fetch(url, { ...init, signal: AbortSignal.timeout(ctx.timeoutMs) });
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+    throw new ProviderError(`${what} failed: ${timedOut ? `no answer within ${ctx.timeoutMs} ms` : 'the request failed'}`, { cause: err });
+  }
+}
+
+const MAX_BODY = 1 << 20;
+
+async function readText(res: Response): Promise<string> {
+  const text = await res.text();
+  if (text.length > MAX_BODY) throw new ProviderError('provider answer over 1 MiB');
+  return text;
+}
+
+/** provider.makeRequest: GET with the Bearer token, any non-2xx is an error, the body is JSON. */
+export async function getJson(ctx: OAuthContext, url: string, accessToken: string, headers: Record<string, string> = {}): Promise<unknown> {
+  const res = await send(ctx, url, { method: 'GET', headers: { Authorization: `Bearer ${accessToken}`, ...headers } }, 'user info request');
+  const text = await readText(res);
+  if (res.status < 200 || res.status >= 300) throw new ProviderError(`user info request answered HTTP ${res.status}`);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ProviderError('user info answer is not JSON');
+  }
+}
+
+/** GoTrue's chooseHost: the configured URL without its trailing slash, else https://<default>. */
+export function chooseHost(url: string | undefined, defaultHost: string): string {
+  return url ? url.replace(/\/+$/, '') : `https://${defaultHost}`;
+}
+
+export interface StandardProvider {
+  name: OAuthProvider['name'];
+  authUrl: string;
+  tokenUrl: string;
+  /** The provider's default scopes. */
+  scopes: string[];
+  /** False where GoTrue ignores the request's `scopes` (bitbucket, notion, workos). */
+  acceptsScopes?: boolean;
+  authStyle?: AuthStyle;
+  /** Fixed extra authorize parameters (before the forwarded ones, which win as in GoTrue). */
+  authParams?: [string, string][];
+  userInfo: OAuthProvider['userInfo'];
+}
+
+/** The common shape: an oauth2.Config with AuthCodeURL and Exchange, and the provider's GetUserData. */
+export function standardProvider(s: ProviderSettings, p: StandardProvider): OAuthProvider {
+  return {
+    name: p.name,
+    async authorizationUrl(_ctx, a) {
+      const scopes = p.acceptsScopes === false ? p.scopes : withRequestScopes(p.scopes, a.scopes);
+      return authCodeUrl({ authUrl: p.authUrl, clientId: s.clientIds[0] ?? '', redirectUri: s.redirectUri, scopes, state: a.state, params: [...(p.authParams ?? []), ...a.params] });
+    },
+    exchange(ctx, c) {
+      return exchangeCode(ctx, { tokenUrl: p.tokenUrl, settings: s, code: c.code, codeVerifier: c.codeVerifier, authStyle: p.authStyle });
+    },
+    userInfo: p.userInfo,
+  };
+}

@@ -1,0 +1,102 @@
+// What the sign-in flow needs from an external identity provider (GoTrue: provider.Provider and
+// provider.OAuthProvider). One small file per provider in this folder holds its endpoints, scopes
+// and user-info mapping; every HTTP call goes through OAuthContext.fetch.
+import type { ProviderName } from '../config/types.ts';
+import type { Claims } from './claims.ts';
+import type { OidcCache } from './oidc-cache.ts';
+
+export interface OAuthContext {
+  fetch: typeof fetch;
+  /** GoTrue's GOTRUE_INTERNAL_HTTP_TIMEOUT, per request. */
+  timeoutMs: number;
+  now: () => Date;
+  /** Discovery documents and JWKS, cached (EXTERNAL_OIDC_PROVIDER_CACHE_TTL in GoTrue). */
+  oidc: OidcCache;
+  /** x/oauth2's AuthStyleCache: which client authentication each token URL accepted. */
+  authStyles: Map<string, 'header' | 'params'>;
+}
+
+/** One provider's settings (EXTERNAL_<P>_*). */
+export interface ProviderSettings {
+  name: ProviderName;
+  /** EXTERNAL_<P>_CLIENT_ID split on commas: the first is the OAuth client, all are id_token audiences. */
+  clientIds: string[];
+  secret: string;
+  redirectUri: string;
+  /** EXTERNAL_<P>_URL, trailing slash removed; undefined when unset. */
+  url?: string;
+  skipNonceCheck: boolean;
+  emailOptional: boolean;
+}
+
+/** GoTrue's provider.Email. */
+export interface ProviderEmail {
+  email: string;
+  verified: boolean;
+  primary: boolean;
+}
+
+/** GoTrue's provider.UserProvidedData: the emails and the identity's claims. */
+export interface ProviderUser {
+  emails: ProviderEmail[];
+  claims: Claims;
+}
+
+export interface ProviderToken {
+  accessToken: string;
+  refreshToken?: string;
+  idToken?: string;
+  /** The whole token response (WorkOS's `profile`, Azure's and Apple's `id_token`, …). */
+  raw: Record<string, unknown>;
+}
+
+export interface AuthorizeInput {
+  /** The flow_state id; goes out as `state` (OAuth 1.0a: inside the callback URL). */
+  state: string;
+  /** The request's `scopes` query parameter, raw (comma or space separated, as GoTrue splits it). */
+  scopes: string;
+  /** The other query parameters of /authorize, forwarded as GoTrue does (already filtered). */
+  params: [string, string][];
+  /** S256 challenge for providers that require PKCE on their side (GoTrue: RequiresPKCE). */
+  codeChallenge?: string;
+}
+
+export interface CallbackInput {
+  /** The authorization code ('' for OAuth 1.0a). */
+  code: string;
+  /** The callback's query (GET) or form (POST, Apple's form_post). */
+  params: URLSearchParams;
+  /** The PKCE verifier of a provider that requires PKCE. */
+  codeVerifier?: string;
+}
+
+export interface OAuthProvider {
+  readonly name: ProviderName;
+  /** OAuth 1.0a (twitter): no `code` in the callback, `oauth_token` and `oauth_verifier` instead. */
+  readonly oauth1?: boolean;
+  readonly requiresPkce?: boolean;
+  /** Where /authorize sends the browser. */
+  authorizationUrl(ctx: OAuthContext, input: AuthorizeInput): Promise<string>;
+  /** The token leg. Throws ProviderError on any failure. */
+  exchange(ctx: OAuthContext, input: CallbackInput): Promise<ProviderToken>;
+  /** The user-info leg. Throws ProviderError on any failure. */
+  userInfo(ctx: OAuthContext, token: ProviderToken, params: URLSearchParams): Promise<ProviderUser>;
+  /**
+   * Only apple, google, azure, facebook and keycloak (POST /token?grant_type=id_token): verifies the
+   * token's signature against the issuer's JWKS, its issuer, its audience (any of clientIds) and
+   * expiry, as GoTrue's provider.ParseIDToken does, and maps its claims. The nonce and at_hash are
+   * checked by the caller from the returned payload.
+   */
+  verifyIdToken?(ctx: OAuthContext, idToken: string): Promise<VerifiedIdToken>;
+}
+
+export interface VerifiedIdToken {
+  user: ProviderUser;
+  /** The verified payload (nonce, at_hash, iss, …). */
+  payload: Record<string, unknown>;
+}
+
+/** A provider call that failed; `message` names what failed, never a secret or token. */
+export class ProviderError extends Error {
+  override name = 'ProviderError';
+}

@@ -1,0 +1,87 @@
+// GET /authorize, GET|POST /callback — GoTrue: api.ExternalProviderRedirect, api.ExternalProviderCallback
+// GET /user/identities/authorize, DELETE /user/identities/{id} — GoTrue: api.LinkIdentity, api.DeleteIdentity
+import { Hono, type Context } from 'hono';
+import type { AppEnv } from '../app-env.ts';
+import {
+  callbackRedirectBase, errorRedirect, externalAuthorizeUrl, finishExternalCallback, loadCallbackState, oauthErrorParams,
+} from '../flows/external.ts';
+import { unlinkIdentity } from '../flows/identities.ts';
+import { requireAuth } from '../http/auth.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { hasUnstorableChars, readBodyText } from '../http/read-json.ts';
+import { redirectTarget } from '../http/redirect.ts';
+import { requestAud } from '../http/request-aud.ts';
+import { requestMeta } from '../http/request-meta.ts';
+import { errorFields } from '../telemetry/logger.ts';
+
+export const externalRoutes = new Hono<AppEnv>();
+
+function queryOf(c: Context<AppEnv>): URLSearchParams {
+  return new URL(c.req.url).searchParams;
+}
+
+externalRoutes.get('/authorize', async (c) => {
+  const deps = c.var.deps;
+  const query = queryOf(c);
+  const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
+  const url = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer });
+  return c.redirect(url, 302);
+});
+
+/** The callback's parameters: the query, and for a form POST (Apple's form_post) the form too. */
+async function callbackParams(c: Context<AppEnv>): Promise<URLSearchParams> {
+  const params = queryOf(c);
+  if (c.req.method !== 'POST') return params;
+  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') return params;
+  const form = new URLSearchParams(await readBodyText(c));
+  for (const [k, v] of form) {
+    if (hasUnstorableChars(k) || hasUnstorableChars(v)) throw new ApiError(400, 'validation_failed', 'Invalid form value');
+    params.set(k, v);
+  }
+  return params;
+}
+
+async function callback(c: Context<AppEnv>) {
+  const deps = c.var.deps;
+  let flow;
+  let params: URLSearchParams;
+  try {
+    params = await callbackParams(c);
+    flow = await loadCallbackState(deps, params.get('state'));
+  } catch (err) {
+    // GoTrue's loadFlowState: a state that cannot be used goes back to SITE_URL, query only.
+    if (!(err instanceof ApiError) || err.status >= 500) c.var.logger.error('OAuth callback failed', errorFields(err));
+    return c.redirect(errorRedirect(deps.config.siteUrl, oauthErrorParams(err), false), 303);
+  }
+  try {
+    const done = await finishExternalCallback(deps, flow, params, requestAud(c), requestMeta(c));
+    return c.redirect(done.location, 302);
+  } catch (err) {
+    const level = !(err instanceof ApiError) || err.status >= 500 ? 'error' : 'info';
+    c.var.logger[level]('OAuth callback failed', { provider: flow.providerType, ...errorFields(err), ...(err instanceof ApiError && err.cause ? { cause: errorFields(err.cause) } : {}) });
+    return c.redirect(errorRedirect(callbackRedirectBase(deps, flow), oauthErrorParams(err), true), 302);
+  }
+}
+
+externalRoutes.get('/callback', callback);
+externalRoutes.post('/callback', callback);
+
+const manualLinkingDisabled = () => notFound('manual_linking_disabled', 'Manual linking is disabled');
+
+externalRoutes.get('/user/identities/authorize', requireAuth, async (c) => {
+  const deps = c.var.deps;
+  if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
+  const query = queryOf(c);
+  const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
+  const url = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer, linkingTargetId: c.var.auth.user.id });
+  if (query.get('skip_http_redirect') === 'true') return c.json({ url });
+  return c.redirect(url, 302);
+});
+
+externalRoutes.delete('/user/identities/:identity_id', requireAuth, async (c) => {
+  const deps = c.var.deps;
+  if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
+  await unlinkIdentity(deps, c.var.auth, c.req.param('identity_id'), requestAud(c), requestMeta(c));
+  return c.json({});
+});
