@@ -115,6 +115,9 @@ export function signHs256(header: JWTHeaderParameters, claims: JWTPayload, secre
   return `${input}.${base64url(hmacSha256(secret, utf8(input)))}`;
 }
 
+/** The signing methods golang-jwt registers (GetSigningMethod); any other `alg` is "unavailable" there. */
+const GO_JWT_METHODS = new Set(['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'none']);
+
 export function badJwt(detail: string): ApiError {
   return new ApiError(403, 'bad_jwt', `invalid JWT: unable to parse or verify signature, ${detail}`);
 }
@@ -126,8 +129,11 @@ export function badJwt(detail: string): ApiError {
  * against that key too.
  */
 function candidateKeys(keys: KeySet, header: { alg?: string; kid?: string }): VerifyKey[] {
-  const alg = header.alg ?? '';
-  if (!keys.algorithms.includes(alg)) throw badJwt(`token is unverifiable: signing method ${alg || 'none'} is invalid`);
+  const alg: unknown = header.alg;
+  // golang-jwt v5's parser: a missing or unknown alg is unverifiable; a known one outside the accepted list fails as a signature.
+  if (typeof alg !== 'string' || !alg) throw badJwt('token is unverifiable: signing method (alg) is unspecified');
+  if (!GO_JWT_METHODS.has(alg)) throw badJwt('token is unverifiable: signing method (alg) is unavailable');
+  if (!keys.algorithms.includes(alg)) throw badJwt(`token signature is invalid: signing method ${alg} is invalid`);
   if (header.kid) {
     const byKid = keys.verify.find((k) => k.kid === header.kid);
     if (byKid) {
