@@ -87,6 +87,45 @@ describe('captcha on', () => {
     expect((await t.request('POST', '/recover', { email, ...meta('good-token') })).status).toBe(200);
     const login = await t.request('POST', '/token?grant_type=password', { email, password: 'secret-pw-1', ...meta('good-token') });
     expect(await login.json()).toMatchObject({ error_code: 'email_not_confirmed' });
+    const sent = t.mails.length;
+    const magic = await t.request('POST', '/magiclink', { email: uniqueEmail('magic'), ...meta('good-token') });
+    expect({ status: magic.status, body: await magic.json() }).toEqual({ status: 200, body: {} });
+    // (An address with no pending signup: `email` above is inside its SMTP_MAX_FREQUENCY window.)
+    calls.length = 0;
+    const resend = await t.request('POST', '/resend', { type: 'signup', email: uniqueEmail('nobody'), ...meta('good-token') });
+    expect({ status: resend.status, body: await resend.json() }).toEqual({ status: 200, body: {} });
+    expect(calls.map((c) => c.response)).toEqual(['good-token']);
+    expect(t.mails.length).toBe(sent + 1);
+  });
+
+  test('a top-level captcha_token is checked on email signup and /otp: a bad one is refused, a good one passes', async () => {
+    for (const [path, body] of [['/signup', { email: uniqueEmail('top'), password: 'secret-pw-1' }], ['/otp', { email: uniqueEmail('top-otp') }]] as const) {
+      calls.length = 0;
+      await expectCaptchaFailed(await t.request('POST', path, { ...body, captcha_token: 'bad-token' }), 'captcha protection: request disallowed (invalid-input-response, timeout-or-duplicate)');
+      const ok = await t.request('POST', path, { ...body, captcha_token: 'good-token' });
+      expect(ok.status).toBe(200);
+      expect(calls.map((c) => c.response)).toEqual(['bad-token', 'good-token']);
+      expect(await db.orm.select().from(db.t.users).where(eq(db.t.users.email, body.email))).toHaveLength(1);
+    }
+  });
+
+  test('grant_type web3 and unknown grant types are asked for a token too (GoTrue exempts only refresh_token, pkce, id_token)', async () => {
+    for (const [grant, answer] of [
+      ['web3', { code: 422, error_code: 'web3_provider_disabled', msg: 'Web3 provider is disabled' }],
+      ['magic', { code: 400, error_code: 'invalid_credentials', msg: 'unsupported_grant_type' }],
+    ] as const) {
+      calls.length = 0;
+      await expectCaptchaFailed(await t.request('POST', `/token?grant_type=${grant}`, {}), 'captcha protection: request disallowed (no captcha_token found)');
+      await expectCaptchaFailed(await t.request('POST', `/token?grant_type=${grant}`, meta('bad-token')), 'captcha protection: request disallowed (invalid-input-response, timeout-or-duplicate)');
+      const passed = await t.request('POST', `/token?grant_type=${grant}`, meta('good-token'));
+      expect({ status: passed.status, body: await passed.json() }).toEqual({ status: answer.code, body: answer });
+      expect(calls.map((c) => c.response)).toEqual(['bad-token', 'good-token']);
+    }
+    // id_token is exempt: its own error, not captcha_failed, and the provider is not asked.
+    calls.length = 0;
+    const idToken = await t.request('POST', '/token?grant_type=id_token', { provider: 'google', id_token: 'x' });
+    expect((await idToken.json() as Record<string, unknown>).error_code).not.toBe('captcha_failed');
+    expect(calls).toEqual([]);
   });
 
   test('refresh and pkce grants and admin tokens are not asked for one', async () => {

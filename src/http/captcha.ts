@@ -1,6 +1,7 @@
-// Captcha (SECURITY_CAPTCHA_*), as GoTrue's verifyCaptcha: on signup (anonymous too), the
-// password grant, /otp, /magiclink, /recover and /resend, the request's captcha token is checked
-// with hCaptcha or Cloudflare Turnstile before anything else happens. Admin tokens skip it.
+// Captcha (SECURITY_CAPTCHA_*), as GoTrue's verifyCaptcha: on signup (anonymous too), /token for
+// every grant type but refresh_token, pkce and id_token (isIgnoreCaptchaRoute), /otp, /magiclink,
+// /recover and /resend, the request's captcha token is checked with hCaptcha or Cloudflare
+// Turnstile before anything else happens. Admin tokens skip it.
 import type { Context } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';

@@ -16,6 +16,7 @@ import { requestMeta } from '../http/request-meta.ts';
 
 const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr, ...CaptchaFields });
 const RefreshBody = z.object({ refresh_token: optStr });
+const CaptchaBody = z.object(CaptchaFields);
 const PkceBody = z.object({ auth_code: optStr, code_verifier: optStr });
 const IdTokenBody = z.object({
   id_token: optStr, access_token: optStr, nonce: optStr, provider: optStr, client_id: optStr, issuer: optStr, link_identity: optBool,
@@ -53,6 +54,9 @@ tokenRoutes.post('/token', async (c) => {
     const token = await idTokenGrant(deps, body, requestAud(c), requestMeta(c), body.link_identity ? c.var.auth.user : undefined);
     return c.json(token.body, 200, token.headers);
   }
+  // GoTrue's isIgnoreCaptchaRoute exempts only refresh_token, pkce and id_token: web3 and unknown
+  // grant types are asked for a captcha token before their answer.
+  if (deps.config.security.captcha.enabled) await requireCaptcha(c, await readJson(c, CaptchaBody));
   // No Web3 provider exists here: GoTrue's answer when both are off.
   if (grantType === 'web3') throw new ApiError(422, 'web3_provider_disabled', 'Web3 provider is disabled');
   throw badRequest('invalid_credentials', 'unsupported_grant_type');
