@@ -43,6 +43,8 @@ const HELP = `npm run bench [-- options]
   --count-queries     route authsvc's Postgres traffic through a counting proxy and print
                       statements / round trips per request (adds a hop: not the numbers to quote)
   --footprint         start-up time and idle RSS (3 starts each, Postgres and embedded); no load
+  --node-flags <f>    Node flags for authsvc in place of those \`npm start\` passes (package.json),
+                      e.g. --node-flags="" for Node's defaults
   --json <file>       also write every measurement as JSON
 `;
 
@@ -56,7 +58,7 @@ function parseCli() {
       pglite: { type: 'boolean' }, 'database-url': { type: 'string' }, threadpool: { type: 'string' },
       pool: { type: 'string' }, users: { type: 'string' }, only: { type: 'string' }, 'no-peer': { type: 'boolean' },
       'no-ceilings': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' }, 'count-queries': { type: 'boolean' },
-      json: { type: 'string' }, footprint: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      json: { type: 'string' }, footprint: { type: 'boolean' }, 'node-flags': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
@@ -92,6 +94,7 @@ function parseCli() {
     countQueries: !!values['count-queries'],
     json: values.json,
     footprint: !!values.footprint,
+    nodeFlags: values['node-flags'] === undefined ? undefined : values['node-flags'].split(/\s+/).filter(Boolean),
   };
 }
 
@@ -131,7 +134,7 @@ async function main(): Promise<void> {
   if (args.footprint) {
     log('footprint: start-up time and idle RSS, 3 starts each (Postgres, then an embedded directory)');
     dropSchema(`${namespace}_fp`);
-    const rows = await measureFootprint({ databaseUrl: args.pglite ? '' : args.databaseUrl, namespace: `${namespace}_fp`, runs: 3, pglite: true });
+    const rows = await measureFootprint({ databaseUrl: args.pglite ? '' : args.databaseUrl, namespace: `${namespace}_fp`, runs: 3, pglite: true, nodeFlags: args.nodeFlags });
     process.stdout.write(`authsvc footprint — ${m.cores} cores (${m.cpuModel}), Node ${m.node}, load average ${m.loadAvg1}\n\n${footprintTable(rows)}\n`);
     await cleanup();
     return;
@@ -217,7 +220,7 @@ async function main(): Promise<void> {
   }
   log(`authsvc: starting on ${args.pglite ? 'PGlite' : 'Postgres'} (schema ${namespace})`);
   const svc = await startAuthsvc({
-    databaseUrl: serverDbUrl, namespace, threadpool: args.threadpool, poolSize: args.pool, cpuProfDir: profileDir,
+    databaseUrl: serverDbUrl, namespace, threadpool: args.threadpool, poolSize: args.pool, cpuProfDir: profileDir, nodeFlags: args.nodeFlags,
     // Rotation stays on. A pass that ends with a refresh in flight leaves its connection holding the
     // predecessor of the live token: the reuse window lets the next pass pick up from there.
     extraEnv: { AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '600' },

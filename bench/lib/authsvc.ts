@@ -1,6 +1,7 @@
 // authsvc under load: start `node bin/authsvc.js` with a fresh schema (or PGlite directory),
 // seed accounts through the API, and the request lists of each scenario.
 import type { Request } from 'autocannon';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../test/helpers/free-port.ts';
 import { type Child, REPO_ROOT, spawnChild, waitForHttp } from './procs.ts';
@@ -8,6 +9,17 @@ import { jsonHeaders, mapLimit, postJson } from './load.ts';
 
 export const JWT_SECRET = 'bench-jwt-secret-bench-jwt-secret-0123456789';
 export const PASSWORD = 'bench-Password-1';
+
+/**
+ * The Node flags `npm start` passes (package.json: `node <flags> bin/authsvc.js`), so the bench
+ * measures the process a user runs.
+ */
+export function startNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const m = /^node\s+(.*?)\s*bin\/authsvc\.js$/.exec(pkg.scripts.start.trim());
+  if (!m) throw new Error(`package.json scripts.start is not "node [flags] bin/authsvc.js": ${pkg.scripts.start}`);
+  return m[1] ? m[1].split(/\s+/) : [];
+}
 
 export interface AuthsvcOptions {
   /** postgres://… or pglite://<dir> */
@@ -19,6 +31,8 @@ export interface AuthsvcOptions {
   /** Directory for `node --cpu-prof` output. */
   cpuProfDir?: string;
   extraEnv?: Record<string, string>;
+  /** Node flags in place of `npm start`'s (`--node-flags`). */
+  nodeFlags?: string[];
 }
 
 export interface Authsvc {
@@ -29,7 +43,7 @@ export interface Authsvc {
 export async function startAuthsvc(o: AuthsvcOptions): Promise<Authsvc> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const nodeArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
+  const nodeArgs = [...(o.nodeFlags ?? startNodeFlags()), ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [])];
   const child = spawnChild('authsvc', process.execPath, [...nodeArgs, join(REPO_ROOT, 'bin/authsvc.js')], {
     DATABASE_URL: o.databaseUrl,
     DB_NAMESPACE: o.namespace,

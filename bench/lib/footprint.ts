@@ -1,6 +1,6 @@
 // `npm run bench -- --footprint` (issue 18): how fast authsvc starts and how small it sits idle,
 // on a Postgres server and on an existing embedded directory. Each figure is the median of
-// `runs` starts of `node bin/authsvc.js` (npm's own start-up, ~0.2 s, is not counted): time from
+// `runs` starts of `node <npm start's flags> bin/authsvc.js` (npm's own start-up, ~0.2 s, is not counted): time from
 // spawn to the first GET /health 200, and resident memory 2 s after it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,12 +19,12 @@ export interface FootprintRow {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function startsOf(databaseUrl: string, namespace: string, runs: number): Promise<{ startMs: number[]; idleRssMb: number[] }> {
+async function startsOf(databaseUrl: string, namespace: string, runs: number, nodeFlags?: string[]): Promise<{ startMs: number[]; idleRssMb: number[] }> {
   const startMs: number[] = [];
   const idleRssMb: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    const a = await startAuthsvc({ databaseUrl, namespace, threadpool: 4 });
+    const a = await startAuthsvc({ databaseUrl, namespace, threadpool: 4, nodeFlags });
     startMs.push(performance.now() - t0);
     await new Promise((r) => setTimeout(r, 2000));
     idleRssMb.push(statusKb(a.child.pid, 'VmRSS') / 1024);
@@ -33,18 +33,18 @@ async function startsOf(databaseUrl: string, namespace: string, runs: number): P
   return { startMs, idleRssMb };
 }
 
-export async function measureFootprint(o: { databaseUrl: string; namespace: string; runs: number; pglite: boolean }): Promise<FootprintRow[]> {
+export async function measureFootprint(o: { databaseUrl: string; namespace: string; runs: number; pglite: boolean; nodeFlags?: string[] }): Promise<FootprintRow[]> {
   const rows: FootprintRow[] = [];
   if (o.databaseUrl) {
     // The first start migrates the new schema; the measured ones find it migrated, as a restart does.
-    await startsOf(o.databaseUrl, o.namespace, 1);
-    rows.push({ label: 'Postgres server', ...(await startsOf(o.databaseUrl, o.namespace, o.runs)), targetStartMs: 500, targetRssMb: 80 });
+    await startsOf(o.databaseUrl, o.namespace, 1, o.nodeFlags);
+    rows.push({ label: 'Postgres server', ...(await startsOf(o.databaseUrl, o.namespace, o.runs, o.nodeFlags)), targetStartMs: 500, targetRssMb: 80 });
   }
   if (o.pglite) {
     const dir = mkdtempSync(join(tmpdir(), 'authsvc-footprint-'));
     try {
-      await startsOf(`pglite://${dir}`, 'auth', 1); // creates the directory (initdb): not measured
-      rows.push({ label: 'embedded, existing directory', ...(await startsOf(`pglite://${dir}`, 'auth', o.runs)), targetStartMs: 1000, targetRssMb: 200 });
+      await startsOf(`pglite://${dir}`, 'auth', 1, o.nodeFlags); // creates the directory (initdb): not measured
+      rows.push({ label: 'embedded, existing directory', ...(await startsOf(`pglite://${dir}`, 'auth', o.runs, o.nodeFlags)), targetStartMs: 1000, targetRssMb: 200 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
