@@ -35,12 +35,15 @@ export function parseChannel(deps: Deps, raw: string | undefined): SmsChannel {
   throw validationFailed(INVALID_CHANNEL);
 }
 
-/** SMS_TEST_OTP: the fixed code of a test number while SMS_TEST_OTP_VALID_UNTIL has not passed. */
+/**
+ * SMS_TEST_OTP: the fixed code of a test number strictly before SMS_TEST_OTP_VALID_UNTIL (GoTrue's
+ * GetTestOTP: `now.Before(validUntil)`); from that instant on the number is an ordinary one.
+ */
 export function testOtp(deps: Deps, phone: string, now: Date): string | undefined {
   const sms = deps.config.sms;
   const code = sms.testOtp[phone];
   if (code === undefined) return undefined;
-  if (sms.testOtpValidUntil && now.getTime() > Date.parse(sms.testOtpValidUntil)) return undefined;
+  if (sms.testOtpValidUntil && now.getTime() >= Date.parse(sms.testOtpValidUntil)) return undefined;
   return code;
 }
 
