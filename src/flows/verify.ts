@@ -99,8 +99,12 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
   if (isBanned(found.user, deps.now())) throw forbidden('user_banned', 'User is banned');
   const [col] = COLUMN[found.ott as keyof typeof COLUMN];
   const invalid = input.token !== undefined ? tokenInvalid : linkInvalid;
+  // Pre-account takeover: only the signup's own confirmation vouches for the password stored
+  // before it. Any other link or code that confirms the address (recovery, magic link, email
+  // OTP, invite) proves who owns it, not who chose that password: it is cleared (below).
+  const clearsPassword = found.resolved !== 'signup' && !found.user.emailConfirmedAt;
   // A random password for an invited user who has none: the app then asks for a real one.
-  const invitePassword = found.resolved === 'invite' && !found.user.encryptedPassword
+  const invitePassword = found.resolved === 'invite' && (!found.user.encryptedPassword || clearsPassword)
     ? await deps.hasher.hash(generatePassword(64)) : undefined;
   return transaction(deps.db, async (tx) => {
     const now = deps.now();
@@ -116,6 +120,8 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
       // Confirming proves who owns the address: any session opened before that, by whoever
       // signed it up, ends here (pre-account takeover; the password is the confirmed signup's).
       await deleteSessions(tx, user.id, 'global');
+      // No password in force until the owner sets one (PUT /user, as after a recovery).
+      if (found.resolved !== 'signup') patch.encryptedPassword = null;
     }
     if (invitePassword) patch.encryptedPassword = invitePassword;
     await clearOneTimeTokens(tx, user.id);
