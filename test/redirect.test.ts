@@ -111,3 +111,30 @@ describe('redirect_to: hosts the browser would read differently are refused (iss
     expect(isRedirectAllowed(candidate, SITE, allow)).toBe(expected);
   });
 });
+
+// Issue 11: each pattern is matched part by part (scheme, host:port, path+query), so even a `**`
+// in the host stays in the host.
+describe('redirect_to: a `**` in a pattern\'s host cannot reach into the path (issue 11)', () => {
+  test.each([
+    ['https://evil.com/x.example.com', ['https://**.example.com'], false],
+    ['https://evil.com/.example.com/', ['https://**.example.com/**'], false],
+    ['https://evil.com/?.example.com/', ['https://**.example.com/**'], false],
+    ['https://evil.com/a.example.com/cb', ['https://**.example.com/cb'], false],
+    ['https://evil.com/x.example.com', ['**.example.com'], false], // no `scheme://`: nothing to split, nothing allowed
+    ['https://evil.com/x', ['https://**'], false], // any host, but no path
+    ['https://evil.com', ['https://**'], true],
+    ['https://evil.com/x', ['https://**/**'], true],
+    ['https://evil.com:8443/cb', ['https://**.example.com/**'], false],
+    ['https://a.b.example.com', ['https://**.example.com'], true],
+    ['https://a.b.example.com/cb', ['https://**.example.com/**'], true],
+    ['https://a.b.example.com/cb?x=1', ['https://**.example.com/**'], true],
+    ['https://A.B.Example.com/cb', ['https://**.example.com/cb'], true],
+    ['https://a.b.example.com:8443/cb', ['https://**.example.com:8443/**'], true],
+    ['https://a.b.example.com/cb', ['https://{**.example.com,x.org}/cb'], true],
+    ['https://evil.com/x.org/cb', ['https://{**.example.com,x.org}/**'], false],
+    ['com.example.app://a.b/cb', ['com.example.app://**/cb'], true],
+    ['com.example.app://evil/x/cb', ['com.example.app://**/cb'], false],
+  ] as [string, string[], boolean][])('%j with %j → %s', (candidate, allow, expected) => {
+    expect(isRedirectAllowed(candidate, SITE, allow)).toBe(expected);
+  });
+});

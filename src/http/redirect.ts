@@ -79,10 +79,28 @@ function parseCandidate(candidate: string): { url: URL; bareOrigin: boolean } | 
   return { url, bareOrigin: end < 0 || rest[end] === '#' };
 }
 
-/** Hosts compare case-insensitively: lower-case a pattern's scheme and authority, not its path. */
-function lowerCaseAuthority(pattern: string): string {
-  const m = /^[^/]*?:\/\/[^/]*/.exec(pattern);
-  return m ? m[0].toLowerCase() + pattern.slice(m[0].length) : pattern;
+interface PatternParts { scheme: string; authority: string; path: string }
+
+/**
+ * Splits an allow-list glob into scheme, authority (host and port) and path-with-query, at its
+ * `://` and the first `/` after it that is not escaped or inside `{…}` / `[…]`. A pattern without
+ * `scheme://` has no host to match and allows nothing. Hosts compare case-insensitively: the
+ * scheme and authority are lower-cased, the path is not.
+ */
+function splitPattern(pattern: string): PatternParts | null {
+  const sep = pattern.indexOf('://');
+  if (sep < 0) return null;
+  const rest = pattern.slice(sep + 3);
+  let depth = 0;
+  let cut = rest.length;
+  for (let i = 0; i < rest.length; i++) {
+    const ch = rest[i]!;
+    if (ch === '\\') i++;
+    else if (ch === '{' || ch === '[') depth++;
+    else if ((ch === '}' || ch === ']') && depth > 0) depth--;
+    else if (ch === '/' && depth === 0) { cut = i; break; }
+  }
+  return { scheme: pattern.slice(0, sep).toLowerCase(), authority: rest.slice(0, cut).toLowerCase(), path: rest.slice(cut) };
 }
 
 export function isRedirectAllowed(candidate: string, siteUrl: string, allowList: string[]): boolean {
@@ -102,14 +120,17 @@ export function isRedirectAllowed(candidate: string, siteUrl: string, allowList:
   if (host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
   if (isIpLiteral(host)) return false;
   if ((url.protocol === 'http:' || url.protocol === 'https:') && !HOST_RE.test(host)) return false;
-  // Match what the browser will load, not the raw text: a `*` in a pattern's host then cannot
-  // reach into the path or query (http(s) always has `/` after the authority). The fragment is
-  // dropped, as in GoTrue; `https://x.com` (no path at all) keeps matching the pattern `https://x.com`.
+  // Match what the browser will load, not the raw text, and part by part: a wildcard in a
+  // pattern's scheme or host (even `**`) then cannot reach into the path or query. The fragment
+  // is dropped, as in GoTrue; `https://x.com` (no path at all) keeps matching `https://x.com`.
+  const scheme = url.protocol.slice(0, -1).toLowerCase();
   const authority = url.host.toLowerCase();
-  const target = bareOrigin && url.pathname === '/' && url.search === ''
-    ? `${url.protocol}//${authority}`
-    : `${url.protocol}//${authority}${url.pathname}${url.search}`;
-  return allowList.some((p) => globToRegExp(lowerCaseAuthority(p)).test(target));
+  const path = bareOrigin && (url.pathname === '/' || url.pathname === '') && url.search === '' ? '' : `${url.pathname}${url.search}`;
+  return allowList.some((p) => {
+    const parts = splitPattern(p);
+    return !!parts && globToRegExp(parts.scheme).test(scheme) && globToRegExp(parts.authority).test(authority)
+      && globToRegExp(parts.path).test(path);
+  });
 }
 
 /** GoTrue's GetReferrer: header, then query `redirect_to`, then Referer; else SITE_URL. */
