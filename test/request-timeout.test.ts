@@ -41,3 +41,23 @@ test('requests inside the limit are unaffected; 0 turns the limit off', async ()
   const off = await buildTestApp(db, { AUTHSVC_API_MAX_REQUEST_DURATION: '0', AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, { hasher: slowHasher(1_200) });
   expect((await off.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status).toBe(200);
 });
+
+test('a body that stalls mid-upload is cancelled at the limit: the request stream is closed, not left pending (issue 11)', async () => {
+  const t = await buildTestApp(db, { AUTHSVC_API_MAX_REQUEST_DURATION: '1' });
+  const started = Date.now();
+  let cancelledAfter: number | undefined;
+  // A chunked body (no Content-Length) that starts and then never goes on.
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) { controller.enqueue(new TextEncoder().encode('{"ema')); },
+    cancel() { cancelledAfter = Date.now() - started; },
+  });
+  const init = { method: 'POST', body, duplex: 'half', headers: { 'content-type': 'application/json' } };
+  const res = await t.app.request('/signup', init as RequestInit);
+  expect(res.status).toBe(504);
+  expect(await res.json()).toMatchObject({ error_code: 'request_timeout' });
+  // The server itself ends its read of the stream at the deadline (the client never will).
+  for (let i = 0; i < 20 && cancelledAfter === undefined; i++) await sleep(50);
+  expect(cancelledAfter).toBeDefined();
+  expect(cancelledAfter!).toBeGreaterThanOrEqual(900);
+  expect(cancelledAfter!).toBeLessThan(2_000);
+});
