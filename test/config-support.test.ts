@@ -4,8 +4,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parseConfig } from '../src/config/config.ts';
-import { CONFIG_VARIABLES } from '../src/config/fields.ts';
-import type { Config } from '../src/config/types.ts';
+import { CONFIG_VARIABLES, type FieldName, support } from '../src/config/fields.ts';
+import type { Config, Support } from '../src/config/types.ts';
 import { GOTRUE_ENV } from './helpers/config-env.ts';
 
 type Env = Record<string, string>;
@@ -171,5 +171,36 @@ describe('RATE_LIMIT_HEADER', () => {
   test('local mode (npm start on a laptop) does not warn', () => {
     const r = parseConfig({ AUTHSVC_JWT_SECRET: 'local-secret' }, { local: true });
     expect(r.ok && r.warnings).toEqual([]);
+  });
+});
+
+// No real setting is refused today, so the stop-start-up path is exercised with a constructed
+// support table: the schema's own, with one security setting (and one secret) marked refused.
+describe('a refused setting stops start-up (the mechanism, with a constructed support table)', () => {
+  const because = 'pretend this security setting is not built';
+  const table = (name: FieldName): Support =>
+    name === 'PASSWORD_HIBP_ENABLED' || name === 'SMTP_PASS' ? { built: false, refuse: true, because } : support(name);
+  const refusal = (key: string) => `${key}: ${because}; authsvc refuses to start rather than run without it (unset it to start).`;
+
+  test('given a value, start-up fails naming the variable as it was set; the value is never repeated', () => {
+    const r = parseConfig({ ...BASE, GOTRUE_PASSWORD_HIBP_ENABLED: 'true' }, { support: table });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.errors).toEqual([refusal('GOTRUE_PASSWORD_HIBP_ENABLED')]);
+    const secret = parseConfig({ ...BASE, AUTHSVC_SMTP_PASS: 'hunter2-smtp-password' }, { support: table });
+    expect(!secret.ok && secret.errors).toEqual([refusal('AUTHSVC_SMTP_PASS')]);
+    expect(JSON.stringify(secret)).not.toContain('hunter2');
+    // Both at once: every refusal is listed, and a setting that is only warned about stays a warning.
+    const both = parseConfig({ ...BASE, GOTRUE_PASSWORD_HIBP_ENABLED: 'true', GOTRUE_SMTP_PASS: 'x', GOTRUE_TRACING_ENABLED: 'true' }, { support: table });
+    expect(!both.ok && both.errors).toEqual([refusal('GOTRUE_PASSWORD_HIBP_ENABLED'), refusal('GOTRUE_SMTP_PASS')]);
+  });
+
+  test('unset, or set to its default, a refused setting does not stop start-up', () => {
+    for (const env of [BASE, { ...BASE, GOTRUE_PASSWORD_HIBP_ENABLED: 'false' }]) {
+      const r = parseConfig(env, { support: table });
+      expect(r.ok, !r.ok ? r.errors.join('\n') : '').toBe(true);
+      expect(r.ok && r.warnings).toEqual([]);
+    }
+    // The same value under the schema's own table starts (the setting is built).
+    expect(parseConfig({ ...BASE, GOTRUE_PASSWORD_HIBP_ENABLED: 'true' }).ok).toBe(true);
   });
 });

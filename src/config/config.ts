@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { FIELD_NAMES, type FieldName, type Flat, FLAT_SCHEMA, GITLAB_URL, unbuiltSettings, upper } from './fields.ts';
 import { allowsBare, candidateKeys, label, resolve } from './names.ts';
-import { type Config, type ConfigResult, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName } from './types.ts';
+import { type Config, type ConfigResult, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName, type Support } from './types.ts';
 import { algorithmOf, DEFAULT_DATA_DIR } from './values.ts';
 
 const SMS_CREDENTIALS: Record<SmsProviderName, string[]> = {
@@ -76,7 +76,8 @@ export function unknownVariables(env: Record<string, string | undefined>, adapte
 
 /** Parses the flat environment map. Never throws for bad input: every problem is in `errors`. */
 export function parseConfig(
-  env: Record<string, string | undefined>, opts: { local?: boolean; adapterVariables?: readonly string[] } = {},
+  env: Record<string, string | undefined>,
+  opts: { local?: boolean; adapterVariables?: readonly string[]; /** Tests: another support table (fields.ts). */ support?: (name: FieldName) => Support } = {},
 ): ConfigResult {
   const local = opts.local === true;
   const values = new Map<FieldName, string>();
@@ -101,7 +102,7 @@ export function parseConfig(
     });
     return { ok: false, errors };
   }
-  const unbuilt = unbuiltSettings(values, sources, result.data);
+  const unbuilt = unbuiltSettings(values, sources, result.data, opts.support);
   if (unbuilt.errors.length > 0) return { ok: false, errors: unbuilt.errors };
   const warnings = [
     ...unbuilt.warnings,

@@ -279,12 +279,14 @@ function notBuiltNote(s: Support): string {
 }
 
 /** The problems (refused settings) and warnings about settings given a value authsvc does not act on. */
-export function unbuiltSettings(values: Map<FieldName, string>, sources: Map<string, string>, parsed: Flat): { errors: string[]; warnings: string[] } {
+export function unbuiltSettings(
+  values: Map<FieldName, string>, sources: Map<string, string>, parsed: Flat, supportOf: (name: FieldName) => Support = support,
+): { errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
   const defaults = FLAT_SCHEMA.parse({});
   for (const name of FIELD_NAMES) {
-    const s = support(name);
+    const s = supportOf(name);
     if (s.built || !values.has(name)) continue;
     // A value equal to the default (e.g. TRACING_ENABLED=false) changes nothing.
     if (JSON.stringify(parsed[name]) === JSON.stringify(defaults[name])) continue;
