@@ -2,7 +2,9 @@
 // working after five attempts, right or wrong, even when they arrive all at once, and even with
 // per-IP limits off (no RATE_LIMIT_HEADER, GoTrue's default).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { eq, like } from 'drizzle-orm';
 import type { Database } from '../src/db/database.ts';
+import type { SmsMessage, SmsProvider } from '../src/sms/provider.ts';
 import { buildTestApp, signUpConfirmed, uniqueEmail, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 
@@ -115,5 +117,74 @@ describe('reauthentication nonces', () => {
     expect(results.map((r) => r.status).sort()).toEqual([200, 422]);
     const loser = results.find((r) => r.status === 422)!;
     expect(await loser.json()).toMatchObject({ error_code: 'reauthentication_not_valid' });
+  });
+});
+
+describe('SMS codes', () => {
+  // The provider named must have its credentials (start-up checks); a recording one replaces it.
+  const env = {
+    AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_PROVIDER: 'twilio', AUTHSVC_RATE_LIMIT_SMS_SENT: '100000',
+    AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-test', AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'token', AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-test',
+  };
+  const texted: SmsMessage[] = [];
+  const sms: SmsProvider = { name: 'twilio', supportsWhatsApp: true, verifiesCodes: false, async send(m) { texted.push(m); return `SM${texted.length}`; } };
+  const phone = () => `1555${String(Date.now() % 1_000_000).padStart(6, '0')}${Math.floor(Math.random() * 10)}`;
+
+  test('five wrong SMS codes void the code; four leave it working', async () => {
+    const t = await buildTestApp(db, env, { sms });
+    for (const wrongCodes of [5, 4]) {
+      const number = phone();
+      expect((await t.request('POST', '/otp', { phone: number })).status).toBe(200);
+      const code = texted.at(-1)!.otp;
+      expect(texted.at(-1)!.phone).toBe(number);
+      for (let i = 0; i < wrongCodes; i++) {
+        expect((await t.request('POST', '/verify', { type: 'sms', phone: number, token: wrong(code, i) })).status).toBe(403);
+      }
+      const right = await t.request('POST', '/verify', { type: 'sms', phone: number, token: code });
+      if (wrongCodes === 5) {
+        expect(right.status).toBe(403);
+        expect(await right.json()).toMatchObject({ error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
+      } else {
+        expect(right.status).toBe(200);
+      }
+    }
+  });
+});
+
+describe('idle code-attempt counters (issue 11)', () => {
+  test('with the default memory rate-limit store, a later attempt deletes counters idle for a day, at most every ten minutes', async () => {
+    const t0 = new Date('2035-01-01T00:00:00Z').getTime();
+    let now = new Date(t0);
+    const t = await buildTestApp(db, {}, { now: () => now });
+    expect(t.deps.config.rateLimit.store).toBe('memory');
+    const rl = db.t.rateLimits;
+    const counters = async (userId: string) => db.orm.select().from(rl).where(like(rl.key, `otp:${userId}:%`));
+    /** A new user with a pending code and one wrong attempt at it, at `at`; returns the user id. */
+    const guessAt = async (at: number) => {
+      now = new Date(at);
+      const { email, code } = await pendingSignup(t);
+      expect((await t.request('POST', '/verify', { type: 'signup', email, token: wrong(code, 0) })).status).toBe(403);
+      const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
+      return row!.id;
+    };
+    const hour = 3600_000;
+    const a = await guessAt(t0);
+    expect(await counters(a)).toHaveLength(1);
+    // 23 hours idle: kept.
+    const b = await guessAt(t0 + 23 * hour);
+    expect(await counters(a)).toHaveLength(1);
+    // A day and a minute idle: the first attempt of a new ten-minute window deletes it.
+    await guessAt(t0 + 24 * hour + 60_000);
+    expect(await counters(a)).toHaveLength(0);
+    expect(await counters(b)).toHaveLength(1);
+    // Within that window no second sweep: a stale counter stays until the next window.
+    const stale = new Date(t0 - 48 * hour);
+    await db.orm.insert(rl).values({ key: 'otp:00000000-0000-4000-8000-000000000000:confirmation_token', windowStart: stale, count: 3, updatedAt: stale });
+    await guessAt(t0 + 24 * hour + 5 * 60_000);
+    expect(await counters('00000000-0000-4000-8000-000000000000')).toHaveLength(1);
+    await guessAt(t0 + 24 * hour + 10 * 60_000);
+    expect(await counters('00000000-0000-4000-8000-000000000000')).toHaveLength(0);
+    // The sweep never touches shared counters (the hourly email count).
+    expect(await db.orm.select().from(rl).where(eq(rl.key, 'email_sent'))).toHaveLength(1);
   });
 });
