@@ -148,7 +148,7 @@ describe('the password grant does the same work whether or not the account exist
     return { verified, hash: (p) => real.hash(p), verify: (p, h) => { verified.push(h); return real.verify(p, h); } };
   }
 
-  test('unknown user, empty password, invited user without a password, wrong password: one bcrypt verification each', async () => {
+  test('unknown user, empty password, invited user without a password, wrong password, banned user: one bcrypt verification each', async () => {
     const hasher = countingHasher();
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, { hasher });
     const u = await signUpConfirmed(t);
@@ -169,6 +169,17 @@ describe('the password grant does the same work whether or not the account exist
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(await res.json()).toMatchObject({ error_code: 'invalid_credentials' });
       expect(hasher.verified, JSON.stringify(body)).toHaveLength(1);
+      expect(hasher.verified[0]).toMatch(/^\$2[aby]\$10\$/);
+    }
+    // A banned user is refused before the password counts (GoTrue), with the same one verification.
+    const banned = await signUpConfirmed(t);
+    await db.orm.update(db.t.users).set({ bannedUntil: new Date(Date.now() + 3_600_000) }).where(eq(db.t.users.email, banned.email));
+    for (const password of [banned.password, 'wrong-password']) {
+      hasher.verified.length = 0;
+      const res = await t.request('POST', '/token?grant_type=password', { email: banned.email, password });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error_code: 'user_banned' });
+      expect(hasher.verified, password).toHaveLength(1);
       expect(hasher.verified[0]).toMatch(/^\$2[aby]\$10\$/);
     }
   });

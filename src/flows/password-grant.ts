@@ -29,7 +29,11 @@ export async function passwordGrant(
     await deps.hasher.verify(password, DUMMY_HASH);
     throw invalidCredentials();
   }
-  if (isBanned(user, deps.now())) throw badRequest('user_banned', 'User is banned');
+  // Banned is answered before the password is checked (GoTrue), but after as much work.
+  if (isBanned(user, deps.now())) {
+    await deps.hasher.verify(password, DUMMY_HASH);
+    throw badRequest('user_banned', 'User is banned');
+  }
   if (!(await deps.hasher.verify(password, user.encryptedPassword))) throw invalidCredentials();
   if (p.email && !user.emailConfirmedAt) throw badRequest('email_not_confirmed', 'Email not confirmed');
   if (p.phone && !user.phoneConfirmedAt) throw badRequest('phone_not_confirmed', 'Phone not confirmed');
