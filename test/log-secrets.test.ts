@@ -49,3 +49,30 @@ test('errors that are not statements keep their message; a stack never repeats a
   expect(JSON.stringify(errorFields(conn))).not.toContain('hunter2');
   expect(errorFields('text')).toEqual({ error: 'text' });
 });
+
+test('a data exception (SQLSTATE class 22) is logged by its SQLSTATE and a generic text: the driver\'s message quotes the input', async () => {
+  const own = await openTestDb();
+  try {
+    // Every insert into users casts the email to uuid: 22P02 `invalid input syntax for type uuid: "<email>"`.
+    await own.orm.execute(sql.raw(`ALTER TABLE "${own.namespace}".users ADD CONSTRAINT email_as_uuid CHECK (email::uuid IS NOT NULL) NOT VALID`));
+    const t = await buildTestApp(own, { AUTHSVC_LOG_LEVEL: 'info' });
+    const email = 'quoted-input-owner@example.com';
+    const res = await t.request('POST', '/signup', { email, password: 'correct-horse-battery-staple-1' });
+    expect(res.status).toBe(500);
+    const errors = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      msg: 'unexpected error', sqlstate: '22P02',
+      error: 'data exception (SQLSTATE class 22); the message is not logged, as it may quote the input',
+    });
+    expect(t.logs.join('\n')).not.toContain('quoted-input-owner');
+  } finally {
+    await own.close();
+  }
+  // Any class-22 code, from the driver's error or its cause; other classes keep their message.
+  const tooLong = Object.assign(new Error('value too long for type character varying(255)'), { code: '22001' });
+  expect(errorFields(tooLong)).toMatchObject({ sqlstate: '22001', error: expect.stringMatching(/^data exception/) });
+  const wrapped = Object.assign(new Error('Failed query: …'), { query: 'q', params: ['p'], cause: Object.assign(new Error('invalid input syntax for type uuid: "x-secret"'), { code: '22P02' }) });
+  expect(JSON.stringify(errorFields(wrapped))).not.toContain('x-secret');
+  expect(errorFields(Object.assign(new Error('duplicate key value violates unique constraint "k"'), { code: '23505' }))).toMatchObject({ error: 'duplicate key value violates unique constraint "k"' });
+});

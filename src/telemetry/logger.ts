@@ -45,9 +45,16 @@ function frames(err: Error): string | undefined {
 }
 
 /**
+ * Class 22 (data exception: 22P02 invalid text representation, 22001 value too long…): Postgres
+ * quotes the offending input in the message (`invalid input syntax for type uuid: "…"`).
+ */
+const DATA_EXCEPTION = 'data exception (SQLSTATE class 22); the message is not logged, as it may quote the input';
+
+/**
  * Describes an error for the log without its message leaking into a response. A failed
- * statement is described by its SQLSTATE and the driver's message only: drizzle's own message
- * lists every parameter (password hashes, emails, token hashes), and pg's `detail` repeats values.
+ * statement is described by its SQLSTATE and the driver's message only (a generic text for data
+ * exceptions): drizzle's own message lists every parameter (password hashes, emails, token
+ * hashes), and pg's `detail` repeats values.
  */
 export function errorFields(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { error: String(err) };
@@ -57,7 +64,8 @@ export function errorFields(err: unknown): Record<string, unknown> {
   if (isQuery) {
     // Without a SQLSTATE the cause is the connection's (ECONNREFUSED, a timeout): its message has no values.
     const reason = db ?? (cause instanceof Error ? cause : undefined);
-    return { error: reason?.message ?? 'database statement failed', error_name: reason?.name ?? err.name, sqlstate: db?.code, stack: frames(err) };
+    const message = db?.code.startsWith('22') ? DATA_EXCEPTION : reason?.message ?? 'database statement failed';
+    return { error: message, error_name: reason?.name ?? err.name, sqlstate: db?.code, stack: frames(err) };
   }
   return { error: err.message, error_name: err.name, stack: frames(err) };
 }
