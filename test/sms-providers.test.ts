@@ -126,6 +126,24 @@ describe('twilio_verify', () => {
     next = { status: 404, body: { message: 'The requested resource was not found', more_info: 'https://www.twilio.com/docs/errors/20404' } };
     await expect(p.verifyCode!('15550100', '000000')).rejects.toThrow('The requested resource was not found More information: https://www.twilio.com/docs/errors/20404');
   });
+
+  test('send: a form body; WhatsApp goes as Channel=whatsapp with no prefix on To; refusal, 5xx and timeout', async () => {
+    const p = provider('twilio_verify');
+    const wa = await sendOnce(p, { status: 201, body: { sid: 'VE2', status: 'pending' } }, msg({ channel: 'whatsapp' }));
+    expect(wa.id).toBe('VE2');
+    expect(wa.req!.headers['content-type']).toBe(FORM);
+    expect(wa.req!.form).toEqual({ To: '+15550100', Channel: 'whatsapp' });
+    const refused = await sendOnce(p, { status: 400, body: { code: 60200, message: 'Invalid parameter `To`: +15550100', more_info: 'https://www.twilio.com/docs/errors/60200', status: 400 } });
+    expect(refused.error!.message).toBe('Invalid parameter `To`: +15550100 More information: https://www.twilio.com/docs/errors/60200');
+    // A 5xx is read as Twilio's error answer, as GoTrue decodes it; one that is not JSON fails as such.
+    const busy = await sendOnce(p, { status: 503, body: { code: 20503, message: 'Service Unavailable', more_info: 'https://www.twilio.com/docs/errors/20503', status: 503 } });
+    expect(busy.error!.message).toBe('Service Unavailable More information: https://www.twilio.com/docs/errors/20503');
+    const down = await sendOnce(p, { status: 502, body: '<html>bad gateway</html>' });
+    expect(down.error!.message).toBe('Twilio Verify answered HTTP 502 with a body that is not JSON');
+    const slow = await sendOnce(p, 'hang');
+    expect(slow.error!.message).toBe('request to Twilio Verify failed: no answer within 300 ms');
+    expect(slow.req!.path).toBe('/v2/Services/VA9/Verifications');
+  });
 });
 
 describe('messagebird', () => {
@@ -161,6 +179,15 @@ describe('textlocal', () => {
     expect(tpl.error!.message).toBe('textlocal error: Invalid template (code: 80) template message: Your code is 123456');
     expect((await sendOnce(p, { status: 502, body: 'Bad gateway' })).error!.message).toBe('Textlocal answered HTTP 502 with a body that is not JSON');
   });
+
+  test('a form body; a provider that never answers times out', async () => {
+    const p = provider('textlocal');
+    const r = await sendOnce(p, { status: 200, body: { status: 'success' } });
+    expect(r.req!.headers['content-type']).toBe(FORM);
+    const slow = await sendOnce(p, 'hang');
+    expect(slow.error!.message).toBe('request to Textlocal failed: no answer within 300 ms');
+    expect(slow.req!.path).toBe('/send');
+  });
 });
 
 describe('vonage', () => {
@@ -176,9 +203,50 @@ describe('vonage', () => {
     expect(bad.error!.message).toBe('vonage error: Bad Credentials (status: 4) for message vn-3');
     expect((await sendOnce(p, { status: 200, body: { messages: [] } })).error!.message).toBe('vonage error: Internal Error');
   });
+
+  test('a form body and no Authorization header (the credentials travel in the form); 5xx; timeout', async () => {
+    const p = provider('vonage');
+    const r = await sendOnce(p, { status: 200, body: { messages: [{ 'message-id': 'vn-4', status: '0' }] } });
+    expect(r.req!.headers['content-type']).toBe(FORM);
+    expect(r.req!.headers.authorization).toBeUndefined();
+    // A 5xx is decoded like any answer, as GoTrue does: no messages is its "Internal Error".
+    const down = await sendOnce(p, { status: 500, body: { type: 'https://developer.nexmo.com/api-errors#internal-error', title: 'Internal Error' } });
+    expect(down.error!.message).toBe('vonage error: Internal Error');
+    const html = await sendOnce(p, { status: 503, body: '<html>unavailable</html>' });
+    expect(html.error!.message).toBe('Vonage answered HTTP 503 with a body that is not JSON');
+    const slow = await sendOnce(p, 'hang');
+    expect(slow.error!.message).toBe('request to Vonage failed: no answer within 300 ms');
+    expect(slow.req!.path).toBe('/sms/json');
+  });
 });
 
 describe('configuration', () => {
+  const CREDENTIALS: Record<string, Record<string, string>> = {
+    twilio: { TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 't', TWILIO_MESSAGE_SERVICE_SID: 'MG1' },
+    twilio_verify: { TWILIO_VERIFY_ACCOUNT_SID: 'AC1', TWILIO_VERIFY_AUTH_TOKEN: 't', TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1' },
+    messagebird: { MESSAGEBIRD_ACCESS_KEY: 'k', MESSAGEBIRD_ORIGINATOR: 'Acme' },
+    textlocal: { TEXTLOCAL_API_KEY: 'k', TEXTLOCAL_SENDER: 'TXTLCL' },
+    vonage: { VONAGE_API_KEY: 'k', VONAGE_API_SECRET: 's', VONAGE_FROM: 'Acme' },
+  };
+  const needed = (name: string, v: string) => `AUTHSVC_SMS_${v} (or GOTRUE_SMS_${v}) is required when SMS_PROVIDER is ${name}`;
+  const withCreds = (name: string, creds: Record<string, string>) =>
+    parseConfig({ ...GOTRUE_ENV, GOTRUE_SMS_PROVIDER: name, ...Object.fromEntries(Object.entries(creds).map(([k, v]) => [`GOTRUE_SMS_${k}`, v])) });
+
+  test.each(Object.keys(CREDENTIALS))('SMS_PROVIDER=%s: each missing credential stops start-up by name; all given, it starts', (name) => {
+    const all = CREDENTIALS[name]!;
+    const none = withCreds(name, {});
+    expect(none.ok).toBe(false);
+    expect(!none.ok && none.errors).toEqual(Object.keys(all).map((v) => needed(name, v)));
+    for (const missing of Object.keys(all)) {
+      const r = withCreds(name, Object.fromEntries(Object.entries(all).filter(([k]) => k !== missing)));
+      expect(!r.ok && r.errors).toEqual([needed(name, missing)]);
+    }
+    const ok = withCreds(name, all);
+    expect(ok.ok).toBe(true);
+    // Each provider asks for its own: these satisfy no other.
+    expect(Object.keys(CREDENTIALS).filter((other) => other !== name && withCreds(other, all).ok)).toEqual([]);
+  });
+
   test('the chosen provider\'s missing credentials stop start-up, each by name', () => {
     const r = parseConfig({ ...GOTRUE_ENV, GOTRUE_SMS_PROVIDER: 'vonage', GOTRUE_SMS_VONAGE_API_KEY: 'k' });
     expect(r.ok).toBe(false);
