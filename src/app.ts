@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from './app-env.ts';
 import type { Deps } from './deps.ts';
+import { instrumentDeps } from './deps-telemetry.ts';
 import { corsMiddleware } from './http/cors.ts';
 import { requestDeadline } from './http/deadline.ts';
 import { API_VERSION_2024, errorBody, unexpectedFailure, wantsApiVersion2024 } from './http/error-body.ts';
@@ -24,15 +25,21 @@ import { tokenRoutes } from './routes/token.ts';
 import { userRoutes } from './routes/user.ts';
 import { verifyRoutes } from './routes/verify.ts';
 import { auditLogSink } from './telemetry/audit-log.ts';
+import { requestTelemetry } from './telemetry/http-telemetry.ts';
 import { errorFields } from './telemetry/logger.ts';
+import { createAuthMetrics } from './telemetry/metrics.ts';
 
 const CORS_ALLOWED_HEADERS = [
   'Accept', 'Authorization', 'Content-Type', 'X-Client-IP', 'X-Client-Info', 'X-JWT-AUD', 'x-use-cookie',
   'X-Supabase-Api-Version', 'apikey',
 ];
 
-export function createApp(deps: Deps): Hono<AppEnv> {
+export function createApp(built: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ strict: false });
+  // TRACING_ENABLED / METRICS_ENABLED (the adapter has registered the SDK): spans, counters.
+  const { tracing, metrics: metricsConfig } = built.config;
+  const metrics = metricsConfig.enabled ? createAuthMetrics() : undefined;
+  const deps = tracing.enabled || metrics ? instrumentDeps(built, metrics) : built;
   const requestIdHeader = deps.config.api.requestIdHeader;
   const limiter = deps.limiter ?? defaultRateLimitStore(deps.config, deps.db);
   const disableAuditRows = deps.config.auditLog.disablePostgres;
@@ -58,6 +65,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     });
   });
 
+  if (tracing.enabled || metrics) app.use('*', requestTelemetry({ tracing: tracing.enabled, metrics }));
   app.use('*', corsMiddleware([...CORS_ALLOWED_HEADERS, ...deps.config.api.corsAllowedHeaders]));
   // API_MAX_REQUEST_DURATION: 504 request_timeout, as GoTrue's timeoutMiddleware.
   app.use('*', requestDeadline(deps.config.api.maxRequestDuration));

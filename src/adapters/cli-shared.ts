@@ -5,7 +5,7 @@ import process from 'node:process';
 import type { Deps } from '../deps.ts';
 import { DataDirLockedError } from './data-dir-error.ts';
 import { runAdminCommand } from './node-admin.ts';
-import { ConfigError, applyMigrations, buildNodeDeps, createNodeLogger, loadConfig, openDatabase } from './node.ts';
+import { ConfigError, applyMigrations, buildNodeDeps, createNodeLogger, loadConfig, openDatabase, startTelemetry } from './node.ts';
 import { VERSION } from './version.ts';
 
 const USAGE = `Usage: authsvc [command]
@@ -79,6 +79,7 @@ async function main(argv: string[], runtime: Runtime): Promise<number> {
   const logger = createNodeLogger(config);
   for (const n of notices) logger.info(`local mode: ${n}`);
   for (const w of warnings) logger.warn(w);
+  const telemetry = cmd === 'serve' ? await startTelemetry(config, logger) : undefined;
   const db = await openDatabase(config);
   try {
     const applied = await applyMigrations(db);
@@ -96,6 +97,7 @@ async function main(argv: string[], runtime: Runtime): Promise<number> {
     return 0;
   } finally {
     await db.close(); // idempotent: a runtime's stop() may have closed it already
+    await telemetry?.shutdown(); // the last spans and metrics go out
   }
 }
 

@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { createTables } from '../../drizzle/schema.ts';
 import type { Database, Orm } from '../db/database.ts';
 import { DataDirLockedError } from './data-dir-error.ts';
+import { tracePgliteQueries } from './db-tracing.ts';
 import { PACKAGE_ROOT } from './package-root.ts';
 
 
@@ -85,7 +86,7 @@ async function createClient(pgdata: string | undefined): Promise<PGlite> {
   return PGlite.create(pgdata, OPTIONS);
 }
 
-export async function openPglite(opts: { dataDir?: string; namespace: string }): Promise<Database> {
+export async function openPglite(opts: { dataDir?: string; namespace: string; traced?: boolean }): Promise<Database> {
   const release = opts.dataDir ? lockDataDir(opts.dataDir) : () => undefined;
   let client: PGlite;
   try {
@@ -95,6 +96,7 @@ export async function openPglite(opts: { dataDir?: string; namespace: string }):
     release();
     throw err;
   }
+  if (opts.traced) tracePgliteQueries(client as unknown as Parameters<typeof tracePgliteQueries>[0]);
   const orm = drizzle({ client }) as unknown as Orm;
   let closed = false;
   return {

@@ -19,6 +19,7 @@ import { loadMigrations } from './migrations-fs.ts';
 import { isLocalMode, readEnv, withLocalSecret } from './node-env.ts';
 import { createNodeHasher } from './node-hasher.ts';
 import type { SmtpTransportOptions } from './smtp-transport.ts';
+import type { Telemetry } from './telemetry-node.ts';
 import { VERSION } from './version.ts';
 
 export class ConfigError extends Error {
@@ -48,10 +49,20 @@ export async function openDatabase(config: Config): Promise<Database> {
   // Only the driver the configuration names is loaded: PGlite's WASM module alone is tens of MB.
   if (db.kind === 'postgres') {
     const { openPostgres } = await import('./db-postgres.ts');
-    return openPostgres({ url: db.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize });
+    return openPostgres({ url: db.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize, traced: config.tracing.enabled });
   }
   const { openPglite } = await import('./db-pglite.ts');
-  return openPglite({ dataDir: db.kind === 'pglite' ? db.dataDir : undefined, namespace: db.namespace });
+  return openPglite({ dataDir: db.kind === 'pglite' ? db.dataDir : undefined, namespace: db.namespace, traced: config.tracing.enabled });
+}
+
+/**
+ * TRACING_ENABLED / METRICS_ENABLED: registers the OpenTelemetry SDK (before the database opens,
+ * so its pool gauges and statement spans find it). Nothing of the SDK is loaded otherwise.
+ */
+export async function startTelemetry(config: Config, logger: Logger): Promise<Telemetry | undefined> {
+  if (!config.tracing.enabled && !config.metrics.enabled) return undefined;
+  const { startNodeTelemetry } = await import('./telemetry-node.ts');
+  return startNodeTelemetry(config, readEnv(), logger, VERSION);
 }
 
 /** nodemailer is loaded with the first email, not at start-up. */

@@ -246,13 +246,11 @@ function describeVariable(name: string, description: string): string {
   return also.length === 0 ? description : `${description} Also read ${also.join(', and ')}.`;
 }
 
-const TELEMETRY = /^(TRACING_|METRICS_|OTEL_|DEBUG$)/;
 const ID_TOKEN_PROVIDERS = ['APPLE', 'AZURE', 'FACEBOOK', 'GOOGLE', 'KEYCLOAK'];
 
 /** The settings accepted but not acted on yet, and why (see Support). */
 export function support(name: FieldName): Support {
   const no = (because: string, refuse = false): Support => ({ built: false, refuse, because });
-  if (TELEMETRY.test(name)) return no('trace and metrics export are not built yet');
   if (name === 'OPERATOR_TOKEN' || name === 'API_ENDPOINT') return no('multi-instance mode is not supported');
   if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
   if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');

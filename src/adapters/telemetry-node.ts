@@ -1,0 +1,138 @@
+// The OpenTelemetry SDK on Node, Bun and Deno: loaded (dynamic import from node.ts) only when
+// TRACING_ENABLED or METRICS_ENABLED is true, so a default start loads none of it.
+// Configured by the standard variables only: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
+// OTEL_EXPORTER_OTLP_{,TRACES_,METRICS_}{ENDPOINT,PROTOCOL,HEADERS}, OTEL_METRIC_EXPORT_INTERVAL,
+// OTEL_EXPORTER_PROMETHEUS_HOST/PORT.
+import { DiagLogLevel, context, diag, metrics, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { Config } from '../config/types.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import { registerRuntimeMetrics } from './runtime-metrics.ts';
+
+export interface Telemetry {
+  /** Exports what is pending, then stops the exporters and the Prometheus listener. */
+  shutdown(): Promise<void>;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** `k=v,k2=v2` with percent-encoded values (the OTEL_*_HEADERS and OTEL_RESOURCE_ATTRIBUTES syntax). */
+export function parseKeyValues(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (raw ?? '').split(',')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    try {
+      out[key] = decodeURIComponent(value);
+    } catch {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+export function telemetryResource(config: Config, version: string): Resource {
+  return resourceFromAttributes({
+    ...parseKeyValues(config.otel.resourceAttributes),
+    'service.name': config.otel.serviceName || 'authsvc',
+    'auth.version': version,
+  });
+}
+
+interface Otlp { url?: string; protocol: string; headers: Record<string, string> }
+
+/** The signal's OTLP settings: the signal-specific variable first, then the general one. */
+function otlpSettings(config: Config, env: Env, signal: 'traces' | 'metrics'): Otlp {
+  const s = signal.toUpperCase();
+  const base = config.otel.exporterOtlpEndpoint?.replace(/\/+$/, '');
+  return {
+    url: env[`OTEL_EXPORTER_OTLP_${s}_ENDPOINT`] || (base ? `${base}/v1/${signal}` : undefined),
+    protocol: env[`OTEL_EXPORTER_OTLP_${s}_PROTOCOL`] || config.otel.exporterOtlpProtocol || 'http/protobuf',
+    headers: { ...parseKeyValues(config.otel.exporterOtlpHeaders), ...parseKeyValues(env[`OTEL_EXPORTER_OTLP_${s}_HEADERS`]) },
+  };
+}
+
+function checkProtocol(o: Otlp, logger: Logger): void {
+  if (o.protocol !== 'http/protobuf' && o.protocol !== 'http/json') {
+    logger.warn(`OTEL_EXPORTER_OTLP_PROTOCOL=${o.protocol} is not supported (http/protobuf or http/json): using http/protobuf`);
+    o.protocol = 'http/protobuf';
+  }
+}
+
+async function traceExporter(o: Otlp): Promise<SpanExporter> {
+  const opts = { url: o.url, headers: o.headers };
+  if (o.protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(opts);
+  return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(opts);
+}
+
+async function metricReader(config: Config, env: Env, logger: Logger): Promise<MetricReader> {
+  if (config.metrics.exporter === 'prometheus') {
+    const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
+    const reader = new PrometheusExporter({ host: config.metrics.prometheusHost, port: config.metrics.prometheusPort, endpoint: '/', preventServerStart: true });
+    await reader.startServer();
+    logger.info(`metrics: prometheus exporter on http://${config.metrics.prometheusHost}:${config.metrics.prometheusPort}/`);
+    return reader;
+  }
+  const o = otlpSettings(config, env, 'metrics');
+  checkProtocol(o, logger);
+  const opts = { url: o.url, headers: o.headers };
+  const exporter = o.protocol === 'http/json'
+    ? new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter(opts)
+    : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter(opts);
+  const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000;
+  return new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(30_000, interval) });
+}
+
+/** DEBUG=true: the SDK's diagnostics through our logger, with the exporter headers' values blanked. */
+function diagnostics(config: Config, env: Env, logger: Logger): void {
+  const secrets = [config.otel.exporterOtlpHeaders, env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, env.OTEL_EXPORTER_OTLP_METRICS_HEADERS]
+    .flatMap((h) => Object.values(parseKeyValues(h))).filter((v) => v.length > 0);
+  const scrub = (msg: string, args: unknown[]) => {
+    let text = [msg, ...args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : safeJson(a)))].join(' ');
+    for (const s of secrets) text = text.split(s).join('[redacted]');
+    return text;
+  };
+  const at = (level: 'error' | 'warn' | 'info' | 'debug') => (msg: string, ...args: unknown[]) => logger[level](`otel: ${scrub(msg, args)}`);
+  diag.setLogger({ error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('debug') }, DiagLogLevel.DEBUG);
+}
+
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+export async function startNodeTelemetry(config: Config, env: Env, logger: Logger, version: string): Promise<Telemetry> {
+  if (config.debug) diagnostics(config, env, logger);
+  const resource = telemetryResource(config, version);
+  const parts: { shutdown(): Promise<void> }[] = [];
+  if (config.tracing.enabled) {
+    const o = otlpSettings(config, env, 'traces');
+    checkProtocol(o, logger);
+    const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: await traceExporter(o), scheduledDelayMillis: 1000 })] });
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    trace.setGlobalTracerProvider(provider);
+    parts.push(provider);
+    logger.info(`tracing: OTLP ${o.protocol} to ${o.url ?? 'the exporter default (OTEL_EXPORTER_OTLP_ENDPOINT or localhost:4318)'}`);
+  }
+  if (config.metrics.enabled) {
+    const provider = new MeterProvider({ resource, readers: [await metricReader(config, env, logger)] });
+    metrics.setGlobalMeterProvider(provider);
+    registerRuntimeMetrics(provider.getMeter('authsvc.runtime'));
+    parts.push(provider);
+  }
+  return {
+    async shutdown() {
+      await Promise.all(parts.map((p) => p.shutdown().catch((err: unknown) => logger.warn('telemetry shutdown failed', { error: String(err) }))));
+    },
+  };
+}

@@ -1,0 +1,258 @@
+// Issue 16: traces and metrics from the real server process (node bin/authsvc.js) to a local
+// OTLP/HTTP receiver and a Prometheus scrape. On Postgres when TEST_DATABASE_URL is set.
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { SignJWT } from 'jose';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { freePort } from './helpers/free-port.ts';
+import { type OtlpReceiver, type ReceivedSpan, parsePrometheus, startOtlpReceiver } from './helpers/otlp-receiver.ts';
+import { REPO_ROOT, type ServerProcess, cleanupProcesses, startServer } from './helpers/server.ts';
+
+const VERSION = (JSON.parse(readFileSync(`${REPO_ROOT}/package.json`, 'utf8')) as { version: string }).version;
+const JWT_SECRET = 'telemetry-test-jwt-secret-0123456789abcdef';
+const PASSWORD = 'Tr4ce-secret-pw!';
+const COLLECTOR_SECRET = 'collector-api-key-6b1f';
+const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'memory://';
+
+const RESEND_KEY = 're_telemetry_test_key_9f2c';
+const NAMESPACE = `otel_${process.pid}`;
+
+// On Postgres the server is not in local mode: it needs its settings, and mail goes to a local
+// stand-in for Resend (the log transport is local mode's).
+let mailSink: OtlpReceiver;
+let baseEnv: Record<string, string>;
+beforeAll(async () => {
+  mailSink = await startOtlpReceiver();
+  baseEnv = {
+    DATABASE_URL, AUTHSVC_JWT_SECRET: JWT_SECRET, AUTHSVC_MAILER_AUTOCONFIRM: 'true', REQUEST_ID_HEADER: 'X-Request-Id',
+    AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '0', AUTHSVC_SITE_URL: 'http://localhost:3000',
+    ...(process.env.TEST_DATABASE_URL ? {
+      AUTHSVC_DB_NAMESPACE: NAMESPACE, AUTHSVC_DB_DRIVER: 'postgres', AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
+      AUTHSVC_SMTP_ADMIN_EMAIL: 'admin@example.com', AUTHSVC_RESEND_API_KEY: RESEND_KEY, AUTHSVC_RESEND_BASE_URL: mailSink.url,
+      AUTHSVC_RATE_LIMIT_HEADER: 'X-Forwarded-For',
+    } : {}),
+  };
+});
+afterAll(async () => {
+  await cleanupProcesses();
+  await mailSink?.close();
+  if (process.env.TEST_DATABASE_URL) {
+    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await client.connect();
+    await client.query(`drop schema if exists ${NAMESPACE} cascade`);
+    await client.end();
+  }
+});
+
+async function call(server: ServerProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(server.url + path, {
+    method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+}
+
+const adminToken = () => new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h')
+  .sign(new TextEncoder().encode(JWT_SECRET));
+
+/** Sign-up, sign-in, a failed sign-in, a refresh and its replay (reuse detection), a recovery email. */
+async function traffic(server: ServerProcess, email: string) {
+  const signup = await call(server, 'POST', '/signup', { email, password: PASSWORD });
+  expect(signup.status).toBe(200);
+  const signin = await call(server, 'POST', '/token?grant_type=password', { email, password: PASSWORD });
+  expect(signin.status).toBe(200);
+  const failed = await call(server, 'POST', '/token?grant_type=password', { email, password: 'wrong-password-1' });
+  expect(failed.status).toBe(400);
+  const refreshToken = signin.json.refresh_token as string;
+  const refreshed = await call(server, 'POST', '/token?grant_type=refresh_token', { refresh_token: refreshToken });
+  expect(refreshed.status).toBe(200);
+  const reused = await call(server, 'POST', '/token?grant_type=refresh_token', { refresh_token: refreshToken });
+  expect(reused.json.error_code).toBe('refresh_token_already_used');
+  const recover = await call(server, 'POST', '/recover', { email });
+  expect(recover.status).toBe(200);
+  return {
+    userId: (signup.json.user as { id: string } | undefined)?.id ?? (signup.json.id as string),
+    secrets: [PASSWORD, 'wrong-password-1', RESEND_KEY, JWT_SECRET, COLLECTOR_SECRET, refreshToken, signin.json.access_token as string,
+      refreshed.json.refresh_token as string, refreshed.json.access_token as string],
+  };
+}
+
+function expectNoSecret(texts: string[], secrets: string[]) {
+  for (const s of secrets) {
+    expect(s.length).toBeGreaterThan(8);
+    for (const t of texts) expect(t.includes(s), `a secret appears in: ${t.slice(0, 200)}`).toBe(false);
+  }
+}
+
+describe('traces over OTLP/HTTP (http/protobuf)', () => {
+  let receiver: OtlpReceiver;
+  let server: ServerProcess;
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    server = await startServer({
+      env: {
+        ...baseEnv, AUTHSVC_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${COLLECTOR_SECRET}`, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=auth',
+        AUTHSVC_DEBUG: 'true', AUTHSVC_LOG_LEVEL: 'debug',
+      },
+    });
+  });
+  afterAll(async () => { await server?.stop(); await receiver?.close(); });
+
+  test('a span per request with the parametrised route, its parameters, the request id, the incoming traceparent; child spans; no secrets', async () => {
+    const { userId, secrets } = await traffic(server, 'traced@example.com');
+    const admin = await adminToken();
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parentId = '00f067aa0ba902b7';
+    const got = await call(server, 'GET', `/admin/users/${userId}`, undefined, {
+      authorization: `Bearer ${admin}`, traceparent: `00-${traceId}-${parentId}-01`, 'x-request-id': 'req-telemetry-1',
+    });
+    expect(got.status).toBe(200);
+    const prefixed = await call(server, 'GET', `/auth/v1/admin/users/${userId}`, undefined, { authorization: `Bearer ${admin}` });
+    expect(prefixed.status).toBe(200);
+
+    const span = await receiver.waitFor(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === 2));
+    expect(span.name).toBe('GET /admin/users/{user_id}');
+    expect(span.parentSpanId).toBe(parentId);
+    expect(span.attributes).toMatchObject({
+      'http.method': 'GET', 'http.request.method': 'GET', 'http.route': '/admin/users/{user_id}',
+      'http.route.params.user_id': userId, 'http.status_code': 200, 'http.response.status_code': 200, request_id: 'req-telemetry-1',
+    });
+    expect(span.resource).toMatchObject({ 'service.name': 'authsvc', 'auth.version': VERSION, 'deployment.environment': 'test', team: 'auth' });
+
+    const v1 = await receiver.waitFor(() => receiver.spans.find((s) => s.attributes['http.route'] === '/auth/v1/admin/users/{user_id}'));
+    expect(v1.attributes['http.route.params.user_id']).toBe(userId);
+
+    // Statements are children of the request span, named by operation and table only.
+    const children = await receiver.waitFor(() => {
+      const c = receiver.spans.filter((s) => s.parentSpanId === span.spanId);
+      return c.length > 0 ? c : undefined;
+    });
+    // (On Postgres the user is read by a prepared statement: its name is the span's.)
+    const statement = children.find((s) => s.attributes['db.query.summary'] === 'SELECT users');
+    expect(statement?.name).toMatch(/^(SELECT users|authsvc_[a-z_]+)$/);
+    expect(statement?.kind).toBe(3);
+    expect(statement?.attributes).toMatchObject({ 'db.operation.name': 'SELECT', 'db.collection.name': 'users', 'db.system.name': 'postgresql' });
+
+    // A password sign-in shows where its time went: the hash check and its statements.
+    const signIns = receiver.spans.filter((s) => s.name === 'POST /token' && s.attributes['http.status_code'] === 200);
+    expect(signIns.length).toBeGreaterThan(0);
+    const under = (parent: ReceivedSpan) => receiver.spans.filter((s) => s.parentSpanId === parent.spanId).map((s) => s.name);
+    await receiver.waitFor(() => signIns.some((p) => under(p).includes('password.verify')) || undefined);
+    const signupSpan = receiver.spans.find((s) => s.name === 'POST /signup')!;
+    await receiver.waitFor(() => under(signupSpan).includes('password.hash') || undefined);
+    const signupStatements = receiver.spans.filter((s) => s.parentSpanId === signupSpan.spanId).map((s) => s.attributes['db.query.summary']);
+    expect(signupStatements.some((n) => n === 'INSERT users' || n === 'WITH users')).toBe(true);
+
+    // The collector got our header; nothing secret in any span name, attribute or log line.
+    expect(receiver.requests.every((r) => r.headers.authorization === `Bearer ${COLLECTOR_SECRET}` && r.contentType === 'application/x-protobuf')).toBe(true);
+    const spanTexts = receiver.spans.flatMap((s) => [s.name, ...Object.entries(s.attributes).map(([k, v]) => `${k}=${String(v)}`)]);
+    expectNoSecret([...spanTexts, ...receiver.raw, server.output()], [...secrets, admin]);
+    expect(server.output()).toContain('otel: '); // DEBUG=true: the SDK's diagnostics go through our logger
+  });
+});
+
+describe('OTLP http/json: traces and pushed metrics', () => {
+  test('spans and metrics arrive as OTLP/JSON', async () => {
+    const receiver = await startOtlpReceiver();
+    const server = await startServer({
+      env: {
+        ...baseEnv, AUTHSVC_TRACING_ENABLED: 'true', AUTHSVC_METRICS_ENABLED: 'true', AUTHSVC_METRICS_EXPORTER: 'opentelemetry',
+        OTEL_EXPORTER_OTLP_ENDPOINT: `${receiver.url}/`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '500',
+        OTEL_SERVICE_NAME: 'auth-json',
+      },
+    });
+    try {
+      await traffic(server, 'json@example.com');
+      const span = await receiver.waitFor(() => receiver.spans.find((s) => s.name === 'POST /signup'));
+      expect(span.attributes).toMatchObject({ 'http.route': '/signup', 'http.status_code': 200 });
+      expect(span.resource).toMatchObject({ 'service.name': 'auth-json', 'auth.version': VERSION });
+      await receiver.waitFor(() => ['http.server.request.duration', 'auth.signups', 'auth.signins', 'auth.refresh_token.reuse_detections', 'process.cpu.time']
+        .every((n) => receiver.metricNames.has(n)) || undefined);
+      expect(receiver.requests.some((r) => r.path === '/v1/metrics' && r.contentType.includes('json'))).toBe(true);
+    } finally {
+      await server.stop();
+      await receiver.close();
+    }
+  });
+});
+
+async function scrape(port: number): Promise<Map<string, number>> {
+  const res = await fetch(`http://127.0.0.1:${port}/`);
+  expect(res.status).toBe(200);
+  return parsePrometheus(await res.text());
+}
+
+describe('Prometheus exporter on its own listener', () => {
+  test('counters move by the expected amounts after a sign-up, sign-ins, a refresh and a reuse detection', async () => {
+    const port = await freePort();
+    const server = await startServer({
+      env: {
+        ...baseEnv, AUTHSVC_METRICS_ENABLED: 'true', AUTHSVC_METRICS_EXPORTER: 'prometheus',
+        OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1', OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
+      },
+    });
+    try {
+      const before = await scrape(port);
+      await traffic(server, 'prom@example.com');
+      const after = await scrape(port);
+      const delta = (key: string) => (after.get(key) ?? 0) - (before.get(key) ?? 0);
+      expect({
+        signups: delta('auth_signups_total{auth_provider="email"}'),
+        signinOk: delta('auth_signins_total{auth_method="password",auth_outcome="success"}'),
+        signinFailed: delta('auth_signins_total{auth_method="password",auth_outcome="failure"}'),
+        refreshOk: delta('auth_refreshes_total{auth_outcome="success"}'),
+        refreshFailed: delta('auth_refreshes_total{auth_outcome="failure"}'),
+        reuse: delta('auth_refresh_token_reuse_detections_total'),
+        emails: delta('auth_emails_total{auth_outcome="sent"}'),
+      }).toEqual({ signups: 1, signinOk: 1, signinFailed: 1, refreshOk: 1, refreshFailed: 1, reuse: 1, emails: 1 });
+      const tokenCount = [...after].filter(([k]) => k.startsWith('http_server_request_duration_count{') && k.includes('http_route="/token"'))
+        .reduce((n, [, v]) => n + v, 0);
+      expect(tokenCount).toBe(4);
+      expect(after.get('http_server_request_duration_count{http_request_method="POST",http_response_status_class="2xx",http_route="/signup"}')).toBe(1);
+      const names = [...after.keys()].map((k) => k.replace(/\{.*/, ''));
+      for (const n of ['nodejs_eventloop_delay_p99', 'v8js_memory_heap_used', 'v8js_gc_duration_count', 'process_cpu_time_total', 'process_memory_usage']) {
+        expect(names, n).toContain(n);
+      }
+      if (process.env.TEST_DATABASE_URL) {
+        expect(names).toContain('db_client_connection_count');
+        expect(names).toContain('db_client_connection_pending_requests');
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('disabled (the default)', () => {
+  test('no metrics listener, no export, no SDK module loaded', async () => {
+    const receiver = await startOtlpReceiver();
+    const port = await freePort();
+    const server = await startServer({
+      env: {
+        ...baseEnv, OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1', OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, NODE_OPTIONS: `--import ${REPO_ROOT}/test/helpers/record-modules.mjs`,
+      },
+    });
+    try {
+      await traffic(server, 'quiet@example.com');
+      const refused = await new Promise<boolean>((done) => {
+        const s = connect(port, '127.0.0.1');
+        s.once('connect', () => { s.destroy(); done(false); });
+        s.once('error', () => done(true));
+      });
+      expect(refused).toBe(true);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(receiver.requests).toEqual([]);
+      const loaded = server.stderr.filter((l) => l.startsWith('module-loaded ')).map((l) => l.slice('module-loaded '.length));
+      expect(loaded.length).toBeGreaterThan(5);
+      const sdk = loaded.filter((u) => /telemetry-node|@opentelemetry\/(sdk|exporter|resources|core|context)/.test(u)
+        || (u.startsWith('file:') && /class BatchSpanProcessorBase|class PrometheusExporter|class MeterProvider\b/.test(readFileSync(new URL(u), 'utf8'))));
+      expect(sdk).toEqual([]);
+    } finally {
+      await server.stop();
+      await receiver.close();
+    }
+  });
+});
