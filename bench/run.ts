@@ -13,6 +13,7 @@ import {
 } from './lib/authsvc.ts';
 import { type LoadResult, perConnection, runLoad, stopAllLoad } from './lib/load.ts';
 import { type PeerAccount, peerSessionOk, peerSessionRequests, peerSigninRequests, peerSignupRequests, seedPeerAccounts, seedPeerBackgroundUsers, startPeer } from './lib/peer.ts';
+import { type OtlpSink, startOtlpSink } from './lib/otlp-sink.ts';
 import { type PgCounts, type PgCountProxy, startPgCountProxy } from './lib/pg-count-proxy.ts';
 import {
   type Child, REPO_ROOT, cleanup, installSignalHandlers, machine, onCleanup, runJsonChild, spawnChild,
@@ -42,6 +43,8 @@ const HELP = `npm run bench [-- options]
                       node --import tsx bench/cpuprofile-summary.ts <file>)
   --count-queries     route authsvc's Postgres traffic through a counting proxy and print
                       statements / round trips per request (adds a hop: not the numbers to quote)
+  --tracing           authsvc with TRACING_ENABLED (every request sampled), exporting OTLP
+                      http/protobuf to a collector stand-in in this process; compare with a run without
   --footprint         start-up time and idle RSS (3 starts each, Postgres and embedded); no load
   --node-flags <f>    Node flags for authsvc in place of those \`npm start\` passes (package.json),
                       e.g. --node-flags="" for Node's defaults
@@ -58,7 +61,7 @@ function parseCli() {
       pglite: { type: 'boolean' }, 'database-url': { type: 'string' }, threadpool: { type: 'string' },
       pool: { type: 'string' }, users: { type: 'string' }, only: { type: 'string' }, 'no-peer': { type: 'boolean' },
       'no-ceilings': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' }, 'count-queries': { type: 'boolean' },
-      json: { type: 'string' }, footprint: { type: 'boolean' }, 'node-flags': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      json: { type: 'string' }, footprint: { type: 'boolean' }, tracing: { type: 'boolean' }, 'node-flags': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
@@ -94,6 +97,7 @@ function parseCli() {
     countQueries: !!values['count-queries'],
     json: values.json,
     footprint: !!values.footprint,
+    tracing: !!values.tracing,
     nodeFlags: values['node-flags'] === undefined ? undefined : values['node-flags'].split(/\s+/).filter(Boolean),
   };
 }
@@ -218,12 +222,25 @@ async function main(): Promise<void> {
     profileDir = join(REPO_ROOT, 'bench/profiles', new Date().toISOString().replace(/[:.]/g, '-'));
     mkdirSync(profileDir, { recursive: true });
   }
-  log(`authsvc: starting on ${args.pglite ? 'PGlite' : 'Postgres'} (schema ${namespace})`);
+  let sink: OtlpSink | undefined;
+  if (args.tracing) {
+    sink = await startOtlpSink();
+    const s = sink;
+    onCleanup('close the OTLP sink', () => s.close());
+  }
+  log(`authsvc: starting on ${args.pglite ? 'PGlite' : 'Postgres'} (schema ${namespace})${sink ? `, tracing to ${sink.url}` : ''}`);
   const svc = await startAuthsvc({
     databaseUrl: serverDbUrl, namespace, threadpool: args.threadpool, poolSize: args.pool, cpuProfDir: profileDir, nodeFlags: args.nodeFlags,
     // Rotation stays on. A pass that ends with a refresh in flight leaves its connection holding the
     // predecessor of the live token: the reuse window lets the next pass pick up from there.
-    extraEnv: { AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '600' },
+    extraEnv: {
+      AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '600',
+      // Every request sampled; a queue deep enough that no span is dropped under load.
+      ...(sink ? {
+        AUTHSVC_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_TRACES_SAMPLER: 'always_on', OTEL_BSP_MAX_QUEUE_SIZE: '65536', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2048',
+      } : {}),
+    },
   });
   const background = args.pglite ? 0 : args.users;
   if (background > 0) {
@@ -369,7 +386,7 @@ async function main(): Promise<void> {
     `${connections} connections, ${seconds}s per scenario after ${warmup}s warm-up, UV_THREADPOOL_SIZE=${args.threadpool}, ` +
       `DB_MAX_POOL_SIZE=${args.pool ?? 'default'}, ${args.pglite ? 0 : args.users} background users, load average at start ${m.loadAvg1.toFixed(2)}` +
       (args.quick ? ' — QUICK RUN: smoke numbers' : '') + (args.countQueries ? ' — COUNTING PROXY IN PATH' : '') +
-      (args.cpuProf ? ' — UNDER --cpu-prof' : ''),
+      (args.cpuProf ? ' — UNDER --cpu-prof' : '') + (args.tracing ? ' — TRACING ON (100% sampled, OTLP http/protobuf to a local sink)' : ''),
   ];
   if (m.loadAvg1 > m.cores * 0.5) head.push(`warning: the machine was busy at start (load ${m.loadAvg1.toFixed(2)} on ${m.cores} cores): numbers are not comparable`);
   const table = renderTable(
@@ -393,6 +410,11 @@ async function main(): Promise<void> {
       const top = [...r.counts.bySql.entries()].sort((a, b) => b[1] - a[1]).slice(0, 16);
       for (const [sql, c] of top) out.push(`    ${(c / n).toFixed(2)}  ${sql}`);
     }
+  }
+  if (sink) {
+    await new Promise((r) => setTimeout(r, 2000)); // the last batch
+    const t = sink.stats();
+    out.push('', `tracing: ${t.spans} spans in ${t.exports} OTLP exports (${(t.bytes / 1024 ** 2).toFixed(1)} MiB) reached the sink`);
   }
   if (profileDir) out.push('', `CPU profile of authsvc: ${profileDir} (node --import tsx bench/cpuprofile-summary.ts <file>)`);
   process.stdout.write(out.join('\n') + '\n');

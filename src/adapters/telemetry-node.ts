@@ -2,13 +2,15 @@
 // TRACING_ENABLED or METRICS_ENABLED is true, so a default start loads none of it.
 // Configured by the standard variables only: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
 // OTEL_EXPORTER_OTLP_{,TRACES_,METRICS_}{ENDPOINT,PROTOCOL,HEADERS}, OTEL_METRIC_EXPORT_INTERVAL,
-// OTEL_EXPORTER_PROMETHEUS_HOST/PORT.
+// OTEL_EXPORTER_PROMETHEUS_HOST/PORT, OTEL_TRACES_SAMPLER(_ARG), OTEL_BSP_*.
 import { DiagLogLevel, context, diag, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, type Sampler, type SpanExporter, TraceIdRatioBasedSampler, TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import { registerRuntimeMetrics } from './runtime-metrics.ts';
@@ -89,6 +91,25 @@ async function metricReader(config: Config, env: Env, logger: Logger): Promise<M
   return new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(30_000, interval) });
 }
 
+/** OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG; the default is parentbased_always_on (every request). */
+function sampler(env: Env, logger: Logger): Sampler {
+  const name = (env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on').trim().toLowerCase();
+  const arg = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
+  const ratio = Number.isFinite(arg) && arg >= 0 && arg <= 1 ? arg : 1;
+  const root: Record<string, () => Sampler> = {
+    always_on: () => new AlwaysOnSampler(), always_off: () => new AlwaysOffSampler(), traceidratio: () => new TraceIdRatioBasedSampler(ratio),
+  };
+  const parented = name.startsWith('parentbased_');
+  const make = root[parented ? name.slice('parentbased_'.length) : name];
+  if (!make) {
+    logger.warn(`OTEL_TRACES_SAMPLER=${name} is not supported: using parentbased_always_on`);
+    return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+  return parented ? new ParentBasedSampler({ root: make() }) : make();
+}
+
+const positive = (v: string | undefined): number | undefined => (v && Number(v) > 0 ? Number(v) : undefined);
+
 /** DEBUG=true: the SDK's diagnostics through our logger, with the exporter headers' values blanked. */
 function diagnostics(config: Config, env: Env, logger: Logger): void {
   const secrets = [config.otel.exporterOtlpHeaders, env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, env.OTEL_EXPORTER_OTLP_METRICS_HEADERS]
@@ -117,7 +138,11 @@ export async function startNodeTelemetry(config: Config, env: Env, logger: Logge
   if (config.tracing.enabled) {
     const o = otlpSettings(config, env, 'traces');
     checkProtocol(o, logger);
-    const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: await traceExporter(o), scheduledDelayMillis: 1000 })] });
+    const processor = new BatchSpanProcessor({
+      exporter: await traceExporter(o), scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY) ?? 1000,
+      maxQueueSize: positive(env.OTEL_BSP_MAX_QUEUE_SIZE), maxExportBatchSize: positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE),
+    });
+    const provider = new TracerProvider({ resource, sampler: sampler(env, logger), spanProcessors: [processor] });
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(provider);
