@@ -43,14 +43,14 @@ afterAll(async () => {
 
 const HOSTS = ['accounts.google.com', 'www.googleapis.com', 'appleid.apple.com', 'www.facebook.com', 'login.microsoftonline.com'];
 
-async function app(env: Record<string, string> = {}): Promise<TestApp> {
+async function app(env: Record<string, string> = {}, over: Parameters<typeof buildTestApp>[2] = {}): Promise<TestApp> {
   const providers: Record<string, string> = {};
   for (const p of ['google', 'azure', 'facebook', 'keycloak']) {
     const x = `GOTRUE_EXTERNAL_${p.toUpperCase()}`;
     Object.assign(providers, { [`${x}_ENABLED`]: 'true', [`${x}_CLIENT_ID`]: `${p}-web,${p}-ios`, [`${x}_SECRET`]: 's', [`${x}_REDIRECT_URI`]: 'https://auth.example.com/callback' });
   }
   providers.GOTRUE_EXTERNAL_KEYCLOAK_URL = `${fake.base}/realms/acme`;
-  return buildTestApp(db, { ...providers, ...env }, { fetch: routedFetch(fake, HOSTS) });
+  return buildTestApp(db, { ...providers, ...env }, { fetch: routedFetch(fake, HOSTS), ...over });
 }
 
 async function sha256Hex(s: string): Promise<string> {
@@ -139,5 +139,74 @@ describe('grant_type=id_token', () => {
     expect(body.user.identities.map((i: Json) => i.provider).sort()).toEqual(['email', 'google']);
     const rows = await db.orm.select().from(db.t.identities).where(eq(db.t.identities.providerId, String(claims.sub)));
     expect(rows.map((r) => r.userId)).toEqual([session.user.id]);
+  });
+});
+
+describe('grant_type=id_token, issuers, audiences and keys', () => {
+  const APPLE = {
+    GOTRUE_EXTERNAL_APPLE_ENABLED: 'true', GOTRUE_EXTERNAL_APPLE_CLIENT_ID: 'apple-web', GOTRUE_EXTERNAL_APPLE_SECRET: 's',
+    GOTRUE_EXTERNAL_APPLE_REDIRECT_URI: 'https://auth.example.com/callback',
+  };
+
+  test('Google tokens naming their issuer without the scheme (accounts.google.com) are accepted, as go-oidc does; no other spelling is', async () => {
+    const t = await app();
+    const claims = googleClaims({ iss: 'accounts.google.com' });
+    const ok = await grant(t, { provider: 'google', id_token: await key.sign(claims) });
+    expect(ok.status).toBe(200);
+    expect((await ok.json()).user.identities[0].identity_data.iss).toBe('accounts.google.com');
+    for (const iss of ['http://accounts.google.com', 'accounts.google.com/', 'google.com']) {
+      const res = await grant(t, { provider: 'google', id_token: await key.sign(googleClaims({ iss })) });
+      expect(await res.json(), iss).toEqual({ error: 'invalid request', error_description: 'Bad ID token' });
+    }
+  });
+
+  test('EXTERNAL_IOS_BUNDLE_ID is one more audience of Apple ID tokens (GoTrue), and of no other provider\'s', async () => {
+    const appleToken = async () => key.sign({ iss: 'https://appleid.apple.com', aud: 'com.example.ios', sub: `apple-${Date.now()}-${++n}`, email: uniqueEmail('apple') });
+    const without = await app(APPLE);
+    expect(await (await grant(without, { provider: 'apple', id_token: await appleToken() })).json())
+      .toEqual({ error: 'invalid request', error_description: 'Unacceptable audience in id_token: [com.example.ios]' });
+    const t = await app({ ...APPLE, GOTRUE_EXTERNAL_IOS_BUNDLE_ID: 'com.example.ios' });
+    const ok = await grant(t, { provider: 'apple', id_token: await appleToken() });
+    expect(ok.status).toBe(200);
+    expect((await ok.json()).user.app_metadata.provider).toBe('apple');
+    const google = await grant(t, { provider: 'google', id_token: await key.sign(googleClaims({ aud: 'com.example.ios' })) });
+    expect(await google.json()).toEqual({ error: 'invalid request', error_description: 'Unacceptable audience in id_token: [com.example.ios]' });
+  });
+
+  test('the JWKS: one fetch for concurrent first uses, and for unknown key ids one refetch a minute at most', async () => {
+    let shift = 0;
+    const t = await app({}, { now: () => new Date(Date.now() + shift) });
+    const count = (url: string) => fake.requests.filter((r) => r.url === url).length;
+    const certs = () => count('https://www.googleapis.com/oauth2/v3/certs');
+    const discovery = () => count('https://accounts.google.com/.well-known/openid-configuration');
+    const [certs0, discovery0] = [certs(), discovery()];
+    const first = await Promise.all(Array.from({ length: 5 }, async () => grant(t, { provider: 'google', id_token: await key.sign(googleClaims()) })));
+    expect(first.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect([certs() - certs0, discovery() - discovery0]).toEqual([1, 1]);
+
+    for (let i = 0; i < 5; i++) {
+      const res = await grant(t, { provider: 'google', id_token: await key.sign(googleClaims(), { kid: 'rotated' }) });
+      expect(await res.json()).toEqual({ error: 'invalid request', error_description: 'Bad ID token' });
+    }
+    expect(certs() - certs0).toBe(2);
+    shift = 61_000;
+    await grant(t, { provider: 'google', id_token: await key.sign(googleClaims(), { kid: 'rotated' }) });
+    expect(certs() - certs0).toBe(3);
+    expect(discovery() - discovery0).toBe(1);
+  });
+
+  test('link_identity for an anonymous user: the same user gets the verified Google email, confirmed, no longer anonymous', async () => {
+    const t = await app({ AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
+    const anon = await (await t.request('POST', '/signup', {})).json() as Json;
+    expect(anon.user.is_anonymous).toBe(true);
+    const claims = googleClaims();
+    const res = await t.request('POST', '/token?grant_type=id_token', { provider: 'google', id_token: await key.sign(claims), link_identity: true }, { authorization: `Bearer ${anon.access_token}` });
+    expect(res.status).toBe(200);
+    const { user } = await res.json() as Json;
+    expect(user.id).toBe(anon.user.id);
+    expect(user.email).toBe(String(claims.email).toLowerCase());
+    expect(user.email_confirmed_at).toBeTruthy();
+    expect(user.is_anonymous).toBe(false);
+    expect(user.identities.map((i: Json) => i.provider)).toEqual(['google']);
   });
 });

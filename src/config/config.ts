@@ -167,6 +167,7 @@ function build(c: Flat, local: boolean): Config {
       anonymousUsers: { enabled: c.EXTERNAL_ANONYMOUS_USERS_ENABLED },
       redirectUrl: c.EXTERNAL_REDIRECT_URL,
       flowStateExpiry: c.EXTERNAL_FLOW_STATE_EXPIRY_DURATION,
+      iosBundleId: c.EXTERNAL_IOS_BUNDLE_ID,
       providers,
     },
     rateLimit: {

@@ -103,7 +103,8 @@ const STATIC_FIELDS = {
   EXTERNAL_PHONE_ENABLED: f(bool(false), 'false', 'When false, phone signup and sign-in are disabled.'),
   EXTERNAL_ANONYMOUS_USERS_ENABLED: f(bool(false), 'false', 'Enables anonymous sign-in.'),
   EXTERNAL_REDIRECT_URL: f(opt(parseUrl), '', 'Where every OAuth callback sends the browser, ahead of redirect_to and SITE_URL (as GoTrue).'),
-  EXTERNAL_FLOW_STATE_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300', 'Lifetime of a PKCE flow state in seconds; at least 300.'),
+  EXTERNAL_FLOW_STATE_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300', 'Lifetime in seconds, at least 300, of a flow state: an OAuth sign-in\'s state between /authorize and /callback, and a PKCE code until POST /token?grant_type=pkce.'),
+  EXTERNAL_IOS_BUNDLE_ID: f(text(), '', 'iOS bundle ID accepted as one more audience of Apple ID tokens (POST /token?grant_type=id_token), as GoTrue.'),
 
   RATE_LIMIT_HEADER: f(text(), '', 'Header holding the client IP used for per-IP rate limits.'),
   RATE_LIMIT_STORE: f(withDefault(oneOf(['memory', 'postgres']), 'memory'), 'memory', 'Where rate-limit counters live: memory (one instance) or postgres (shared).'),
@@ -183,7 +184,7 @@ const STATIC_FIELDS = {
   SMS_TEMPLATE: f(textOr('Your code is {{ .Code }}'), 'Your code is {{ .Code }}', 'Text of the SMS.'),
   SMS_TEST_OTP: f(withDefault(parseTestOtp, {}), '', 'Fixed codes for test numbers: phone:otp,phone:otp (no SMS is sent).'),
   SMS_TEST_OTP_VALID_UNTIL: f(opt(parseRfc3339), '', 'RFC 3339 time after which SMS_TEST_OTP stops working; empty means never.'),
-  INTERNAL_HTTP_TIMEOUT: f(withDefault(secondsOr(10), 10), '10', 'Timeout of a request to an SMS provider, in seconds or Go syntax (GoTrue\'s GOTRUE_INTERNAL_HTTP_TIMEOUT).'),
+  INTERNAL_HTTP_TIMEOUT: f(withDefault(secondsOr(10), 10), '10', 'Timeout of each request to an SMS or OAuth provider, in seconds or Go syntax (GoTrue\'s GOTRUE_INTERNAL_HTTP_TIMEOUT).'),
   SMS_TWILIO_ACCOUNT_SID: f(text(), '', 'Twilio account SID.'),
   SMS_TWILIO_AUTH_TOKEN: f(text(), '', 'Twilio auth token.'),
   SMS_TWILIO_MESSAGE_SERVICE_SID: f(text(), '', 'Twilio message service SID or sender number.'),

@@ -35,7 +35,7 @@ export interface Config {
     email: { enabled: boolean; magicLinkEnabled: boolean; authorizedAddresses: string[] };
     phone: { enabled: boolean };
     anonymousUsers: { enabled: boolean };
-    redirectUrl?: string; flowStateExpiry: number;
+    redirectUrl?: string; flowStateExpiry: number; iosBundleId?: string;
     providers: Record<ProviderName, ProviderConfig>;
   };
   rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number };

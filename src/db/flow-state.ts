@@ -1,5 +1,5 @@
 // flow_state rows of the PKCE flow (GoTrue §5.4).
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 
 export type FlowStateRow = Executor['t']['flowState']['$inferSelect'];
@@ -61,12 +61,29 @@ export async function issueFlowStateCode(ex: Executor, id: string, f: { userId: 
   }).where(eq(ex.t.flowState.id, id));
 }
 
-/** The provider-side PKCE verifier (GoTrue's oauth_client_states, for providers that require PKCE). */
-export async function insertOAuthClientState(ex: Executor, s: { id: string; providerType: string; codeVerifier: string; now: Date }): Promise<void> {
-  await ex.orm.insert(ex.t.oauthClientStates).values({ id: s.id, providerType: s.providerType, codeVerifier: s.codeVerifier, createdAt: s.now });
+/**
+ * A /callback takes its state before calling the provider, in one statement, so of two callbacks
+ * racing with one state only one ever reaches the provider's token endpoint. Undefined when the
+ * state is gone or another callback already took it. Marks the row with auth_code_issued_at,
+ * which the PKCE path sets anyway when it issues the code.
+ */
+export async function claimOAuthFlowState(ex: Executor, id: string, now: Date): Promise<FlowStateRow | undefined> {
+  const f = ex.t.flowState;
+  const rows = await ex.orm.update(f).set({ authCodeIssuedAt: now, updatedAt: now })
+    .where(and(eq(f.id, id), eq(f.authenticationMethod, 'oauth'), isNull(f.authCodeIssuedAt), isNull(f.userId)))
+    .returning();
+  return rows[0];
 }
 
-export async function takeOAuthClientState(ex: Executor, id: string): Promise<Executor['t']['oauthClientStates']['$inferSelect'] | undefined> {
-  const rows = await ex.orm.delete(ex.t.oauthClientStates).where(eq(ex.t.oauthClientStates.id, id)).returning();
-  return rows[0];
+/**
+ * GoTrue's models/cleanup.go for flow_state and oauth_client_states: rows created before
+ * `before` go, at most `batch` per table per call, skipping rows another transaction holds.
+ */
+export async function deleteStaleFlowStates(ex: Executor, before: Date, batch = 100): Promise<void> {
+  const f = ex.t.flowState;
+  await ex.orm.delete(f).where(inArray(f.id,
+    ex.orm.select({ id: f.id }).from(f).where(lt(f.createdAt, before)).limit(batch).for('update', { skipLocked: true })));
+  const o = ex.t.oauthClientStates;
+  await ex.orm.delete(o).where(inArray(o.id,
+    ex.orm.select({ id: o.id }).from(o).where(lt(o.createdAt, before)).limit(batch).for('update', { skipLocked: true })));
 }

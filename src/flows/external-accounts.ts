@@ -88,11 +88,13 @@ type Decision =
   | { kind: 'create'; candidate: ProviderEmail };
 
 async function decide(c: AccountContext, x: ExternalIdentity): Promise<Decision> {
-  const autoconfirm = c.deps.config.mailer.autoconfirm;
+  // Only what the provider vouches for can reach an existing account. MAILER_AUTOCONFIRM
+  // confirms new accounts (below) but never makes an unverified address a key to someone else's
+  // (GoTrue counts it as verified here).
   const verified: string[] = [];
   let candidate: ProviderEmail = { email: '', verified: false, primary: false };
   for (const e of x.emails) {
-    if (e.verified || autoconfirm) verified.push(e.email.toLowerCase());
+    if (e.verified) verified.push(e.email.toLowerCase());
     if (e.primary) candidate = { ...e, email: e.email.toLowerCase() };
   }
   const existing = await findIdentityByProviderId(c.tx, providerId(x), x.provider);
@@ -122,13 +124,17 @@ async function decide(c: AccountContext, x: ExternalIdentity): Promise<Decision>
   return { kind: 'link', user, candidate };
 }
 
-/** IsDuplicatedEmail: another account (by identity or by users.email) of this audience holds it. */
-async function emailTaken(c: AccountContext, email: string): Promise<boolean> {
-  for (const i of (await findIdentitiesByEmails(c.tx, [email])).filter((r) => !r.provider.startsWith('sso:'))) {
+/**
+ * IsDuplicatedEmail: another account (by identity or by users.email) of this audience holds it;
+ * `self` (the user being linked to) never counts against itself.
+ */
+async function emailTaken(c: AccountContext, email: string, self?: string): Promise<boolean> {
+  for (const i of (await findIdentitiesByEmails(c.tx, [email])).filter((r) => !r.provider.startsWith('sso:') && r.userId !== self)) {
     const owner = await findUserById(c.tx, i.userId);
     if (owner && owner.aud === c.aud) return true;
   }
-  return (await findUserByEmail(c.tx, email, c.aud)) !== undefined;
+  const holder = await findUserByEmail(c.tx, email, c.aud);
+  return holder !== undefined && holder.id !== self;
 }
 
 /** createAccountFromExternalIdentity. */
@@ -212,7 +218,7 @@ export async function linkIdentityExternal(c: AccountContext, x: ExternalIdentit
   if (!user.email) {
     const email = typeof x.data.email === 'string' ? x.data.email.toLowerCase() : '';
     if (email) {
-      if (await emailTaken(c, email)) throw badRequest('email_exists', 'A user with this email address has already been registered');
+      if (await emailTaken(c, email, target.id)) throw badRequest('email_exists', 'A user with this email address has already been registered');
       user = await updateUser(c.tx, user.id, { email, updatedAt: now });
     }
     if (x.data.email_verified !== true) {

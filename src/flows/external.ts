@@ -2,26 +2,35 @@
 // flow_state row whose id is the OAuth `state` and sends the browser to the provider; /callback
 // loads that row, exchanges the code, reads the user, signs them in (or links, or accepts an
 // invite) and sends the browser to the redirect target with a session (implicit) or a `code`
-// (PKCE). The state is consumed under a row lock, so a replayed callback gets nothing.
-import { base64url, utf8 } from '../crypto/encoding.ts';
-import { deleteFlowState, findFlowStateById, type FlowStateRow, insertOAuthClientState, insertOAuthFlowState, issueFlowStateCode, takeOAuthClientState } from '../db/flow-state.ts';
+// (PKCE). A callback takes its state in one statement before it calls the provider, so a
+// replayed or racing callback never reaches the provider. Provider calls share one time budget.
+import {
+  claimOAuthFlowState, deleteFlowState, deleteStaleFlowStates, findFlowStateById, type FlowStateRow, insertOAuthFlowState, issueFlowStateCode,
+} from '../db/flow-state.ts';
 import { findUserByConfirmationToken } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest, notFound, unprocessable, validationFailed } from '../http/errors.ts';
-import { claimsToData } from '../oauth/claims.ts';
+import { ApiError, badRequest, notFound, validationFailed } from '../http/errors.ts';
+import { hasUnstorableChars } from '../http/read-json.ts';
+import { claimsToData, storableData } from '../oauth/claims.ts';
 import { enabledProvider, isProviderName, oauthContext } from '../oauth/context.ts';
-import { ProviderError, type ProviderUser } from '../oauth/provider.ts';
+import { type ProviderEmail, ProviderError, type ProviderUser } from '../oauth/provider.ts';
+import { errorFields } from '../telemetry/logger.ts';
 import { acceptInviteExternal, CommitThenFail, type ExternalIdentity, linkIdentityExternal, signInExternal } from './external-accounts.ts';
-import { transactionThenSend } from './outbox.ts';
+import { sendTimeoutMs, transactionThenSend } from './outbox.ts';
 import { parsePkce } from './pkce.ts';
 import { createSession, type RequestMeta, tokenResponse } from './session.ts';
 import { fragment } from './verify.ts';
 
 /** The OAuth parameters authsvc sets itself; a client cannot override them (GoTrue's reservedOAuthParams, bar nonce). */
 const RESERVED = ['client_id', 'client_secret', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method', 'code_verifier'];
+/** /authorize's own parameters, kept from the provider; unlike GoTrue, the invite token too (it is a credential). */
+const OWN_PARAMS = ['scopes', 'provider', 'invite_token'];
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** oauth_client_states live this long (GoTrue's OAuthClientState.IsExpired). */
-const CLIENT_STATE_TTL_MS = 10 * 60 * 1000;
+/** GoTrue's cleanup deletes flow_state and oauth_client_states rows a day old. */
+const STALE_STATE_MS = 24 * 3600 * 1000;
+
+/** The time all provider calls of one /authorize, /callback or ID-token grant may take together. */
+export const providerBudget = (deps: Deps) => AbortSignal.timeout(sendTimeoutMs(deps));
 
 export const unsupportedProvider = (why: string) => validationFailed(`Unsupported provider: ${why}`);
 
@@ -52,41 +61,55 @@ export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Pro
   const pkce = parsePkce({ code_challenge: r.query.get('code_challenge') ?? undefined, code_challenge_method: r.query.get('code_challenge_method') ?? undefined });
   const params: [string, string][] = [];
   for (const key of new Set(r.query.keys())) {
-    if (key === 'scopes' || key === 'provider' || RESERVED.includes(key.toLowerCase())) continue;
+    if (OWN_PARAMS.includes(key) || RESERVED.includes(key.toLowerCase())) continue;
     params.push([key, r.query.get(key)!]);
   }
   const now = deps.now();
-  let codeChallenge: string | undefined;
-  let oauthClientStateId: string | undefined;
-  if (provider.requiresPkce) {
-    const verifier = base64url(deps.randomBytes(32));
-    oauthClientStateId = crypto.randomUUID();
-    await insertOAuthClientState(deps.db, { id: oauthClientStateId, providerType: settings.name, codeVerifier: verifier, now });
-    codeChallenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', utf8(verifier))));
-  }
+  await deleteStaleStates(deps, now);
   const id = crypto.randomUUID();
   await insertOAuthFlowState(deps.db, {
     id, providerType: settings.name, challenge: pkce?.challenge, method: pkce?.method, inviteToken: inviteToken || undefined,
-    referrer: r.referrer, oauthClientStateId, linkingTargetId: r.linkingTargetId, emailOptional: settings.emailOptional, now,
+    referrer: r.referrer, linkingTargetId: r.linkingTargetId, emailOptional: settings.emailOptional, now,
   });
   try {
-    return await provider.authorizationUrl(oauthContext(deps), { state: id, scopes: r.query.get('scopes') ?? '', params, codeChallenge });
+    return await provider.authorizationUrl(oauthContext(deps, providerBudget(deps)), { state: id, scopes: r.query.get('scopes') ?? '', params });
   } catch (err) {
     await deleteFlowState(deps.db, id);
-    if (err instanceof ProviderError) throw new ApiError(500, 'unexpected_failure', 'Error getting request token from external provider', undefined, err);
+    // GoTrue answers a provider it cannot set up (Apple's or Google's discovery failing) with
+    // 400 "Unsupported provider: <why>"; Twitter's request token failing is answered the same way.
+    if (err instanceof ProviderError) throw unsupportedProvider(err.message);
     throw err;
   }
 }
 
-/** loadExternalState: errors here go to SITE_URL (303), not to the flow's redirect target. */
+/** Opportunistic cleanup (GoTrue runs models/cleanup.go per request): a bounded batch per /authorize. */
+async function deleteStaleStates(deps: Deps, now: Date): Promise<void> {
+  const horizon = Math.max(STALE_STATE_MS, deps.config.external.flowStateExpiry * 1000);
+  try {
+    await deleteStaleFlowStates(deps.db, new Date(now.getTime() - horizon));
+  } catch (err) {
+    // The next /authorize tries again; this one goes on.
+    deps.logger.warn('could not delete stale flow states', errorFields(err));
+  }
+}
+
+/**
+ * loadExternalState, then the state is taken for this callback (see claimOAuthFlowState): errors
+ * here go to SITE_URL (303), not to the flow's redirect target.
+ */
 export async function loadCallbackState(deps: Deps, state: string | null): Promise<FlowStateRow> {
   if (!state) throw badRequest('bad_oauth_callback', 'OAuth state parameter missing');
   if (!UUID_RE.test(state)) throw badRequest('bad_oauth_state', 'OAuth state parameter is invalid');
   const flow = await findFlowStateById(deps.db, state.toLowerCase());
-  if (!flow || flow.authenticationMethod !== 'oauth') throw badRequest('bad_oauth_state', 'OAuth state not found or expired');
+  const gone = () => badRequest('bad_oauth_state', 'OAuth state not found or expired');
+  const used = () => badRequest('flow_state_already_used', 'State has already been used');
+  if (!flow || flow.authenticationMethod !== 'oauth') throw gone();
   if (expired(deps, flow)) throw badRequest('bad_oauth_state', 'OAuth state has expired');
-  if (flow.codeChallenge && flow.userId) throw badRequest('flow_state_already_used', 'State has already been used');
-  return flow;
+  if (flow.codeChallenge && flow.userId) throw used();
+  // Taken by another callback: the implicit flow answers as for a state already consumed.
+  const claimed = await claimOAuthFlowState(deps.db, flow.id, deps.now());
+  if (!claimed) throw flow.codeChallenge ? used() : gone();
+  return claimed;
 }
 
 function expired(deps: Deps, flow: FlowStateRow): boolean {
@@ -113,19 +136,10 @@ async function fetchExternalUser(deps: Deps, flow: FlowStateRow, params: URLSear
   const { provider, settings } = providerOrThrow(deps, flow.providerType);
   const code = params.get('code') ?? '';
   if (!provider.oauth1 && !code) throw badRequest('bad_oauth_callback', 'OAuth callback with missing authorization code missing');
-  let codeVerifier: string | undefined;
-  if (flow.oauthClientStateId) {
-    const row = await takeOAuthClientState(deps.db, flow.oauthClientStateId);
-    if (!row) throw unprocessable('oauth_client_state_not_found', 'OAuth state not found');
-    if (row.providerType !== settings.name) throw badRequest('oauth_invalid_state', 'OAuth provider mismatch');
-    if (deps.now().getTime() > row.createdAt.getTime() + CLIENT_STATE_TTL_MS) throw unprocessable('oauth_client_state_expired', 'OAuth state expired');
-    codeVerifier = row.codeVerifier ?? undefined;
-  }
-  if (provider.requiresPkce && !codeVerifier) throw badRequest('oauth_invalid_state', 'OAuth PKCE code verifier missing');
-  const ctx = oauthContext(deps);
+  const ctx = oauthContext(deps, providerBudget(deps));
   let token;
   try {
-    token = await provider.exchange(ctx, { code, params, codeVerifier });
+    token = await provider.exchange(ctx, { code, params });
   } catch (err) {
     const msg = provider.oauth1 ? 'Unable to retrieve access token' : `Unable to exchange external code: ${code.slice(0, 4)}`;
     throw new ApiError(500, 'unexpected_failure', msg, undefined, err);
@@ -139,16 +153,29 @@ async function fetchExternalUser(deps: Deps, flow: FlowStateRow, params: URLSear
   return { settings, token, user };
 }
 
-/** GoTrue's choice: the primary email, else the last one listed; its flag is the identity's email_verified. */
+/** users.email is varchar(255); a NUL or an unpaired surrogate cannot be stored at all. */
+const storableEmail = (e: ProviderEmail) => !hasUnstorableChars(e.email) && [...e.email].length <= 255 && [...e.email.toLowerCase()].length <= 255;
+
+/**
+ * GoTrue's choice: the primary email, else the last one listed; its flag is the identity's
+ * email_verified. What the provider sent is untrusted: an address that cannot be stored is
+ * refused when it is the chosen one and dropped otherwise (never trimmed into another address),
+ * the same for the subject; other claims lose their unstorable characters.
+ */
 export function identityFromUser(provider: string, user: ProviderUser, emailOptional: boolean): ExternalIdentity {
   if (user.emails.length === 0 && !emailOptional) throw new ApiError(500, 'unexpected_failure', 'Error getting user email from external provider');
-  let chosen: { email: string; verified: boolean } = { email: '', verified: false };
+  let chosen: ProviderEmail = { email: '', verified: false, primary: false };
   for (const e of user.emails) {
     chosen = e;
     if (e.primary) break;
   }
+  if (!storableEmail(chosen)) throw badRequest('email_address_invalid', `Email address from ${provider} is invalid`);
+  const profileError = () => new ApiError(500, 'unexpected_failure', 'Error getting user profile from external provider');
+  if (hasUnstorableChars(String(user.claims.sub ?? ''))) throw profileError();
   const claims = { ...user.claims, email: chosen.email || undefined, email_verified: chosen.verified };
-  return { provider, data: claimsToData(claims), emails: user.emails, emailOptional };
+  const data = storableData(claimsToData(claims));
+  if (data === undefined) throw profileError();
+  return { provider, data: data as Record<string, unknown>, emails: user.emails.filter(storableEmail), emailOptional };
 }
 
 export interface CallbackResult {
@@ -187,7 +214,7 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
     await deleteFlowState(tx, locked.id);
     const f: Record<string, string | number> = {
       access_token: String(body.access_token), token_type: 'bearer', expires_in: Number(body.expires_in), expires_at: Number(body.expires_at),
-      refresh_token: String(body.refresh_token), provider_token: token.accessToken,
+      refresh_token: String(body.refresh_token), provider_token: token.accessToken, provider: settings.name,
     };
     if (token.refreshToken) f.provider_refresh_token = token.refreshToken;
     return { location: `${base}#${fragment(f)}` };

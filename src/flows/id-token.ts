@@ -7,9 +7,13 @@ import { base64url, utf8 } from '../crypto/encoding.ts';
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
+import { APPLE_ISSUERS } from '../oauth/apple.ts';
+import { isAzureIdTokenIssuer as isAzureIssuer } from '../oauth/azure.ts';
 import { enabledProvider, oauthContext } from '../oauth/context.ts';
+import { FACEBOOK_ISSUER } from '../oauth/facebook.ts';
+import { GOOGLE_ISSUER } from '../oauth/google.ts';
 import { CommitThenFail, linkIdentityExternal, signInExternal } from './external-accounts.ts';
-import { identityFromUser } from './external.ts';
+import { identityFromUser, providerBudget } from './external.ts';
 import { transactionThenSend } from './outbox.ts';
 import { createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
 
@@ -21,11 +25,6 @@ export interface IdTokenParams {
   client_id?: string;
   issuer?: string;
 }
-
-const APPLE_ISSUERS = ['https://appleid.apple.com', 'https://account.apple.com'];
-const GOOGLE_ISSUER = 'https://accounts.google.com';
-const FACEBOOK_ISSUER = 'https://www.facebook.com';
-const isAzureIssuer = (iss: string) => iss.startsWith('https://login.microsoftonline.com/') || iss.startsWith('https://sts.windows.net/');
 
 function tokenIssuer(idToken: string, provider: string): string {
   try {
@@ -79,7 +78,7 @@ export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, me
   if (!found?.provider.verifyIdToken) throw badRequest('provider_disabled', `Provider (issuer "${issuer}") is not enabled`);
   let verified;
   try {
-    verified = await found.provider.verifyIdToken(oauthContext(deps), idToken);
+    verified = await found.provider.verifyIdToken(oauthContext(deps, providerBudget(deps)), idToken);
   } catch (err) {
     throw new OAuthApiError('invalid request', 'Bad ID token', err);
   }
@@ -90,7 +89,10 @@ export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, me
   }
   if (!payload.sub) throw new OAuthApiError('invalid request', 'Missing sub claim in id_token');
   const audiences = Array.isArray(payload.aud) ? payload.aud.map(String) : payload.aud === undefined ? [] : [String(payload.aud)];
-  if (!found.settings.clientIds.some((id) => audiences.includes(id))) {
+  // GoTrue also accepts EXTERNAL_IOS_BUNDLE_ID for Apple (native Sign in with Apple names the app's bundle).
+  const bundle = name === 'apple' ? deps.config.external.iosBundleId : undefined;
+  const accepted = bundle ? [...found.settings.clientIds, bundle] : found.settings.clientIds;
+  if (!accepted.some((id) => audiences.includes(id))) {
     // Go prints the slice as [a b].
     throw new OAuthApiError('invalid request', `Unacceptable audience in id_token: [${audiences.join(' ')}]`);
   }

@@ -20,7 +20,7 @@ export function appleProvider(s: ProviderSettings): OAuthProvider {
     },
     async exchange(ctx, c) {
       const d = await ctx.oidc.discovery(ctx, APPLE_ISSUERS[0]!);
-      return exchangeCode(ctx, { tokenUrl: d.token_endpoint, settings: s, code: c.code, codeVerifier: c.codeVerifier, form: { client_id: clientId, secret: s.secret } });
+      return exchangeCode(ctx, { tokenUrl: d.token_endpoint, settings: s, code: c.code, form: { client_id: clientId, secret: s.secret } });
     },
     async userInfo(ctx, token, params) {
       if (!token.idToken) return { emails: [], claims: {} };

@@ -10,6 +10,9 @@ const AZURE_ISSUER = /^https:\/\/login[.]microsoftonline[.]com\/([^/]+)\/v2[.]0\
 const CIAM_ISSUER = /^https:\/\/[a-z0-9-]+[.]ciamlogin[.]com\/([^/]+)\/v2[.]0\/?$/;
 const COMMON = ['https://login.microsoftonline.com/common/v2.0', 'https://login.microsoftonline.com/organizations/v2.0'];
 
+/** The issuers POST /token?grant_type=id_token accepts as Azure's (GoTrue's IsAzureIssuer prefixes). */
+export const isAzureIdTokenIssuer = (iss: string) => iss.startsWith('https://login.microsoftonline.com/') || iss.startsWith('https://sts.windows.net/');
+
 export function azureProvider(s: ProviderSettings): OAuthProvider {
   const clientId = s.clientIds[0] ?? '';
   const authHost = chooseHost(s.url, 'login.microsoftonline.com/common');
@@ -32,7 +35,7 @@ export function azureProvider(s: ProviderSettings): OAuthProvider {
     ...base,
     async verifyIdToken(ctx, idToken) {
       const issuer = unverifiedIssuer(idToken);
-      if (!issuer.startsWith('https://login.microsoftonline.com/') && !issuer.startsWith('https://sts.windows.net/')) throw new ProviderError('not an Azure ID token issuer');
+      if (!isAzureIdTokenIssuer(issuer)) throw new ProviderError('not an Azure ID token issuer');
       const payload = await verifyOidcToken(ctx, idToken, { issuer });
       return { user: azureUser(payload), payload };
     },

@@ -1,6 +1,7 @@
 // GoTrue's provider.Claims: the identity_data and user_metadata keys a provider fills. Turned into
 // a plain object as GoTrue's structs.Map does: empty strings and zero numbers are left out,
 // email_verified and phone_verified are always there.
+import { MAX_JSON_DEPTH } from '../http/read-json.ts';
 
 export interface Claims {
   iss?: string;
@@ -60,4 +61,31 @@ export function str(v: unknown): string {
 /** An object from an untrusted JSON value ({} for anything else). */
 export function obj(v: unknown): Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/**
+ * A copy of untrusted provider data that Postgres can store: NUL characters removed and unpaired
+ * UTF-16 surrogates replaced by U+FFFD (as Go's JSON encoder does with invalid UTF-8), in keys and
+ * strings alike. Undefined when it is nested too deep to store.
+ */
+export function storableData(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return v.replace(/\u0000/g, '').replace(/\p{Cs}/gu, '\uFFFD');
+  if (v === null || typeof v !== 'object') return v;
+  if (depth >= MAX_JSON_DEPTH) return undefined;
+  if (Array.isArray(v)) {
+    const out: unknown[] = [];
+    for (const x of v) {
+      const y = storableData(x, depth + 1);
+      if (y === undefined && x !== undefined) return undefined;
+      out.push(y);
+    }
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    const y = storableData(x, depth + 1);
+    if (y === undefined && x !== undefined) return undefined;
+    out[storableData(k) as string] = y;
+  }
+  return out;
 }

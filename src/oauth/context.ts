@@ -15,9 +15,23 @@ export function createOAuthCache(): OAuthCache {
   return { oidc: createOidcCache(), authStyles: new Map() };
 }
 
-export function oauthContext(c: { fetch: typeof fetch; now: () => Date; config: Config; oauthCache?: OAuthCache }): OAuthContext {
+interface ContextSource {
+  fetch: typeof fetch;
+  now: () => Date;
+  randomBytes: (n: number) => Uint8Array;
+  config: Config;
+  version: string;
+  oauthCache?: OAuthCache;
+}
+
+/** `budget`: the flow's overall time for provider calls (see OAuthContext.signal). */
+export function oauthContext(c: ContextSource, budget?: AbortSignal): OAuthContext {
   const cache = c.oauthCache ?? createOAuthCache();
-  return { fetch: c.fetch, now: c.now, timeoutMs: c.config.sms.httpTimeout * 1000, oidc: cache.oidc, authStyles: cache.authStyles };
+  return {
+    fetch: c.fetch, now: c.now, randomBytes: c.randomBytes, signal: budget, userAgent: `authsvc/${c.version || 'dev'}`,
+    // INTERNAL_HTTP_TIMEOUT is one setting for every outgoing call; it lives with the SMS settings.
+    timeoutMs: c.config.sms.httpTimeout * 1000, oidc: cache.oidc, authStyles: cache.authStyles,
+  };
 }
 
 export function isProviderName(name: string): name is ProviderName {

@@ -17,7 +17,7 @@ export function githubProvider(s: ProviderSettings): OAuthProvider {
       });
     },
     exchange(ctx, c) {
-      return exchangeCode(ctx, { tokenUrl: `${authHost}/login/oauth/access_token`, settings: s, code: c.code, codeVerifier: c.codeVerifier });
+      return exchangeCode(ctx, { tokenUrl: `${authHost}/login/oauth/access_token`, settings: s, code: c.code });
     },
     async userInfo(ctx, token) {
       const u = obj(await getJson(ctx, `${apiHost}/user`, token.accessToken));

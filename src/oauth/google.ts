@@ -7,6 +7,8 @@ import { googleUser, verifyOidcToken } from './oidc.ts';
 import type { OAuthProvider, ProviderSettings } from './provider.ts';
 
 export const GOOGLE_ISSUER = 'https://accounts.google.com';
+/** go-oidc accepts Google's ID tokens that name their issuer without the scheme. */
+const GOOGLE_ISSUER_ALIASES = ['accounts.google.com'];
 export const GOOGLE_USERINFO = 'https://www.googleapis.com/userinfo/v2/me';
 
 export function googleProvider(s: ProviderSettings): OAuthProvider {
@@ -19,10 +21,10 @@ export function googleProvider(s: ProviderSettings): OAuthProvider {
     },
     async exchange(ctx, c) {
       const d = await ctx.oidc.discovery(ctx, GOOGLE_ISSUER);
-      return exchangeCode(ctx, { tokenUrl: d.token_endpoint, settings: s, code: c.code, codeVerifier: c.codeVerifier });
+      return exchangeCode(ctx, { tokenUrl: d.token_endpoint, settings: s, code: c.code });
     },
     async userInfo(ctx, token) {
-      if (token.idToken) return googleUser(await verifyOidcToken(ctx, token.idToken, { issuer: GOOGLE_ISSUER, clientId, accessToken: token.accessToken }));
+      if (token.idToken) return googleUser(await verifyOidcToken(ctx, token.idToken, { issuer: GOOGLE_ISSUER, issuerAliases: GOOGLE_ISSUER_ALIASES, clientId, accessToken: token.accessToken }));
       const u = obj(await getJson(ctx, GOOGLE_USERINFO, token.accessToken));
       const email = str(u.email);
       const verified = u.verified_email === true || u.email_verified === true;
@@ -35,7 +37,7 @@ export function googleProvider(s: ProviderSettings): OAuthProvider {
       };
     },
     async verifyIdToken(ctx, idToken) {
-      const payload = await verifyOidcToken(ctx, idToken, { issuer: GOOGLE_ISSUER });
+      const payload = await verifyOidcToken(ctx, idToken, { issuer: GOOGLE_ISSUER, issuerAliases: GOOGLE_ISSUER_ALIASES });
       return { user: googleUser(payload), payload };
     },
   };

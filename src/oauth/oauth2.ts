@@ -2,7 +2,7 @@
 // (AuthCodeURL), the code exchange (RetrieveToken: client credentials as HTTP Basic first, then in
 // the form after any failure, remembered per token URL; JSON or form-encoded answers) and the
 // Bearer-authenticated user-info GET (provider.makeRequest).
-import { type OAuthContext, type OAuthProvider, type ProviderSettings, type ProviderToken, ProviderError } from './provider.ts';
+import { type OAuthContext, type OAuthProvider, type ProviderSettings, type ProviderToken, ProviderError, ProviderTimeout } from './provider.ts';
 import { obj, str } from './claims.ts';
 
 /** Go's url.QueryEscape: unreserved bytes kept, space as '+', everything else %XX. */
@@ -54,7 +54,6 @@ export interface CodeExchange {
   tokenUrl: string;
   settings: ProviderSettings;
   code: string;
-  codeVerifier?: string;
   /** Extra form fields (Apple's non-standard `secret`, …). */
   form?: Record<string, string>;
   /** Fixed style; unset means GoTrue's auto-detection (header, then params). */
@@ -68,7 +67,6 @@ export async function exchangeCode(ctx: OAuthContext, x: CodeExchange): Promise<
   const clientId = x.settings.clientIds[0] ?? '';
   const v: Record<string, string> = { grant_type: 'authorization_code', code: x.code, ...x.form };
   if (x.settings.redirectUri) v.redirect_uri = x.settings.redirectUri;
-  if (x.codeVerifier) v.code_verifier = x.codeVerifier;
   const cacheKey = `${x.tokenUrl}\n${clientId}`;
   const known = x.authStyle ?? ctx.authStyles.get(cacheKey);
   const attempt = (style: AuthStyle) => tokenRoundTrip(ctx, x, v, clientId, style);
@@ -77,7 +75,10 @@ export async function exchangeCode(ctx: OAuthContext, x: CodeExchange): Promise<
     const token = await attempt('header');
     ctx.authStyles.set(cacheKey, 'header');
     return token;
-  } catch {
+  } catch (err) {
+    // x/oauth2 retries after any error; a provider that did not answer in time gets no second
+    // request (the budget is spent, and a slow endpoint would only be asked to be slow twice).
+    if (err instanceof ProviderTimeout || ctx.signal?.aborted) throw err;
     const token = await attempt('params');
     ctx.authStyles.set(cacheKey, 'params');
     return token;
@@ -94,7 +95,7 @@ async function tokenRoundTrip(ctx: OAuthContext, x: CodeExchange, v: Record<stri
     headers.Authorization = `Basic ${btoa(`${goQueryEscape(clientId)}:${goQueryEscape(x.settings.secret)}`)}`;
   }
   const res = await send(ctx, x.tokenUrl, { method: 'POST', headers, body: goEncode(form) }, 'token exchange');
-  const text = await readText(res);
+  const text = await bodyText(res, 'token exchange');
   if (res.status < 200 || res.status > 299) throw new ProviderError(`token exchange answered HTTP ${res.status}`);
   const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   let raw: Record<string, unknown>;
@@ -113,28 +114,46 @@ async function tokenRoundTrip(ctx: OAuthContext, x: CodeExchange, v: Record<stri
   return { accessToken, refreshToken: str(raw.refresh_token) || undefined, idToken: str(raw.id_token) || undefined, raw };
 }
 
-/** A GET (or other) request bounded by the provider timeout; network failures become ProviderError. */
-export async function send(ctx: OAuthContext, url: string, init: RequestInit, what: string): Promise<Response> {
+export type CallContext = Pick<OAuthContext, 'fetch' | 'timeoutMs' | 'signal' | 'userAgent'>;
+
+/**
+ * A request to a provider: our User-Agent, bounded by the per-request timeout and the flow's
+ * budget (the signal covers the body too). Network failures become ProviderError, running out
+ * of time ProviderTimeout.
+ */
+export async function send(ctx: CallContext, url: string, init: RequestInit, what: string): Promise<Response> {
+  if (ctx.signal?.aborted) throw new ProviderTimeout(`${what} not sent: no time left`);
+  const headers = new Headers(init.headers);
+  headers.set('User-Agent', ctx.userAgent);
+  const own = AbortSignal.timeout(ctx.timeoutMs);
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, own]) : own;
   try {
-    return await ctx.fetch(url, { ...init, signal: AbortSignal.timeout(ctx.timeoutMs) });
+    return await ctx.fetch(url, { ...init, headers, signal });
   } catch (err) {
-    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw new ProviderError(`${what} failed: ${timedOut ? `no answer within ${ctx.timeoutMs} ms` : 'the request failed'}`, { cause: err });
+    if (signal.aborted) throw new ProviderTimeout(`${what} failed: no answer in time`, { cause: err });
+    throw new ProviderError(`${what} failed: the request failed`, { cause: err });
   }
 }
 
 const MAX_BODY = 1 << 20;
 
-async function readText(res: Response): Promise<string> {
-  const text = await res.text();
-  if (text.length > MAX_BODY) throw new ProviderError('provider answer over 1 MiB');
+/** The body as text; a timeout while it streams is a ProviderTimeout. */
+export async function bodyText(res: Response, what: string): Promise<string> {
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+    throw timedOut ? new ProviderTimeout(`${what} failed: no answer in time`, { cause: err }) : new ProviderError(`${what} failed: the answer broke off`, { cause: err });
+  }
+  if (text.length > MAX_BODY) throw new ProviderError(`${what}: answer over 1 MiB`);
   return text;
 }
 
 /** provider.makeRequest: GET with the Bearer token, any non-2xx is an error, the body is JSON. */
 export async function getJson(ctx: OAuthContext, url: string, accessToken: string, headers: Record<string, string> = {}): Promise<unknown> {
   const res = await send(ctx, url, { method: 'GET', headers: { Authorization: `Bearer ${accessToken}`, ...headers } }, 'user info request');
-  const text = await readText(res);
+  const text = await bodyText(res, 'user info request');
   if (res.status < 200 || res.status >= 300) throw new ProviderError(`user info request answered HTTP ${res.status}`);
   try {
     return JSON.parse(text);
@@ -171,7 +190,7 @@ export function standardProvider(s: ProviderSettings, p: StandardProvider): OAut
       return authCodeUrl({ authUrl: p.authUrl, clientId: s.clientIds[0] ?? '', redirectUri: s.redirectUri, scopes, state: a.state, params: [...(p.authParams ?? []), ...a.params] });
     },
     exchange(ctx, c) {
-      return exchangeCode(ctx, { tokenUrl: p.tokenUrl, settings: s, code: c.code, codeVerifier: c.codeVerifier, authStyle: p.authStyle });
+      return exchangeCode(ctx, { tokenUrl: p.tokenUrl, settings: s, code: c.code, authStyle: p.authStyle });
     },
     userInfo: p.userInfo,
   };

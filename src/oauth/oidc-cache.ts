@@ -1,8 +1,11 @@
 // OIDC discovery documents and JWKS, fetched through the context's fetch and kept for an hour
 // (GoTrue's oidc_cache with EXTERNAL_OIDC_PROVIDER_CACHE_TTL's default). One cache per Deps; a
-// failed fetch is not cached.
+// failed fetch is not cached. Concurrent requests for one URL share one fetch, and a key id
+// nobody knows refetches a JWKS at most once a minute per URL (go-oidc's remote key set merges
+// its refreshes the same way), so a stream of forged key ids cannot hammer the issuer.
 import type { JSONWebKeySet } from 'jose';
 import { obj, str } from './claims.ts';
+import { bodyText, type CallContext, send } from './oauth2.ts';
 import type { OAuthContext } from './provider.ts';
 import { ProviderError } from './provider.ts';
 
@@ -14,25 +17,47 @@ export interface OidcDiscovery {
   userinfo_endpoint?: string;
 }
 
+type FetchContext = CallContext & Pick<OAuthContext, 'now'>;
+
 export interface OidcCache {
   /** `<issuer>/.well-known/openid-configuration`. */
-  discovery(ctx: Pick<OAuthContext, 'fetch' | 'timeoutMs' | 'now'>, issuer: string): Promise<OidcDiscovery>;
-  /** `fresh`: skip the cache (a key id nobody knows: the provider may have rotated its keys). */
-  jwks(ctx: Pick<OAuthContext, 'fetch' | 'timeoutMs' | 'now'>, jwksUri: string, fresh?: boolean): Promise<JSONWebKeySet>;
+  discovery(ctx: FetchContext, issuer: string): Promise<OidcDiscovery>;
+  /** `fresh`: a key id nobody knows (the provider may have rotated its keys); at most once a minute per URL. */
+  jwks(ctx: FetchContext, jwksUri: string, fresh?: boolean): Promise<JSONWebKeySet>;
 }
 
 export const OIDC_CACHE_TTL_MS = 3600 * 1000;
+export const JWKS_REFETCH_INTERVAL_MS = 60 * 1000;
 
 export function createOidcCache(ttlMs = OIDC_CACHE_TTL_MS): OidcCache {
   const entries = new Map<string, { at: number; value: unknown }>();
-  async function cached<T>(ctx: Pick<OAuthContext, 'fetch' | 'timeoutMs' | 'now'>, url: string, read: (body: Record<string, unknown>) => T, fresh = false): Promise<T> {
+  const inflight = new Map<string, Promise<unknown>>();
+  const forcedAt = new Map<string, number>();
+
+  async function cached<T>(ctx: FetchContext, url: string, read: (body: Record<string, unknown>) => T, fresh = false): Promise<T> {
     const now = ctx.now().getTime();
     const hit = entries.get(url);
     if (hit && !fresh && now - hit.at < ttlMs) return hit.value as T;
+    if (hit && fresh) {
+      const last = forcedAt.get(url);
+      if (last !== undefined && now - last < JWKS_REFETCH_INTERVAL_MS) return hit.value as T;
+      forcedAt.set(url, now);
+    }
+    let pending = inflight.get(url) as Promise<T> | undefined;
+    if (!pending) {
+      pending = (async () => {
+        try {
+          const value = read(await fetchJson(ctx, url));
+          entries.set(url, { at: now, value });
+          return value;
+        } finally {
+          inflight.delete(url);
+        }
+      })();
+      inflight.set(url, pending);
+    }
     try {
-      const value = read(await fetchJson(ctx, url));
-      entries.set(url, { at: now, value });
-      return value;
+      return await pending;
     } catch (err) {
       // As GoTrue's cache: a stale entry keeps sign-in working through an issuer's outage.
       if (hit) return hit.value as T;
@@ -60,16 +85,12 @@ export function createOidcCache(ttlMs = OIDC_CACHE_TTL_MS): OidcCache {
   };
 }
 
-async function fetchJson(ctx: Pick<OAuthContext, 'fetch' | 'timeoutMs'>, url: string): Promise<Record<string, unknown>> {
-  let res: Response;
-  try {
-    res = await ctx.fetch(url, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(ctx.timeoutMs) });
-  } catch (err) {
-    throw new ProviderError(`fetching ${url} failed`, { cause: err });
-  }
+async function fetchJson(ctx: CallContext, url: string): Promise<Record<string, unknown>> {
+  const res = await send(ctx, url, { headers: { Accept: 'application/json' } }, `fetching ${url}`);
+  const text = await bodyText(res, `fetching ${url}`);
   if (!res.ok) throw new ProviderError(`${url} answered HTTP ${res.status}`);
   try {
-    return obj(await res.json());
+    return obj(JSON.parse(text));
   } catch {
     throw new ProviderError(`${url} did not answer JSON`);
   }

@@ -1,8 +1,8 @@
 // ID tokens as GoTrue checks them (provider/oidc.go ParseIDToken over go-oidc): the signature
-// against the issuer's JWKS from its discovery document (fetched again once for an unknown key
-// id), the issuer (unless Apple's two issuers make it moot), the audience when a client id is
-// given, the expiry, and at_hash when an access token came with it. The claims are then mapped
-// as GoTrue's parse<Provider>IDToken functions do.
+// against the issuer's JWKS from its discovery document (fetched again for an unknown key id, at
+// most once a minute), the issuer (unless Apple's two issuers make it moot), the audience when a
+// client id is given, the expiry, and at_hash when an access token came with it. The claims are
+// then mapped as GoTrue's parse<Provider>IDToken functions do.
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose';
 import { base64url, utf8 } from '../crypto/encoding.ts';
 import { type Claims, obj, str } from './claims.ts';
@@ -15,6 +15,8 @@ export interface IdTokenCheck {
   clientId?: string;
   /** Apple: the discovery document's issuer and the token's need not match. */
   skipIssuerCheck?: boolean;
+  /** Other spellings of the issuer the token may carry (go-oidc: Google's scheme-less `accounts.google.com`). */
+  issuerAliases?: string[];
   /** With an at_hash claim, the access token must hash to it. */
   accessToken?: string;
 }
@@ -32,7 +34,7 @@ export async function verifyOidcToken(ctx: OAuthContext, idToken: string, check:
   const discovery = await ctx.oidc.discovery(ctx, check.issuer);
   if (!check.skipIssuerCheck && discovery.issuer !== check.issuer) throw new ProviderError(`discovery document names issuer ${discovery.issuer}, not ${check.issuer}`);
   const options = {
-    issuer: check.skipIssuerCheck ? undefined : discovery.issuer,
+    issuer: check.skipIssuerCheck ? undefined : [discovery.issuer, ...(check.issuerAliases ?? [])],
     audience: check.clientId,
     algorithms: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'EdDSA'],
   };

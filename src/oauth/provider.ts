@@ -9,7 +9,15 @@ export interface OAuthContext {
   fetch: typeof fetch;
   /** GoTrue's GOTRUE_INTERNAL_HTTP_TIMEOUT, per request. */
   timeoutMs: number;
+  /**
+   * The budget of the whole /authorize or /callback: once aborted, every provider call stops, so
+   * the flow answers with its own error before API_MAX_REQUEST_DURATION's 504.
+   */
+  signal?: AbortSignal;
+  /** Sent as User-Agent on every provider request (authsvc/<version>); GitHub's API refuses requests without one. */
+  userAgent: string;
   now: () => Date;
+  randomBytes: (n: number) => Uint8Array;
   /** Discovery documents and JWKS, cached (EXTERNAL_OIDC_PROVIDER_CACHE_TTL in GoTrue). */
   oidc: OidcCache;
   /** x/oauth2's AuthStyleCache: which client authentication each token URL accepted. */
@@ -57,8 +65,6 @@ export interface AuthorizeInput {
   scopes: string;
   /** The other query parameters of /authorize, forwarded as GoTrue does (already filtered). */
   params: [string, string][];
-  /** S256 challenge for providers that require PKCE on their side (GoTrue: RequiresPKCE). */
-  codeChallenge?: string;
 }
 
 export interface CallbackInput {
@@ -66,15 +72,12 @@ export interface CallbackInput {
   code: string;
   /** The callback's query (GET) or form (POST, Apple's form_post). */
   params: URLSearchParams;
-  /** The PKCE verifier of a provider that requires PKCE. */
-  codeVerifier?: string;
 }
 
 export interface OAuthProvider {
   readonly name: ProviderName;
   /** OAuth 1.0a (twitter): no `code` in the callback, `oauth_token` and `oauth_verifier` instead. */
   readonly oauth1?: boolean;
-  readonly requiresPkce?: boolean;
   /** Where /authorize sends the browser. */
   authorizationUrl(ctx: OAuthContext, input: AuthorizeInput): Promise<string>;
   /** The token leg. Throws ProviderError on any failure. */
@@ -99,4 +102,9 @@ export interface VerifiedIdToken {
 /** A provider call that failed; `message` names what failed, never a secret or token. */
 export class ProviderError extends Error {
   override name = 'ProviderError';
+}
+
+/** A provider call that did not answer in time (its own timeout, or the flow's budget ran out). */
+export class ProviderTimeout extends ProviderError {
+  override name = 'ProviderTimeout';
 }

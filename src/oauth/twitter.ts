@@ -5,10 +5,8 @@
 // comes from verify_credentials with include_email. The access token is the provider_token.
 import { obj, str } from './claims.ts';
 import { newNonce, oauth1Header } from './oauth1.ts';
-import { chooseHost, send } from './oauth2.ts';
+import { bodyText, chooseHost, send } from './oauth2.ts';
 import { type OAuthContext, type OAuthProvider, ProviderError, type ProviderSettings } from './provider.ts';
-
-const random = (n: number) => crypto.getRandomValues(new Uint8Array(n));
 
 export function twitterProvider(s: ProviderSettings): OAuthProvider {
   const host = chooseHost(s.url, 'api.twitter.com');
@@ -16,10 +14,10 @@ export function twitterProvider(s: ProviderSettings): OAuthProvider {
   const consumer = { consumerKey: s.clientIds[0] ?? '', consumerSecret: s.secret };
 
   async function signedGet(ctx: OAuthContext, url: string, what: string, sign: { token?: string; tokenSecret?: string; oauth?: Record<string, string>; query?: Record<string, string> }) {
-    const header = oauth1Header({ method: 'GET', url, ...consumer, ...sign, now: ctx.now(), nonce: newNonce(random) });
+    const header = oauth1Header({ method: 'GET', url, ...consumer, ...sign, now: ctx.now(), nonce: newNonce(ctx.randomBytes) });
     const qs = sign.query ? `?${new URLSearchParams(sign.query)}` : '';
     const res = await send(ctx, `${url}${qs}`, { method: 'GET', headers: { Authorization: header } }, what);
-    const text = await res.text();
+    const text = await bodyText(res, what);
     if (res.status < 200 || res.status >= 300) throw new ProviderError(`${what} answered HTTP ${res.status}`);
     return text;
   }

@@ -14,7 +14,7 @@ export function workosProvider(s: ProviderSettings): OAuthProvider {
       return authCodeUrl({ authUrl: `${api}/sso/authorize`, clientId: s.clientIds[0] ?? '', redirectUri: s.redirectUri, scopes: [], state: a.state, params });
     },
     exchange(ctx, c) {
-      return exchangeCode(ctx, { tokenUrl: `${api}/sso/token`, settings: s, code: c.code, codeVerifier: c.codeVerifier });
+      return exchangeCode(ctx, { tokenUrl: `${api}/sso/token`, settings: s, code: c.code });
     },
     async userInfo(_ctx, token) {
       const p = obj(token.raw.profile);

@@ -8,6 +8,7 @@ import {
 import { unlinkIdentity } from '../flows/identities.ts';
 import { requireAuth } from '../http/auth.ts';
 import { ApiError, notFound } from '../http/errors.ts';
+import { bucketFor, rateLimitKey } from '../http/rate-limit.ts';
 import { hasUnstorableChars, readBodyText } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
@@ -20,8 +21,22 @@ function queryOf(c: Context<AppEnv>): URLSearchParams {
   return new URL(c.req.url).searchParams;
 }
 
+/**
+ * Every /authorize writes a flow_state row. GoTrue puts no limiter on it; authsvc gives it its own
+ * per-IP bucket at /token's rate (RATE_LIMIT_TOKEN_REFRESH per 5 minutes, burst 30).
+ */
+async function limitAuthorize(c: Context<AppEnv>): Promise<void> {
+  const key = rateLimitKey(c);
+  if (key === undefined) return;
+  const deps = c.var.deps;
+  if (!(await c.var.limiter.take(`authorize:${key}`, bucketFor('token', deps.config.rateLimit), deps.now()))) {
+    throw new ApiError(429, 'over_request_rate_limit', 'Request rate limit reached');
+  }
+}
+
 externalRoutes.get('/authorize', async (c) => {
   const deps = c.var.deps;
+  await limitAuthorize(c);
   const query = queryOf(c);
   const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
   const url = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer });

@@ -82,7 +82,11 @@ export const SCENARIOS: ProviderScenario[] = [
       expect(`${loc.origin}${loc.pathname}`).toBe(`${fake.base}/oauth/authorize`);
       expect(loc.searchParams.get('scope')).toBe('profile email openid');
       expectTokenRequest(reqs[0], 'slack', '/api/oauth.access');
-      expect(reqs[1]!.path).toBe('/api/openid.connect.userInfo');
+      expect(reqs).toHaveLength(2);
+      expect(reqs[1]).toMatchObject({ method: 'GET', path: '/api/openid.connect.userInfo', body: '' });
+      expect(reqs[1]!.headers.authorization).toBe('Bearer xoxp-slack');
+      expect(reqs[1]!.headers['user-agent']).toBe('authsvc/0.0.0-test');
+      expect(reqs[1]!.headers['content-type']).toBeUndefined();
     },
     expected: {
       sub: 'U0R7JM', email: 'krane@slack.example', emailVerified: true, providerToken: 'xoxp-slack',

@@ -179,6 +179,12 @@ export const SCENARIOS: ProviderScenario[] = [
       expect(`${loc.origin}${loc.pathname}`).toBe(`${fake.base}/realms/acme/protocol/openid-connect/auth`);
       expect(loc.searchParams.get('scope')).toBe('profile email');
       expectTokenRequest(reqs[0], 'keycloak', '/realms/acme/protocol/openid-connect/token');
+      // The realm's userinfo: a GET with the access token as Bearer and authsvc's User-Agent, nothing else of ours.
+      expect(reqs).toHaveLength(2);
+      expect(reqs[1]).toMatchObject({ method: 'GET', path: '/realms/acme/protocol/openid-connect/userinfo', body: '' });
+      expect(reqs[1]!.headers.authorization).toBe('Bearer kc-access');
+      expect(reqs[1]!.headers['user-agent']).toBe('authsvc/0.0.0-test');
+      expect(reqs[1]!.headers['content-type']).toBeUndefined();
     },
     expected: {
       sub: 'f1d2-kc', email: 'kay@keycloak.example', emailVerified: true, providerToken: 'kc-access', providerRefreshToken: 'kc-refresh',
