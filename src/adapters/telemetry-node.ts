@@ -13,6 +13,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../telemetry/logger.ts';
+import { otlpSignalUrl, parseKeyValues, resourceAttributes } from '../telemetry/otel-config.ts';
 import { registerRuntimeMetrics } from './runtime-metrics.ts';
 
 export interface Telemetry {
@@ -22,29 +23,8 @@ export interface Telemetry {
 
 type Env = Record<string, string | undefined>;
 
-/** `k=v,k2=v2` with percent-encoded values (the OTEL_*_HEADERS and OTEL_RESOURCE_ATTRIBUTES syntax). */
-export function parseKeyValues(raw: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (raw ?? '').split(',')) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) continue;
-    const key = part.slice(0, eq).trim();
-    const value = part.slice(eq + 1).trim();
-    try {
-      out[key] = decodeURIComponent(value);
-    } catch {
-      out[key] = value;
-    }
-  }
-  return out;
-}
-
 export function telemetryResource(config: Config, version: string): Resource {
-  return resourceFromAttributes({
-    ...parseKeyValues(config.otel.resourceAttributes),
-    'service.name': config.otel.serviceName || 'authsvc',
-    'auth.version': version,
-  });
+  return resourceFromAttributes(resourceAttributes(config, version));
 }
 
 interface Otlp { url?: string; protocol: string; headers: Record<string, string> }
@@ -52,9 +32,8 @@ interface Otlp { url?: string; protocol: string; headers: Record<string, string>
 /** The signal's OTLP settings: the signal-specific variable first, then the general one. */
 function otlpSettings(config: Config, env: Env, signal: 'traces' | 'metrics'): Otlp {
   const s = signal.toUpperCase();
-  const base = config.otel.exporterOtlpEndpoint?.replace(/\/+$/, '');
   return {
-    url: env[`OTEL_EXPORTER_OTLP_${s}_ENDPOINT`] || (base ? `${base}/v1/${signal}` : undefined),
+    url: env[`OTEL_EXPORTER_OTLP_${s}_ENDPOINT`] || otlpSignalUrl(config, signal),
     protocol: env[`OTEL_EXPORTER_OTLP_${s}_PROTOCOL`] || config.otel.exporterOtlpProtocol || 'http/protobuf',
     headers: { ...parseKeyValues(config.otel.exporterOtlpHeaders), ...parseKeyValues(env[`OTEL_EXPORTER_OTLP_${s}_HEADERS`]) },
   };

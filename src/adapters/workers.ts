@@ -25,6 +25,7 @@ import { type Logger, createLogger, errorFields } from '../telemetry/logger.ts';
 import { type NeonSocketOptions, openNeon } from './db-neon.ts';
 import { type KvNamespaceLike, createKvRateLimitStore } from './workers-kv-store.ts';
 import { BUNDLED_MIGRATIONS } from './workers-migrations.ts';
+import type { WorkersTracing } from './telemetry-workers.ts';
 import { createWorkerSmtpTransport } from './workers-smtp.ts';
 import { TcpSocketAsWebSocket, tcpProxyAddress } from './workers-tcp-socket.ts';
 
@@ -55,6 +56,8 @@ interface IsolateState {
   migrated: boolean;
   /** KV when AUTHSVC_RATE_LIMIT_STORE=kv; otherwise the app's default from config.rateLimit.store (postgres here). */
   rateLimitStore?: RateLimitStore;
+  /** TRACING_ENABLED: spans of this isolate, exported after each response. */
+  tracing?: WorkersTracing;
 }
 
 export class WorkersConfigError extends Error {
@@ -174,6 +177,9 @@ async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
     logger.warn('AUTHSVC_WORKERS_MAIL_LOG: emails are written to the log, not sent (development only)');
   }
   const fetchFn: typeof fetch = (input, init) => fetch(input, init);
+  const tracing = config.tracing.enabled
+    ? (await import('./telemetry-workers.ts')).startWorkersTracing(config, VERSION, logger, fetchFn)
+    : undefined;
   return {
     base: {
       config,
@@ -191,6 +197,7 @@ async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
     tables: createTables(config.db.namespace),
     migrated: false,
     rateLimitStore: rateLimitKv ? createKvRateLimitStore(rateLimitKv) : undefined,
+    tracing,
   };
 }
 
@@ -273,6 +280,7 @@ export async function handleRequest(request: Request, env: WorkersEnv, ctx: Work
     return failure({ msg: 'database unavailable or migration failed', ...describeError(err) });
   } finally {
     ctx.waitUntil(db.close());
+    if (state.tracing) ctx.waitUntil(state.tracing.flush());
   }
 }
 

@@ -1,7 +1,7 @@
 // Spans through @opentelemetry/api only: without a registered SDK (TRACING_ENABLED=false, the
 // default) every call here is the API's no-op. The adapters register the SDK (telemetry-node.ts).
 // Span names and attributes never carry parameter values, bodies, headers or query strings.
-import { type Attributes, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { type Attributes, INVALID_SPAN_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'authsvc';
 
@@ -9,8 +9,15 @@ export function getTracer(): Tracer {
   return trace.getTracer(TRACER_NAME);
 }
 
-/** Runs `fn` in a child span of the active one; a throw marks the span as an error (type only). */
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * Runs `fn` in a child span of the active one; a throw marks the span as an error (type only).
+ * Without an active span (start-up, migrations, a runtime without async context such as Workers)
+ * no span is made: a child never becomes a stray trace of its own.
+ */
 export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
+  if (!trace.getActiveSpan()) return fn(NO_SPAN);
   return getTracer().startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await fn(span);
