@@ -71,6 +71,9 @@ async function traffic(server: ServerProcess, email: string) {
   expect(reused.json.error_code).toBe('refresh_token_already_used');
   const recover = await call(server, 'POST', '/recover', { email });
   expect(recover.status).toBe(200);
+  // A second recovery email within SMTP_MAX_FREQUENCY: refused (429).
+  const again = await call(server, 'POST', '/recover', { email });
+  expect({ status: again.status, code: again.json.error_code }).toEqual({ status: 429, code: 'over_email_send_rate_limit' });
   return {
     userId: (signup.json.user as { id: string } | undefined)?.id ?? (signup.json.id as string),
     secrets: [PASSWORD, 'wrong-password-1', RESEND_KEY, JWT_SECRET, COLLECTOR_SECRET, refreshToken, signin.json.access_token as string,
@@ -206,7 +209,8 @@ describe('Prometheus exporter on its own listener', () => {
         refreshFailed: delta('auth_refreshes_total{auth_outcome="failure"}'),
         reuse: delta('auth_refresh_token_reuse_detections_total'),
         emails: delta('auth_emails_total{auth_outcome="sent"}'),
-      }).toEqual({ signups: 1, signinOk: 1, signinFailed: 1, refreshOk: 1, refreshFailed: 1, reuse: 1, emails: 1 });
+        refusals: delta('auth_rate_limit_refusals_total{error_code="over_email_send_rate_limit"}'),
+      }).toEqual({ signups: 1, signinOk: 1, signinFailed: 1, refreshOk: 1, refreshFailed: 1, reuse: 1, emails: 1, refusals: 1 });
       const tokenCount = [...after].filter(([k]) => k.startsWith('http_server_request_duration_count{') && k.includes('http_route="/token"'))
         .reduce((n, [, v]) => n + v, 0);
       expect(tokenCount).toBe(4);

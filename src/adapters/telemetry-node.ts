@@ -102,6 +102,18 @@ function diagnostics(config: Config, env: Env, logger: Logger): void {
   diag.setLogger({ error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('debug') }, DiagLogLevel.DEBUG);
 }
 
+/** A collector URL for the log: no user name or password. */
+function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '(an invalid URL)';
+  }
+}
+
 function safeJson(v: unknown): string {
   try {
     return JSON.stringify(v) ?? String(v);
@@ -126,7 +138,7 @@ export async function startNodeTelemetry(config: Config, env: Env, logger: Logge
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(provider);
     parts.push(provider);
-    logger.info(`tracing: OTLP ${o.protocol} to ${o.url ?? 'the exporter default (OTEL_EXPORTER_OTLP_ENDPOINT or localhost:4318)'}`);
+    logger.info(`tracing: OTLP ${o.protocol} to ${o.url ? withoutCredentials(o.url) : 'the exporter default (OTEL_EXPORTER_OTLP_ENDPOINT or localhost:4318)'}`);
   }
   if (config.metrics.enabled) {
     const provider = new MeterProvider({ resource, readers: [await metricReader(config, env, logger)] });
