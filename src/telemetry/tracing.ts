@@ -12,22 +12,22 @@ export function getTracer(): Tracer {
 const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /**
- * Runs `fn` in a child span of the active one; a throw marks the span as an error (type only).
+ * Runs `fn` in a leaf span, a child of the active one; a throw marks the span as an error (type
+ * only). The span is not made active (nothing under it is traced), which spares a context switch.
  * Without an active span (start-up, migrations, a runtime without async context such as Workers)
  * no span is made: a child never becomes a stray trace of its own.
  */
 export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
   if (!trace.getActiveSpan()) return fn(NO_SPAN);
-  return getTracer().startActiveSpan(name, { kind, attributes }, async (span) => {
-    try {
-      return await fn(span);
-    } catch (err) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  const span = getTracer().startSpan(name, { kind, attributes });
+  try {
+    return await fn(span);
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
+    throw err;
+  } finally {
+    span.end();
+  }
 }
 
 const OPERATION = /^\s*(select|insert|update|delete|with|begin|commit|rollback|savepoint|release|set|create|alter|drop|lock|do|show|notify|listen|truncate)\b/i;
@@ -49,9 +49,20 @@ export function statementSummary(text: string, preparedName?: string): { name: s
   return { name: preparedName || summary, attributes };
 }
 
+/** Summaries by statement text: drizzle sends the same few texts over and over. */
+const summaries = new Map<string, { name: string; attributes: Attributes }>();
+
 /** Traces one statement run through `run` (a driver's promise-returning query). */
 export function tracedStatement<T>(text: string, preparedName: string | undefined, run: () => Promise<T>): Promise<T> {
-  const { name, attributes } = statementSummary(text, preparedName);
+  if (!trace.getActiveSpan()) return run();
+  const key = preparedName ? `${preparedName}\u0000${text}` : text;
+  let summary = summaries.get(key);
+  if (!summary) {
+    summary = statementSummary(text, preparedName);
+    if (summaries.size >= 1000) summaries.clear();
+    summaries.set(key, summary);
+  }
+  const { name, attributes } = summary;
   return withSpan(name, attributes, () => run(), SpanKind.CLIENT);
 }
 
