@@ -6,7 +6,8 @@ import type { Deps } from './deps.ts';
 import { instrumentDeps } from './deps-telemetry.ts';
 import { corsMiddleware } from './http/cors.ts';
 import { requestDeadline } from './http/deadline.ts';
-import { API_VERSION_2024, errorBody, unexpectedFailure, wantsApiVersion2024 } from './http/error-body.ts';
+import { isDatabaseUnavailable } from './db/database.ts';
+import { API_VERSION_2024, databaseUnavailable, errorBody, unexpectedFailure, wantsApiVersion2024 } from './http/error-body.ts';
 import { ApiError, OAuthApiError } from './http/errors.ts';
 import { defaultRateLimitStore } from './http/rate-limit.ts';
 import { createOAuthCache } from './oauth/context.ts';
@@ -106,13 +107,17 @@ export function createApp(built: Deps): Hono<AppEnv> {
       return c.json({ error: err.error, error_description: err.description }, 400);
     }
     let apiErr: ApiError;
-    if (err instanceof ApiError) apiErr = err;
+    if (err instanceof ApiError && !(err.status === 500 && isDatabaseUnavailable(err.cause))) apiErr = err;
     else if (err instanceof HTTPException && err.status < 500) apiErr = new ApiError(err.status, 'unknown', err.message);
-    else {
+    else if (isDatabaseUnavailable(err instanceof ApiError ? err.cause : err)) {
+      // A known outage: 503 database_unavailable (http/error-body.ts), logged without a stack.
+      c.var.logger?.warn('database unavailable', errorFields(err instanceof ApiError ? err.cause : err));
+      apiErr = databaseUnavailable();
+    } else {
       c.var.logger?.error('unexpected error', errorFields(err));
       apiErr = unexpectedFailure();
     }
-    if (apiErr.status >= 500 && err instanceof ApiError) {
+    if (apiErr.status >= 500 && apiErr === err) {
       c.var.logger?.error(apiErr.message, { error_code: apiErr.errorCode, ...(err.cause ? errorFields(err.cause) : {}) });
     }
     const v2024 = wantsApiVersion2024(c.req.header('x-supabase-api-version'));

@@ -3,16 +3,31 @@ import { metrics } from '@opentelemetry/api';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { createTables } from '../../drizzle/schema.ts';
-import type { Database, Orm } from '../db/database.ts';
+import { type Database, type Orm, pgErrorCode } from '../db/database.ts';
 import { METER_NAME } from '../telemetry/metrics.ts';
 import { traceQueries } from './db-tracing.ts';
 
-export function openPostgres(opts: { url: string; namespace: string; maxPoolSize: number; traced?: boolean }): Database {
+export interface PostgresOptions {
+  url: string;
+  namespace: string;
+  maxPoolSize: number;
+  traced?: boolean;
+  /** Longest wait for a new connection (or a free one, with a pool limit); unset: no limit. */
+  connectTimeoutMs?: number;
+  /** Longest wait for a statement's answer; its connection is then closed. Unset: no limit. */
+  queryTimeoutMs?: number;
+}
+
+export function openPostgres(opts: PostgresOptions): Database {
   // DB_MAX_POOL_SIZE=0 means unlimited, as in GoTrue.
   const max = opts.maxPoolSize > 0 ? opts.maxPoolSize : Number.MAX_SAFE_INTEGER;
-  const pool = new pg.Pool({ connectionString: opts.url, max, application_name: 'authsvc' });
+  const pool = new pg.Pool({
+    connectionString: opts.url, max, application_name: 'authsvc', keepAlive: true,
+    connectionTimeoutMillis: opts.connectTimeoutMs, query_timeout: opts.queryTimeoutMs,
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  guardCheckouts(pool);
   if (opts.traced) {
     traceQueries(pool as unknown as Parameters<typeof traceQueries>[0]);
     pool.on('connect', (client) => traceQueries(client as unknown as Parameters<typeof traceQueries>[0]));
@@ -29,7 +44,8 @@ export function openPostgres(opts: { url: string; namespace: string; maxPoolSize
       const client = await pool.connect();
       try {
         return await fn({ exec: async (sql) => {
-          const res = await client.query(sql);
+          // Scripts (migrations: index builds, the advisory lock) are not bounded by the query timeout.
+          const res = await client.query({ text: sql, query_timeout: 86_400_000 } as pg.QueryConfig);
           const last = Array.isArray(res) ? res.at(-1) : res;
           return (last?.rows ?? []) as Record<string, unknown>[];
         } });
@@ -42,6 +58,48 @@ export function openPostgres(opts: { url: string; namespace: string; maxPoolSize
       closed = true;
       await pool.end();
     },
+  };
+}
+
+/**
+ * A checked-out connection (a transaction, a raw session) that failed without a SQLSTATE (reset,
+ * closed, or a statement that timed out while its answer may still come) is never handed out
+ * again: its later statements fail at once, and it is closed when released. Otherwise a
+ * transaction whose statement timed out could stay open on it, and the next request's COMMIT on
+ * that connection would commit the failed request's writes.
+ */
+function guardCheckouts(pool: pg.Pool): void {
+  const broken = new WeakSet<pg.PoolClient>();
+  const guarded = new WeakSet<pg.PoolClient>();
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  const checkout = async (): Promise<pg.PoolClient> => {
+    const client = await connect();
+    if (!guarded.has(client)) {
+      guarded.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        if (broken.has(client)) return Promise.reject(new Error('connection is broken: an earlier statement on it failed'));
+        const result = query(...args);
+        if (!(result instanceof Promise)) return result;
+        return result.catch((err: unknown) => {
+          if (pgErrorCode(err) === undefined) broken.add(client);
+          throw err;
+        });
+      };
+    }
+    const release = client.release;
+    client.release = (err?: Error | boolean) => {
+      if (!err && !broken.has(client)) return release(err);
+      release(err || new Error('connection is broken'));
+      // Closed now, not at the next answer: the server rolls back what was left open on it.
+      client.connection.stream.destroy();
+    };
+    return client;
+  };
+  (pool as { connect: unknown }).connect = (...args: unknown[]) => {
+    // pg-pool's own pool.query() passes a callback and releases with the error itself.
+    if (args.length > 0) return (connect as (...a: unknown[]) => unknown)(...args);
+    return checkout();
   };
 }
 

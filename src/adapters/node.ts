@@ -49,10 +49,21 @@ export async function openDatabase(config: Config): Promise<Database> {
   // Only the driver the configuration names is loaded: PGlite's WASM module alone is tens of MB.
   if (db.kind === 'postgres') {
     const { openPostgres } = await import('./db-postgres.ts');
-    return openPostgres({ url: db.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize, traced: config.tracing.enabled });
+    return openPostgres({ url: db.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize, traced: config.tracing.enabled, ...databaseTimeouts(config) });
   }
   const { openPglite } = await import('./db-pglite.ts');
   return openPglite({ dataDir: db.kind === 'pglite' ? db.dataDir : undefined, namespace: db.namespace, traced: config.tracing.enabled });
+}
+
+/**
+ * A Postgres that stops answering fails a request well inside API_MAX_REQUEST_DURATION, as 503
+ * database_unavailable: a connection attempt waits at most 30% of it (≤ 5 s), a statement 50%
+ * (so a request has time for its rollback and its answer). Without a limit: 5 s and 30 s.
+ */
+export function databaseTimeouts(config: Config): { connectTimeoutMs: number; queryTimeoutMs: number } {
+  const limitMs = config.api.maxRequestDuration * 1000;
+  if (!(limitMs > 0)) return { connectTimeoutMs: 5_000, queryTimeoutMs: 30_000 };
+  return { connectTimeoutMs: Math.max(250, Math.min(5_000, Math.floor(limitMs * 0.3))), queryTimeoutMs: Math.max(500, Math.floor(limitMs * 0.5)) };
 }
 
 /**

@@ -1,4 +1,5 @@
 // One query code base over every driver: routes and db/* functions see only `Executor`.
+import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { Tables } from '../../drizzle/schema.ts';
 
@@ -57,4 +58,32 @@ export function pgErrorCode(err: unknown): string | undefined {
 
 export function isUniqueViolation(err: unknown): boolean {
   return pgErrorCode(err) === '23505';
+}
+
+// Driver messages of a connection that failed, closed or stopped answering (node-postgres,
+// pg-pool, neon): no SQLSTATE comes with them.
+const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying to connect|query read timeout|not queryable|connection (?:error|refused|is broken)|socket hang up/i;
+const CONNECTION_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether `err` says the database cannot be reached (rather than refusing a statement): a
+ * SQLSTATE of class 08 (connection exception), 57P01–57P03 (shutting down, cannot connect
+ * now), 53300 (too many connections), a socket error, or the driver's own connection messages.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = pgErrorCode(err);
+  if (code) return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300';
+  for (let e: unknown = err, i = 0; e && i < 4; i++) {
+    const errno = (e as { code?: unknown }).code;
+    if (typeof errno === 'string' && CONNECTION_ERRNO.has(errno)) return true;
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && CONNECTION_MESSAGES.test(message)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** One `select 1` (GET /health). */
+export async function pingDatabase(ex: Executor): Promise<void> {
+  await ex.orm.execute(sql`select 1`);
 }

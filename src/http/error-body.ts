@@ -19,3 +19,12 @@ export function errorBody(err: ApiError, v2024: boolean, requestId?: string): Re
 
 export const unexpectedFailure = () =>
   new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
+
+/**
+ * The database cannot be reached (refused, reset, timed out, shutting down). GoTrue has no code
+ * for this (it answers 500 unexpected_failure with a "Database error …" message); a known outage
+ * gets 503, which supabase-js treats as retryable (AuthRetryableFetchError: a refresh is retried
+ * and the session kept), and its own code.
+ */
+export const databaseUnavailable = () =>
+  new ApiError(503, 'database_unavailable', 'Database error: the database cannot be reached, please retry after a moment.');

@@ -2,18 +2,36 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { PROVIDERS } from '../config/types.ts';
+import { isDatabaseUnavailable, pingDatabase } from '../db/database.ts';
+import { databaseUnavailable } from '../http/error-body.ts';
 
 // GoTrue lists these too; authsvc does not implement them, so they always read false.
 const GOTRUE_ONLY_PROVIDERS = ['snapchat', 'fly', 'kakao', 'linkedin_oidc', 'slack_oidc', 'zoom'] as const;
 
 export const healthRoutes = new Hono<AppEnv>();
 
-// GoTrue: api.HealthCheck
-healthRoutes.get('/health', (c) => c.json({
-  version: c.var.deps.version,
-  name: 'GoTrue',
-  description: 'GoTrue is a user registration and authentication API',
-}));
+const PING_TIMEOUT_MS = 2_000;
+
+// GoTrue: api.HealthCheck. GoTrue's answer never touches the database; authsvc's asks it for
+// `select 1` (at most 2 s) and answers 503 database_unavailable when it cannot, so a load
+// balancer stops sending it requests it could only fail (README, Reliability).
+healthRoutes.get('/health', async (c) => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), PING_TIMEOUT_MS); });
+  try {
+    const ping = pingDatabase(c.var.deps.db).then(() => 'up' as const, (err: unknown) => err);
+    const outcome = await Promise.race([ping, late]);
+    if (outcome === 'late') throw databaseUnavailable();
+    if (outcome !== 'up') throw isDatabaseUnavailable(outcome) ? databaseUnavailable() : outcome;
+  } finally {
+    clearTimeout(timer);
+  }
+  return c.json({
+    version: c.var.deps.version,
+    name: 'GoTrue',
+    description: 'GoTrue is a user registration and authentication API',
+  });
+});
 
 // GoTrue: api.Settings
 healthRoutes.get('/settings', (c) => {
