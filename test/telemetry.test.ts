@@ -88,7 +88,7 @@ function expectNoSecret(texts: string[], secrets: string[]) {
   }
 }
 
-describe('traces over OTLP/HTTP (http/protobuf)', () => {
+describe('traces (and pushed metrics) over OTLP/HTTP, http/protobuf', () => {
   let receiver: OtlpReceiver;
   let server: ServerProcess;
   beforeAll(async () => {
@@ -98,6 +98,7 @@ describe('traces over OTLP/HTTP (http/protobuf)', () => {
         ...baseEnv, AUTHSVC_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
         OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${COLLECTOR_SECRET}`, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=auth',
         AUTHSVC_DEBUG: 'true', AUTHSVC_LOG_LEVEL: 'debug',
+        AUTHSVC_METRICS_ENABLED: 'true', OTEL_METRIC_EXPORT_INTERVAL: '500', // metrics pushed as OTLP http/protobuf too
       },
     });
   });
@@ -149,6 +150,7 @@ describe('traces over OTLP/HTTP (http/protobuf)', () => {
     expect(signupStatements.some((n) => n === 'INSERT users' || n === 'WITH users')).toBe(true);
 
     // The collector got our header; nothing secret in any span name, attribute or log line.
+    await receiver.waitFor(() => receiver.requests.some((r) => r.path === '/v1/metrics') || undefined);
     expect(receiver.requests.every((r) => r.headers.authorization === `Bearer ${COLLECTOR_SECRET}` && r.contentType === 'application/x-protobuf')).toBe(true);
     const spanTexts = receiver.spans.flatMap((s) => [s.name, ...Object.entries(s.attributes).map(([k, v]) => `${k}=${String(v)}`)]);
     expectNoSecret([...spanTexts, ...receiver.raw, server.output()], [...secrets, admin]);
