@@ -1,0 +1,180 @@
+// The fuzzed app and the pool of real values requests draw on: signed-up users and their
+// tokens, service_role tokens, refresh tokens, pending one-time token hashes and odd JWTs.
+import { generateKeyPair, SignJWT, exportJWK } from 'jose';
+import type { Database } from '../../src/db/database.ts';
+import { signHs256, signJwt } from '../../src/crypto/jwt.ts';
+import type { SmsMessage, SmsProvider } from '../../src/sms/provider.ts';
+import { buildTestApp, TEST_JWT_SECRET, type TestApp } from '../helpers/app.ts';
+
+export const FUZZ_PASSWORD = 'fuzz-Password-1';
+
+/** Rate limits out of the way (rate-limit.test.ts covers them), so requests reach the flows. */
+export const FUZZ_ENV: Record<string, string> = {
+  AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+  AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_PROVIDER: 'twilio',
+  AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-fuzz', AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'token', AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-fuzz',
+  AUTHSVC_SMS_MAX_FREQUENCY: '0s', AUTHSVC_SMTP_MAX_FREQUENCY: '0s',
+  AUTHSVC_RATE_LIMIT_SMS_SENT: '1000000', AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000000',
+  AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '1000000', AUTHSVC_RATE_LIMIT_VERIFY: '1000000', AUTHSVC_RATE_LIMIT_OTP: '1000000',
+  AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '1000000',
+  AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'false',
+};
+
+export interface Pool {
+  /** Access tokens of users (signed up, anonymous, fresh from responses). */
+  user: string[];
+  /** service_role tokens (admin routes). */
+  admin: string[];
+  refresh: string[];
+  uid: string[];
+  email: string[];
+  phone: string[];
+  identity: string[];
+  /** one_time_tokens.token_hash values (token_hash links). */
+  otthash: string[];
+  /** flow_state auth codes (pkce grant). */
+  authcode: string[];
+  /** JWTs with odd headers, signatures and claims. */
+  odd: string[];
+}
+
+export interface FuzzTarget {
+  t: TestApp;
+  db: Database;
+  pool: Pool;
+  sms: SmsMessage[];
+}
+
+const b64 = (s: string) => btoa(s).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+const enc = new TextEncoder();
+
+async function oddTokens(t: TestApp, sub: string, sid: string): Promise<string[]> {
+  const now = Math.floor(Date.now() / 1000);
+  const secret = enc.encode(TEST_JWT_SECRET);
+  const base = { sub, role: 'authenticated', aud: 'authenticated', exp: now + 3600, iat: now, session_id: sid };
+  const hs = (header: Record<string, unknown>, claims: Record<string, unknown>, key = secret) =>
+    signHs256({ alg: 'HS256', typ: 'JWT', ...header } as never, claims, key);
+  const rsa = await generateKeyPair('RS256');
+  const rs256 = await new SignJWT(base).setProtectedHeader({ alg: 'RS256', kid: 'fuzz' }).sign(rsa.privateKey);
+  const jwk = JSON.stringify(await exportJWK(rsa.publicKey));
+  const unsigned = (header: Record<string, unknown>, claims: Record<string, unknown>) =>
+    `${b64(JSON.stringify(header))}.${b64(JSON.stringify(claims))}.`;
+  const service = (claims: Record<string, unknown>) => signJwt(t.deps.keys, { role: 'service_role', exp: now + 3600, ...claims });
+  return [
+    unsigned({ alg: 'none', typ: 'JWT' }, base),
+    unsigned({ alg: 'none' }, { role: 'service_role', exp: now + 3600 }),
+    `${unsigned({ alg: 'NONE' }, base)}sig`,
+    rs256,
+    `${rs256.split('.').slice(0, 2).join('.')}.${hs({}, base).split('.')[2]}`,
+    hs({ alg: 'HS512' }, base),
+    hs({ alg: 'ES256' }, base),
+    hs({ alg: 'XX999' }, base),
+    hs({ alg: 'RS256' }, base),
+    hs({ kid: 'unknown-kid' }, base),
+    hs({ kid: '' }, base),
+    hs({ kid: 42 }, base),
+    hs({ kid: '../../etc/passwd' }, base),
+    hs({ kid: 'x'.repeat(5000) }, base),
+    hs({ jwk: JSON.parse(jwk) }, base),
+    hs({ jku: 'http://127.0.0.1:1/jwks.json' }, base),
+    hs({ crit: ['exp'] }, base),
+    hs({ typ: 'at+jwt' }, base),
+    hs({ b64: false, crit: ['b64'] }, base),
+    hs({}, base, enc.encode('wrong-secret-wrong-secret-wrong-secret')),
+    hs({}, { ...base, exp: now - 10 }),
+    hs({}, { ...base, exp: '9999999999' }),
+    hs({}, { ...base, exp: 1e300 }),
+    hs({}, { ...base, nbf: now + 3600 }),
+    hs({}, { ...base, iat: 'yesterday' }),
+    hs({}, { ...base, sub: 'not-a-uuid' }),
+    hs({}, { ...base, sub: '' }),
+    hs({}, { ...base, sub: 123 }),
+    hs({}, { ...base, sub: ['x'] }),
+    hs({}, { ...base, sub: crypto.randomUUID() }),
+    hs({}, { ...base, sub: sub.toUpperCase() }),
+    hs({}, { ...base, session_id: 'nope' }),
+    hs({}, { ...base, session_id: 7 }),
+    hs({}, { ...base, session_id: crypto.randomUUID() }),
+    hs({}, { ...base, session_id: null }),
+    hs({}, { ...base, aud: ['authenticated', 'other'] }),
+    hs({}, { ...base, aud: 42 }),
+    hs({}, { ...base, role: { nested: true } }),
+    hs({}, { ...base, role: 'service_role' }),
+    hs({}, { ...base, amr: 'password', aal: 9, is_anonymous: 'yes', app_metadata: [], user_metadata: 'x' }),
+    hs({}, { ...base, ['__proto__']: { admin: true }, constructor: 'x' }),
+    await service({}),
+    await service({ sub: 'not-a-uuid' }),
+    await service({ sub: sub }),
+    await service({ role: 'service_role', aud: 'weird', exp: now - 5 }),
+    await service({ role: 'supabase_admin' }),
+    await service({ role: 'anon' }),
+    await service({ role: ['service_role'] }),
+    'a.b.c', 'a.b', 'a', '..', '...', 'x'.repeat(10_000),
+    `${b64('{"alg":"HS256"')}.${b64('{}')}.abc`,
+    `${b64('[1,2]')}.${b64('"str"')}.abc`,
+    `${b64('null')}.${b64('null')}.abc`,
+    `!!!.@@@.###`,
+    `${base.sub}.${base.sub}.${base.sub}`,
+    `eyJ${'A'.repeat(3)}.eyJ.e30`,
+    `${b64(JSON.stringify({ alg: 'HS256' }))}.${btoa('{"sub":"x"}')}.${'='.repeat(4)}`,
+  ];
+}
+
+/** Builds the app on `db`, signs up a few users and fills the pool with their real values. */
+export async function setupFuzzTarget(db: Database): Promise<FuzzTarget> {
+  const sms: SmsMessage[] = [];
+  const provider: SmsProvider = {
+    name: 'twilio', supportsWhatsApp: true, verifiesCodes: false,
+    async send(m) { if (sms.length < 1000) sms.push(m); return `SM${sms.length}`; },
+  };
+  const t = await buildTestApp(db, FUZZ_ENV, { sms: provider });
+  const pool: Pool = { user: [], admin: [], refresh: [], uid: [], email: [], phone: [], identity: [], otthash: [], authcode: [], odd: [] };
+  const now = Math.floor(Date.now() / 1000);
+  pool.admin.push(await signJwt(t.deps.keys, { role: 'service_role', exp: now + 86_400 }));
+  for (let i = 0; i < 4; i++) {
+    const email = `fuzz-seed-${i}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const res = await t.request('POST', '/signup', { email, password: FUZZ_PASSWORD });
+    if (res.status !== 200) throw new Error(`fuzz setup: signup ${res.status} ${await res.text()}`);
+    harvest(pool, await res.json());
+    pool.email.push(email);
+  }
+  const anon = await t.request('POST', '/signup', {});
+  harvest(pool, await anon.json());
+  const first = JSON.parse(atob(pool.user[0]!.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { sub: string; session_id: string };
+  pool.odd = await oddTokens(t, first.sub, first.session_id);
+  await refreshPool({ t, db, pool, sms });
+  return { t, db, pool, sms };
+}
+
+const cap = (list: string[], v: unknown, max = 64) => {
+  if (typeof v !== 'string' || v === '' || list.includes(v)) return;
+  list.push(v);
+  if (list.length > max) list.shift();
+};
+
+/** Takes tokens, user ids and identities from a successful response body. */
+export function harvest(pool: Pool, body: unknown): void {
+  if (!body || typeof body !== 'object') return;
+  const b = body as Record<string, unknown>;
+  cap(pool.user, b.access_token);
+  cap(pool.refresh, b.refresh_token);
+  const user = (b.user && typeof b.user === 'object' ? b.user : 'aud' in b ? b : undefined) as Record<string, unknown> | undefined;
+  if (user) {
+    cap(pool.uid, user.id);
+    if (Array.isArray(user.identities)) for (const i of user.identities) cap(pool.identity, (i as { identity_id?: unknown }).identity_id);
+  }
+}
+
+/** Reads ids, one-time token hashes and auth codes the requests have written. */
+export async function refreshPool(target: FuzzTarget): Promise<void> {
+  const { db, pool } = target;
+  const ns = `"${db.namespace}"`;
+  const q = (sql: string) => db.withSession((s) => s.exec(sql));
+  for (const r of await q(`select id::text as v from ${ns}.users order by created_at desc, id limit 20`)) cap(pool.uid, r.v);
+  for (const r of await q(`select id::text as v from ${ns}.identities order by created_at desc, id limit 20`)) cap(pool.identity, r.v);
+  for (const r of await q(`select token_hash as v from ${ns}.one_time_tokens order by created_at desc limit 20`)) cap(pool.otthash, r.v);
+  for (const r of await q(`select auth_code as v from ${ns}.flow_state order by created_at desc limit 10`)) cap(pool.authcode, r.v);
+  for (const r of await q(`select phone as v from ${ns}.users where phone is not null order by created_at desc, id limit 10`)) cap(pool.phone, r.v);
+  for (const r of await q(`select email as v from ${ns}.users where email is not null order by created_at desc, id limit 10`)) cap(pool.email, r.v);
+}
