@@ -161,6 +161,13 @@ export async function updateIdentityData(ex: Executor, userId: string, provider:
     .where(and(eq(i.userId, userId), eq(i.provider, provider)));
 }
 
+/** Sets email_verified in the user's email identity and keeps the rest of its data (GoTrue's User.Confirm). */
+export async function markEmailIdentityVerified(ex: Executor, userId: string, now: Date): Promise<void> {
+  const i = ex.t.identities;
+  await ex.orm.update(i).set({ identityData: sql`coalesce(${i.identityData}, '{}'::jsonb) || '{"email_verified": true}'::jsonb`, updatedAt: now })
+    .where(and(eq(i.userId, userId), eq(i.provider, 'email')));
+}
+
 export function isBanned(user: UserRow, now: Date): boolean {
   return user.bannedUntil != null && user.bannedUntil.getTime() > now.getTime();
 }

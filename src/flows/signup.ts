@@ -4,7 +4,7 @@
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import {
-  deleteUnconfirmedUser, findUserByEmail, findUserById, insertEmailUser, insertUser, listIdentities, updateIdentityData, updateUser, type UserRow,
+  deleteUnconfirmedUser, findUserByEmail, findUserById, insertEmailUser, insertUser, listIdentities, markEmailIdentityVerified, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../http/errors.ts';
@@ -51,7 +51,7 @@ export function fakeUser(deps: Deps, s: { aud: string; data: Record<string, unkn
 
 async function confirmEmail(tx: Parameters<typeof updateUser>[0], user: UserRow, now: Date): Promise<UserRow> {
   const meta = { ...(user.rawUserMetaData ?? {}), email_verified: true };
-  await updateIdentityData(tx, user.id, 'email', { ...meta });
+  await markEmailIdentityVerified(tx, user.id, now);
   return updateUser(tx, user.id, { emailConfirmedAt: now, rawUserMetaData: meta, updatedAt: now });
 }
 

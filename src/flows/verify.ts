@@ -8,7 +8,7 @@ import { transaction } from '../db/database.ts';
 import { latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
 import { clearOneTimeTokens, findOneTimeTokens, type OneTimeTokenType } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
-import { findUserByEmail, findUserById, isBanned, type NewUser, updateIdentityData, updateUser, type UserRow } from '../db/users.ts';
+import { findUserByEmail, findUserById, isBanned, markEmailIdentityVerified, type NewUser, updateUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, forbidden } from '../http/errors.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
@@ -116,7 +116,7 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
       patch.emailConfirmedAt = now;
       const meta2 = { ...(user.rawUserMetaData ?? {}), email_verified: true };
       patch.rawUserMetaData = meta2;
-      await updateIdentityData(tx, user.id, 'email', { ...meta2 });
+      await markEmailIdentityVerified(tx, user.id, now);
       // Confirming proves who owns the address: any session opened before that, by whoever
       // signed it up, ends here (pre-account takeover; the password is the confirmed signup's).
       await deleteSessions(tx, user.id, 'global');

@@ -26,7 +26,8 @@ export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (hasSid && (typeof sid !== 'string' || !UUID_RE.test(sid))) throw forbidden('bad_jwt', 'invalid claim: session_id claim must be a UUID');
   // One statement: the user, its identities and the named session.
   const found = await loadAuthContext(deps.db, sub.toLowerCase(), hasSid ? (sid as string).toLowerCase() : null);
-  if (!found) throw forbidden('user_not_found', 'User from sub claim in JWT does not exist');
+  // A soft-deleted user (DELETE /admin/users, should_soft_delete) no longer exists for its tokens.
+  if (!found || found.user.deletedAt) throw forbidden('user_not_found', 'User from sub claim in JWT does not exist');
   const { user, identities, session } = found;
   if (hasSid && (!session || session.userId !== user.id)) {
     throw forbidden('session_not_found', 'Session from session_id claim in JWT does not exist');
