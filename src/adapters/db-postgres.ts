@@ -69,8 +69,12 @@ export function openPostgres(opts: PostgresOptions): Database {
  * that connection would commit the failed request's writes.
  */
 function guardCheckouts(pool: pg.Pool): void {
-  const broken = new WeakSet<pg.PoolClient>();
+  // The first error each broken client met: later statements fail with it as their cause.
+  const broken = new WeakMap<pg.PoolClient, unknown>();
   const guarded = new WeakSet<pg.PoolClient>();
+  // pg-pool listens for errors only while a client is idle: a connection reset between two
+  // statements of a transaction would be an unhandled 'error' event and end the process.
+  pool.on('connect', (client) => client.on('error', (err) => { if (!broken.has(client)) broken.set(client, err); }));
   const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
   const checkout = async (): Promise<pg.PoolClient> => {
     const client = await connect();
@@ -78,11 +82,17 @@ function guardCheckouts(pool: pg.Pool): void {
       guarded.add(client);
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
-        if (broken.has(client)) return Promise.reject(new Error('connection is broken: an earlier statement on it failed'));
+        if (broken.has(client)) {
+          const cause = broken.get(client);
+          const err = new Error(`connection is broken: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+          const callback = args.at(-1);
+          if (typeof callback === 'function') return void queueMicrotask(() => callback(err));
+          return Promise.reject(err);
+        }
         const result = query(...args);
         if (!(result instanceof Promise)) return result;
         return result.catch((err: unknown) => {
-          if (pgErrorCode(err) === undefined) broken.add(client);
+          if (pgErrorCode(err) === undefined && !broken.has(client)) broken.set(client, err);
           throw err;
         });
       };
