@@ -33,12 +33,14 @@ export interface FaultProxy {
   resetAll(): void;
   /** Resets the connection the first chunk matching `trap.match` travels on (once). */
   trap(trap: Trap): void;
+  /** Removes traps that have not fired. */
+  untrap(): void;
   /** Back to passing everything: held data flows, the listener accepts again. */
   heal(): Promise<void>;
   close(): Promise<void>;
 }
 
-interface Pair { client: net.Socket; server: net.Socket; held: Array<{ to: net.Socket; data: Buffer }> }
+interface Pair { client: net.Socket; server: net.Socket; held: Array<{ to: net.Socket; data: Buffer }>; mute?: boolean }
 
 export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<FaultProxy> {
   let mode: Mode = 'pass';
@@ -54,6 +56,7 @@ export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.
     pairs.delete(p);
   };
   const forward = (p: Pair, to: net.Socket, data: Buffer) => {
+    if (p.mute && to === p.client) return;
     if (mode === 'blackhole') { p.held.push({ to, data }); return; }
     if (delayMs > 0) setTimeout(() => { if (!to.destroyed) to.write(data); }, delayMs);
     else if (!to.destroyed) to.write(data);
@@ -61,7 +64,7 @@ export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.
 
   const onConnection = (client: net.Socket) => {
     const server = net.connect(targetPort, targetHost);
-    const p: Pair = { client, server, held: [] };
+    const p: Pair = { client, server, held: [], mute: false };
     pairs.add(p);
     client.on('data', (data: Buffer) => {
       const text = data.toString('latin1');
@@ -70,7 +73,10 @@ export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.
         const [t] = traps.splice(i, 1);
         t!.fired?.();
         if (t!.when === 'before') { destroy(p, true); return; }
-        server.write(data, () => setTimeout(() => destroy(p, true), 5));
+        // The server gets it; its answer never reaches the client, which then sees a reset.
+        p.mute = true;
+        forward(p, server, data);
+        setTimeout(() => destroy(p, true), delayMs + 50);
         return;
       }
       forward(p, server, data);
@@ -107,6 +113,7 @@ export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.
     },
     resetAll() { for (const p of [...pairs]) destroy(p, true); },
     trap(t) { traps.push(t); },
+    untrap() { traps.length = 0; },
     async heal() {
       const was = mode;
       mode = 'pass';
