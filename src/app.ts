@@ -107,11 +107,11 @@ export function createApp(built: Deps): Hono<AppEnv> {
       return c.json({ error: err.error, error_description: err.description }, 400);
     }
     let apiErr: ApiError;
-    if (err instanceof ApiError && !(err.status === 500 && isDatabaseUnavailable(err.cause))) apiErr = err;
+    if (err instanceof ApiError) apiErr = err;
     else if (err instanceof HTTPException && err.status < 500) apiErr = new ApiError(err.status, 'unknown', err.message);
-    else if (isDatabaseUnavailable(err instanceof ApiError ? err.cause : err)) {
-      // A known outage: 503 database_unavailable (http/error-body.ts), logged without a stack.
-      c.var.logger?.warn('database unavailable', errorFields(err instanceof ApiError ? err.cause : err));
+    else if (isDatabaseUnavailable(err)) {
+      // A known outage: 503 database_unavailable (http/error-body.ts).
+      c.var.logger?.warn('database unavailable', errorFields(err));
       apiErr = databaseUnavailable();
     } else {
       c.var.logger?.error('unexpected error', errorFields(err));

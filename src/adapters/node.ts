@@ -76,6 +76,16 @@ export async function startTelemetry(config: Config, logger: Logger): Promise<Te
   return startNodeTelemetry(config, readEnv(), logger, VERSION);
 }
 
+/**
+ * 70% of API_MAX_REQUEST_DURATION: under the outbox's 80% (flows/outbox.ts), so an SMTP server
+ * that stops answering fails the send in nodemailer before the outbox gives up on it and takes
+ * its writes back; a late answer then cannot deliver a link that no longer works.
+ */
+function smtpStepTimeoutMs(config: Config): number | undefined {
+  const limit = config.api.maxRequestDuration;
+  return limit > 0 ? Math.max(400, Math.floor(limit * 700)) : undefined;
+}
+
 /** nodemailer is loaded with the first email, not at start-up. */
 function lazySmtpTransport(opts: SmtpTransportOptions): MailTransport {
   let transport: Promise<MailTransport> | undefined;
@@ -92,7 +102,7 @@ function createMailer(config: Config, logger: Logger): Mailer {
   const fetch = globalThis.fetch.bind(globalThis);
   const transport = config.mailer.transport === 'resend'
     ? createResendTransport({ apiKey: config.resend.apiKey ?? '', baseUrl: config.resend.baseUrl, fetch })
-    : lazySmtpTransport({ host: config.smtp.host ?? '', port: config.smtp.port, user: config.smtp.user, pass: config.smtp.pass });
+    : lazySmtpTransport({ host: config.smtp.host ?? '', port: config.smtp.port, user: config.smtp.user, pass: config.smtp.pass, stepTimeoutMs: smtpStepTimeoutMs(config) });
   return createTransportMailer({ config, transport, renderer: createTemplateRenderer({ fetch, logger }), logger });
 }
 

@@ -14,6 +14,11 @@ export interface SmtpTransportOptions {
   secure?: boolean;
   /** Extra options for tls.connect, e.g. a private CA or a test server's self-signed certificate. */
   tls?: ConnectionOptions;
+  /**
+   * Longest wait for the server at any step (connect, greeting, each answer): below the time the
+   * outbox gives a send, so a send it has given up on is dropped here too, never delivered late.
+   */
+  stepTimeoutMs?: number;
 }
 
 export interface SmtpTransport extends MailTransport {
@@ -46,9 +51,9 @@ export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {
     auth: opts.user ? { user: opts.user, pass: opts.pass ?? '' } : undefined,
     tls: opts.tls,
     // nodemailer waits minutes by default; a sign-up request should fail long before that.
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
+    connectionTimeout: Math.min(10_000, opts.stepTimeoutMs ?? Infinity),
+    greetingTimeout: Math.min(10_000, opts.stepTimeoutMs ?? Infinity),
+    socketTimeout: Math.min(30_000, opts.stepTimeoutMs ?? Infinity),
   });
   return {
     async deliver(m) {
