@@ -106,3 +106,19 @@ describe('a soft-deleted user', () => {
     expect(tokens).toEqual([]);
   });
 });
+
+describe('an anonymous user taking an address held in another audience', () => {
+  // users.email is unique across audiences, the look-up before the change is per audience: the
+  // change applied at once (anonymous user, MAILER_AUTOCONFIRM) hit the index, a 500.
+  test('PUT /user {email} → 422 email_exists, the user stays anonymous', async () => {
+    const email = uniqueEmail('other-aud');
+    const other = await t.request('POST', '/signup', { email, password: 'a-long-password-1' }, { 'x-jwt-aud': 'other-audience' });
+    expect(other.status).toBe(200);
+    const anon = (await (await t.request('POST', '/signup', {})).json()) as { access_token: string; user: { id: string } };
+    const res = await t.request('PUT', '/user', { email }, { authorization: `Bearer ${anon.access_token}` });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({ code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' });
+    const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.id, anon.user.id));
+    expect(row).toMatchObject({ isAnonymous: true, email: null });
+  });
+});

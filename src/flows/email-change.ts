@@ -130,7 +130,8 @@ export async function requestEmailChange(deps: Deps, tx: Executor, out: Outbox, 
   if (other && other.id !== user.id) throw emailExists();
   if (deps.config.mailer.autoconfirm && user.isAnonymous) {
     const staged = await updateUser(tx, user.id, { emailChange: newEmail });
-    const changed = await applyChange(tx, staged, now);
+    // The address may belong to a user of another audience (the unique index is on email alone).
+    const changed = await orEmailExists(applyChange(tx, staged, now));
     await insertAudit(tx, { actor: changed, action: 'user_modified', ip, now });
     return changed;
   }
