@@ -174,7 +174,7 @@ function requestFor(route: RouteDef): fc.Arbitrary<FuzzRequest> {
       const body = v.body === undefined ? (route.method === 'GET' ? undefined : '{}') : JSON.stringify(v.body);
       return { route: `${route.method} ${route.path}`, prefix, method: route.method, url, headers, body, valid: true };
     });
-  return fc.oneof({ weight: 2, arbitrary: valid }, { weight: 5, arbitrary: fuzzed });
+  return fc.oneof({ weight: 3, arbitrary: valid }, { weight: 4, arbitrary: fuzzed });
 }
 
 /** A request to any route of the table. */

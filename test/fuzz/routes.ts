@@ -66,7 +66,7 @@ export const ROUTES: RouteDef[] = [
     },
     query: { grant_type: grantType.map((g) => g.replace(/^grant_type=?/, '')) },
     valid: fc.oneof(
-      fc.record({ email: ref('email'), password: fc.constant(FUZZ_PASSWORD) }).map((body) => ({ body, query: 'grant_type=password' })),
+      fc.record({ email: fc.oneof(ref('login'), ref('email')), password: fc.constant(FUZZ_PASSWORD) }).map((body) => ({ body, query: 'grant_type=password' })),
       fc.record({ phone: ref('phone'), password: fc.constant(FUZZ_PASSWORD) }).map((body) => ({ body, query: 'grant_type=password' })),
       fc.record({ refresh_token: ref('refresh') }).map((body) => ({ body, query: 'grant_type=refresh_token' })),
       fc.record({ auth_code: ref('authcode'), code_verifier: fc.constant('v'.repeat(43)) }).map((body) => ({ body, query: 'grant_type=pkce' })),
@@ -83,6 +83,7 @@ export const ROUTES: RouteDef[] = [
       fc.record({ email: uniqueEmail }),
       fc.record({ password: fc.constant(FUZZ_PASSWORD) }),
       fc.record({ phone: uniquePhone }),
+      fc.nat(1000).map((n) => ({ password: FUZZ_PASSWORD, nonce: `~~codeToken.${n}~~` })),
     ).map((body) => ({ body })),
   },
   { method: 'GET', path: '/reauthenticate', auth: 'user' },
@@ -91,7 +92,11 @@ export const ROUTES: RouteDef[] = [
     method: 'POST', path: '/verify', auth: 'none',
     fields: { type: otpType, token: fc.oneof(fc.stringMatching(/^[0-9]{6}$/), str), token_hash: fc.oneof(ref('otthash'), str), email, phone, redirect_to: redirect },
     query: { redirect_to: redirect },
-    valid: fc.record({ type: fc.constantFrom(...emailTypes), token_hash: ref('otthash') }).map((body) => ({ body })),
+    valid: fc.oneof(
+      fc.record({ type: fc.constantFrom(...emailTypes), token_hash: ref('otthash') }),
+      fc.nat(1000).map((n) => ({ type: `~~codeType.${n}~~`, email: `~~codeAddr.${n}~~`, token: `~~codeToken.${n}~~` })),
+      fc.nat(1000).map((n) => ({ type: `~~codeType.${n}~~`, phone: `~~codeAddr.${n}~~`, token: `~~codeToken.${n}~~` })),
+    ).map((body) => ({ body })),
   },
   {
     method: 'GET', path: '/verify', auth: 'none',
@@ -136,7 +141,9 @@ export const ROUTES: RouteDef[] = [
       email, phone, password, email_confirm: bool, phone_confirm: bool, user_metadata: record, app_metadata: record, role: str, aud: str,
       ban_duration: fc.constantFrom('none', '1h', '-1h', 'x', '87600h', '0'),
     },
-    valid: fc.oneof(fc.record({ user_metadata: record }), fc.record({ app_metadata: record }), fc.record({ ban_duration: fc.constantFrom('none', '1h') })).map((body) => ({ body })),
+    valid: method === 'PUT'
+      ? fc.oneof(fc.record({ user_metadata: record }), fc.record({ app_metadata: record }), fc.record({ ban_duration: fc.constantFrom('none', '1h') }), fc.record({ email: uniqueEmail })).map((body) => ({ body }))
+      : fc.record({ email: uniqueEmail, password: fc.constant(FUZZ_PASSWORD) }).map((body) => ({ body })),
   })),
   { method: 'DELETE', path: '/admin/users/:user_id', auth: 'admin', params: { user_id: uuidish }, fields: { should_soft_delete: bool }, valid: fc.record({ should_soft_delete: bool }).map((body) => ({ body })) },
   {

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { wantsApiVersion2024 } from '../../src/http/error-body.ts';
 import { anyRequest, type FuzzRequest, materialize } from './requests.ts';
-import { type FuzzTarget, harvest, refreshPool } from './setup.ts';
+import { cap, type FuzzTarget, harvest, refreshPool } from './setup.ts';
 
 export interface FuzzStats {
   requests: number;
@@ -15,11 +15,13 @@ export interface FuzzStats {
   serverErrors: number;
   /** Requests meant to succeed that did (deep paths reached). */
   validOk: number;
+  /** Per route: [valid requests sent, accepted]. */
+  validByRoute: Map<string, [number, number]>;
   failures: string[];
 }
 
 export const newStats = (): FuzzStats => ({
-  requests: 0, routes: new Set(), clientErrors: new Map(), byClass: new Map(), serverErrors: 0, validOk: 0, failures: [],
+  requests: 0, routes: new Set(), clientErrors: new Map(), byClass: new Map(), serverErrors: 0, validOk: 0, validByRoute: new Map(), failures: [],
 });
 
 const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
@@ -72,9 +74,22 @@ export async function sendOne(target: FuzzTarget, spec: FuzzRequest, stats: Fuzz
     try { code = String((JSON.parse(text) as { error_code?: unknown; code?: unknown; error?: unknown }).error_code ?? (JSON.parse(text) as { code?: unknown }).code ?? (JSON.parse(text) as { error?: unknown }).error); } catch { /* counted as '?' */ }
     bump(stats.clientErrors, `${res.status} ${code}`);
   }
+  if (spec.valid) {
+    const counts = stats.validByRoute.get(spec.route) ?? [0, 0];
+    counts[0] += 1;
+    if (res.status < 400) {
+      counts[1] += 1;
+      stats.validOk += 1;
+    }
+    stats.validByRoute.set(spec.route, counts);
+  }
   if (res.status < 300) {
-    if (spec.valid) stats.validOk += 1;
-    try { harvest(target.pool, JSON.parse(text)); } catch { /* not JSON (redirects, HTML) */ }
+    try {
+      const body = JSON.parse(text) as { user?: { email?: unknown } };
+      harvest(target.pool, body);
+      // A valid email signup used FUZZ_PASSWORD: its address can sign in.
+      if (spec.valid && spec.route === 'POST /signup') cap(target.pool.login, body.user?.email);
+    } catch { /* not JSON (redirects, HTML) */ }
   }
   const failure = checkAnswer(probe, res.status, res.headers, text);
   // The server's own account of an unexpected error (logged at level error).
@@ -96,7 +111,9 @@ export interface FuzzOptions {
   numRuns: number;
   /** Keep going past failures (every failure listed) instead of stopping and shrinking the first. */
   collect?: boolean;
-  onProgress?: (stats: FuzzStats) => void;
+  /** With `collect`: requests in flight at once (races on the Postgres server). */
+  concurrency?: number;
+  onProgress?: (stats: FuzzStats) => void | Promise<void>;
 }
 
 /**
@@ -104,14 +121,18 @@ export interface FuzzOptions {
  * fast-check stops at the first failure and shrinks it (the error names seed and path).
  */
 export async function runFuzz(target: FuzzTarget, opts: FuzzOptions, stats = newStats()): Promise<FuzzStats> {
-  const tick = (): void => { if (opts.onProgress && stats.requests % 1000 === 0) opts.onProgress(stats); };
+  const tick = async (): Promise<void> => { if (opts.onProgress && stats.requests % 1000 === 0) await opts.onProgress(stats); };
   if (opts.collect) {
-    // In chunks (seed, seed+1, …): a whole run's requests at once would hold gigabytes.
+    // In chunks of 100, each with a seed of its own derived from the run's (runs with
+    // neighbouring seeds share no chunk): a whole run's requests at once would hold gigabytes.
+    // With `concurrency`, that many requests are in flight at once.
+    const width = Math.max(1, opts.concurrency ?? 1);
     for (let done = 0, chunk = 0; done < opts.numRuns; chunk++) {
-      const specs = fc.sample(anyRequest, { seed: opts.seed + chunk, numRuns: Math.min(100, opts.numRuns - done) });
-      for (const spec of specs) {
-        await sendOne(target, spec, stats);
-        tick();
+      const specs = fc.sample(anyRequest, { seed: (opts.seed * 1_000_003 + chunk) | 0, numRuns: Math.min(100, opts.numRuns - done) });
+      for (let i = 0; i < specs.length; i += width) {
+        const batch = specs.slice(i, i + width);
+        await Promise.all(batch.map((spec) => sendOne(target, spec, stats)));
+        if (stats.requests % 1000 < batch.length) await opts.onProgress?.(stats);
       }
       done += specs.length;
     }
@@ -120,7 +141,7 @@ export async function runFuzz(target: FuzzTarget, opts: FuzzOptions, stats = new
   await fc.assert(
     fc.asyncProperty(anyRequest, async (spec) => {
       const failure = await sendOne(target, spec, stats);
-      tick();
+      await tick();
       if (failure) throw new Error(failure);
     }),
     { seed: opts.seed, numRuns: opts.numRuns, endOnFailure: false, verbose: 0 },

@@ -18,7 +18,6 @@ export const FUZZ_ENV: Record<string, string> = {
   AUTHSVC_RATE_LIMIT_SMS_SENT: '1000000', AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000000',
   AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '1000000', AUTHSVC_RATE_LIMIT_VERIFY: '1000000', AUTHSVC_RATE_LIMIT_OTP: '1000000',
   AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '1000000',
-  AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'false',
 };
 
 export interface Pool {
@@ -29,6 +28,8 @@ export interface Pool {
   refresh: string[];
   uid: string[];
   email: string[];
+  /** Addresses signed up with FUZZ_PASSWORD (never rolled out of the pool). */
+  login: string[];
   phone: string[];
   identity: string[];
   /** one_time_tokens.token_hash values (token_hash links). */
@@ -37,6 +38,10 @@ export interface Pool {
   authcode: string[];
   /** JWTs with odd headers, signatures and claims. */
   odd: string[];
+  /** Codes sent by mail or SMS, index for index: the address, the code and its verify type. */
+  codeAddr: string[];
+  codeToken: string[];
+  codeType: string[];
 }
 
 export interface FuzzTarget {
@@ -126,10 +131,10 @@ export async function setupFuzzTarget(db: Database): Promise<FuzzTarget> {
   const sms: SmsMessage[] = [];
   const provider: SmsProvider = {
     name: 'twilio', supportsWhatsApp: true, verifiesCodes: false,
-    async send(m) { if (sms.length < 1000) sms.push(m); return `SM${sms.length}`; },
+    async send(m) { sms.push(m); return `SM${sms.length}`; },
   };
   const t = await buildTestApp(db, FUZZ_ENV, { sms: provider });
-  const pool: Pool = { user: [], admin: [], refresh: [], uid: [], email: [], phone: [], identity: [], otthash: [], authcode: [], odd: [] };
+  const pool: Pool = { user: [], admin: [], refresh: [], uid: [], email: [], login: [], phone: [], identity: [], otthash: [], authcode: [], odd: [], codeAddr: [], codeToken: [], codeType: [] };
   const now = Math.floor(Date.now() / 1000);
   pool.admin.push(await signJwt(t.deps.keys, { role: 'service_role', exp: now + 86_400 }));
   for (let i = 0; i < 4; i++) {
@@ -138,16 +143,23 @@ export async function setupFuzzTarget(db: Database): Promise<FuzzTarget> {
     if (res.status !== 200) throw new Error(`fuzz setup: signup ${res.status} ${await res.text()}`);
     harvest(pool, await res.json());
     pool.email.push(email);
+    pool.login.push(email);
   }
   const anon = await t.request('POST', '/signup', {});
   harvest(pool, await anon.json());
-  const first = JSON.parse(atob(pool.user[0]!.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { sub: string; session_id: string };
-  pool.odd = await oddTokens(t, first.sub, first.session_id);
+  const first = JSON.parse(atob(pool.user[0]!.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { sub: string };
+  pool.odd = await oddTokens(t, first.sub, sessionOf(pool.user[0]!));
   await refreshPool({ t, db, pool, sms });
   return { t, db, pool, sms };
 }
 
-const cap = (list: string[], v: unknown, max = 64) => {
+/** The session_id claim of one of our own access tokens (a UUID, so safe to quote in SQL). */
+function sessionOf(token: string): string {
+  const claims = JSON.parse(atob(token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { session_id?: string };
+  return /^[0-9a-f-]{36}$/.test(claims.session_id ?? '') ? claims.session_id! : '00000000-0000-0000-0000-000000000000';
+}
+
+export const cap = (list: string[], v: unknown, max = 64) => {
   if (typeof v !== 'string' || v === '' || list.includes(v)) return;
   list.push(v);
   if (list.length > max) list.shift();
@@ -166,11 +178,30 @@ export function harvest(pool: Pool, body: unknown): void {
   }
 }
 
-/** Reads ids, one-time token hashes and auth codes the requests have written. */
+const VERIFY_TYPE: Record<string, string> = {
+  confirmation: 'signup', invite: 'invite', recovery: 'recovery', magic_link: 'magiclink', email_change: 'email_change', reauthentication: 'reauthentication',
+};
+
+function addCode(pool: Pool, addr: string, token: string, type: string): void {
+  pool.codeAddr.push(addr);
+  pool.codeToken.push(token);
+  pool.codeType.push(type);
+  if (pool.codeAddr.length > 64) for (const l of [pool.codeAddr, pool.codeToken, pool.codeType]) l.shift();
+}
+
+/** Reads ids, one-time token hashes and auth codes the requests have written, and the codes sent. */
 export async function refreshPool(target: FuzzTarget): Promise<void> {
   const { db, pool } = target;
+  // Drained, so that a long run holds no more than the last few.
+  for (const m of target.t.mails.splice(0)) if (m.token) addCode(pool, m.newEmail && m.kind === 'email_change' ? m.newEmail : m.to, m.token, VERIFY_TYPE[m.kind] ?? 'email');
+  for (const m of target.sms.splice(0)) addCode(pool, m.phone, m.otp, 'sms');
   const ns = `"${db.namespace}"`;
   const q = (sql: string) => db.withSession((s) => s.exec(sql));
+  // Access tokens whose session has ended (logout, password change, deletion) only reach the
+  // auth check: dropped, so that most requests with a user's token get past it.
+  const sids = pool.user.map((tok) => sessionOf(tok));
+  const live = new Set((await q(`select id::text as v from ${ns}.sessions where id in (${sids.map((s) => `'${s}'`).join(',') || 'null'})`)).map((r) => r.v));
+  pool.user = pool.user.filter((_tok, i) => live.has(sids[i]!) || i === 0);
   for (const r of await q(`select id::text as v from ${ns}.users order by created_at desc, id limit 20`)) cap(pool.uid, r.v);
   for (const r of await q(`select id::text as v from ${ns}.identities order by created_at desc, id limit 20`)) cap(pool.identity, r.v);
   for (const r of await q(`select token_hash as v from ${ns}.one_time_tokens order by created_at desc limit 20`)) cap(pool.otthash, r.v);
