@@ -2,7 +2,9 @@
 // (connections accepted, nothing answered), then 5 s refused (every connection closed, ECONNREFUSED).
 // Requests fail fast with a JSON 503 database_unavailable (never 500 unexpected_failure, never past
 // API_MAX_REQUEST_DURATION), /health says 503, and once the proxy heals the same process answers
-// 200 again: no restart, no connection left inside a transaction. Postgres server only.
+// 200 again: no restart, no connection left inside a transaction. Then every backend terminated
+// by Postgres itself (57P01). Postgres server only.
+import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { TEST_DATABASE_URL } from '../helpers/db.ts';
 import { cleanupProcesses } from '../helpers/server.ts';
@@ -78,5 +80,37 @@ describe.runIf(TEST_DATABASE_URL)('Postgres outage under load', () => {
     expect(server.exit).toBeUndefined();
     expect(await leftInTransaction(TEST_DATABASE_URL!, proxy.upstreamPorts())).toEqual([]);
     expect(await brokenInvariants(TEST_DATABASE_URL!, namespace)).toEqual({});
+  }, 60_000);
+
+  test('every backend terminated at once (57P01, as a restart or failover does): 503 for what was in flight, then 200 with no restart', async () => {
+    const direct = Number(new URL(TEST_DATABASE_URL!).port || 5432);
+    const local = await startFaultProxy(direct);
+    try {
+      const server = await startAuthsvc(local.port, `${namespace}_b`);
+      const accounts = await Promise.all(Array.from({ length: 8 }, (_, i) => signUp(server.url, `term${i}`)));
+      const load = mixedLoad([server.url], accounts);
+      await sleep(1_000);
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      const killedAt = Date.now();
+      const { rows } = await admin.query(
+        'select pg_terminate_backend(pid) as done from pg_stat_activity where client_port = any($1::int[])', [local.upstreamPorts()]);
+      await admin.end();
+      await sleep(2_000);
+      await load.stop();
+      const before = load.answers.filter((a) => a.at < killedAt);
+      const after = load.answers.filter((a) => a.at >= killedAt + 500);
+      const summary = JSON.stringify({ terminated: rows.length, all: tally(load.answers) });
+      if (process.env.FAULTS_VERBOSE) console.log('terminate', summary);
+      expect(rows.length, summary).toBeGreaterThan(0);
+      expect(load.answers.filter((a) => a.status !== 200 && !(a.status === 503 && a.code === 'database_unavailable')), summary).toEqual([]);
+      expect(before.length).toBeGreaterThan(20);
+      expect(after.length).toBeGreaterThan(50);
+      expect(after.filter((a) => a.status !== 200), summary).toEqual([]);
+      expect(server.exit).toBeUndefined();
+    } finally {
+      await local.close();
+      await dropSchema(`${namespace}_b`);
+    }
   }, 60_000);
 });
