@@ -122,3 +122,13 @@ describe('an anonymous user taking an address held in another audience', () => {
     expect(row).toMatchObject({ isAnonymous: true, email: null });
   });
 });
+
+describe('POST /factors with a factor_type named after an Object.prototype member', () => {
+  // ENROLL_DISABLED["__proto__"] is Object.prototype: spreading it threw, a 500.
+  test.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('factor_type %s → 400 validation_failed', async (factorType) => {
+    const { session } = await signUpConfirmed(t);
+    const res = await t.request('POST', '/factors', { factor_type: factorType }, { authorization: `Bearer ${session.access_token}` });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ code: 400, error_code: 'validation_failed', msg: 'factor_type needs to be totp, phone, or webauthn' });
+  });
+});

@@ -50,7 +50,9 @@ const notAnonymous: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 featureGateRoutes.post('/factors', requireAuth, notAnonymous, async (c) => {
   const body = await readJson(c, EnrollBody);
-  const disabled = ENROLL_DISABLED[body.factor_type ?? ''];
+  // Own keys only: factor_type "__proto__" or "constructor" must not reach Object.prototype.
+  const type = body.factor_type ?? '';
+  const disabled = Object.hasOwn(ENROLL_DISABLED, type) ? ENROLL_DISABLED[type] : undefined;
   if (!disabled) throw validationFailed('factor_type needs to be totp, phone, or webauthn');
   throw new ApiError(422, ...disabled);
 });
