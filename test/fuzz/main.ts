@@ -35,7 +35,8 @@ function rssNow(): number {
 
 function print(stats: FuzzStats, seconds: number): void {
   console.log(`requests:        ${stats.requests} in ${seconds.toFixed(1)} s (seed ${seed}, ${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`);
-  console.log(`distinct routes: ${stats.routes.size} (${routeCount()} route patterns × 2 prefixes)`);
+  const table = [...stats.routes].filter((r) => !r.includes('(stray)')).length;
+  console.log(`distinct routes: ${table} of the table's ${routeCount()} × 2 prefixes, and ${stats.routes.size - table} stray method/prefix pairs`);
   console.log(`by class:        ${[...stats.byClass].sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
   console.log(`valid requests accepted: ${stats.validOk} (${[...stats.validByRoute].map(([r, [n, ok]]) => `${r} ${ok}/${n}`).join(', ')})`);
   console.log('4xx by code:');

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { ROUTES, type RouteDef } from './routes.ts';
 import type { Pool } from './setup.ts';
-import { big, field, hostileString, MIB, ref, wrongType } from './values.ts';
+import { big, field, hostileString, MIB, queryEncode, ref, wrongType } from './values.ts';
 
 export interface FuzzRequest {
   /** `METHOD /pattern` as in the route table. */
@@ -61,16 +61,6 @@ const JUNK_QUERY = [
   'a=1', 'a=1&a=2', '%', '%zz', '%ED%A0%80', '%FF%FE', 'x[]=1&x[]=2', '&&&', '=', '==', 'a', 'redirect_to=%00', 'redirect_to=a&redirect_to=b',
   'type=signup&type=recovery', 'token=1&token=2', 'page=1&page=2', `q=${'x'.repeat(10_000)}`, 'scope=global&scope=others', 'provider[]=google',
 ];
-
-/** encodeURIComponent, but a lone surrogate becomes its WTF-8 bytes (%ED%A0%80) instead of throwing. */
-export function queryEncode(v: string): string {
-  let out = '';
-  for (const ch of v) {
-    const u = ch.codePointAt(0)!;
-    out += u >= 0xd800 && u <= 0xdfff ? `%ED%${(0x80 | ((u >> 6) & 0x3f)).toString(16).toUpperCase()}%${(0x80 | (u & 0x3f)).toString(16).toUpperCase()}` : encodeURIComponent(ch);
-  }
-  return out;
-}
 
 function queryFor(route: RouteDef): fc.Arbitrary<string> {
   const params = Object.entries(route.query ?? {});
@@ -177,8 +167,38 @@ function requestFor(route: RouteDef): fc.Arbitrary<FuzzRequest> {
   return fc.oneof({ weight: 3, arbitrary: valid }, { weight: 4, arbitrary: fuzzed });
 }
 
-/** A request to any route of the table. */
-export const anyRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(...ROUTES.map(requestFor));
+const ODD_PATHS = [
+  '//signup', '/auth/v1//token', '/AUTH/V1/health', '/Signup', '/signup%00', '/%2e%2e/signup', '/auth/v1/../health', '/signup/extra',
+  '/admin/users/%2F', '/admin/users//', '/user/identities/', '/factors/', `/${'a'.repeat(10_000)}`, '/%FF', '/%', '/verify;x=1',
+  '/auth/v2/signup', '/auth/v1', '/', '/settings.json', '/admin', '/callback/x', '/.well-known/', '/token%2Fx',
+];
+const STRAY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
+
+/** Wrong methods on the table's paths, preflights, HEAD, odd paths, many parameters and headers. */
+const strayRequest: fc.Arbitrary<FuzzRequest> = fc.record({
+  method: fc.constantFrom(...STRAY_METHODS),
+  path: fc.oneof(fc.constantFrom(...ROUTES.map((r) => r.path.replace(/:(\w+)/g, '~~uid.0~~'))), fc.constantFrom(...ODD_PATHS)),
+  prefix: fc.constantFrom<'' | '/auth/v1'>('', '/auth/v1'),
+  preflight: fc.boolean(),
+  manyParams: fc.constantFrom(0, 0, 0, 1000, 20_000),
+  manyHeaders: fc.constantFrom(0, 0, 0, 200),
+  auth: fc.oneof(fc.constant(undefined), ref('user').map((r) => `Bearer ${r}`), ref('admin').map((r) => `Bearer ${r}`)),
+}).map((r): FuzzRequest => {
+  const headers: Record<string, string> = {};
+  if (r.auth) headers.authorization = r.auth;
+  if (r.preflight) Object.assign(headers, { origin: 'http://localhost:3000', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-evil, authorization' });
+  for (let i = 0; i < r.manyHeaders; i++) headers[`x-fuzz-${i}`] = String(i);
+  const query = r.manyParams ? `?${Array.from({ length: r.manyParams }, (_, i) => `p${i % 50}=${i}`).join('&')}` : '';
+  const body = r.method === 'GET' || r.method === 'HEAD' ? undefined : '{}';
+  if (body) headers['content-type'] = 'application/json';
+  return { route: `${r.method} (stray)`, prefix: r.prefix, method: r.method, url: `${r.prefix}${r.path}${query}`, headers, body, valid: false };
+});
+
+/** A request to any route of the table, or a stray one. */
+export const anyRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
+  { weight: ROUTES.length, arbitrary: fc.oneof(...ROUTES.map(requestFor)) },
+  { weight: 3, arbitrary: strayRequest },
+);
 
 const ROUTE_COUNT = ROUTES.length;
 export const routeCount = () => ROUTE_COUNT;

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { FUZZ_PASSWORD } from './setup.ts';
 import {
-  email, emailTypes, hostileString, otpType, password, phone, record, redirect, ref, uuidish,
+  email, emailTypes, hostileString, otpType, password, phone, queryEncode, record, redirect, ref, uuidish,
 } from './values.ts';
 
 export type Auth = 'none' | 'user' | 'admin';
@@ -36,7 +36,7 @@ const grantType = fc.oneof(
       'grant_type=%ED%A0%80', 'grant_type=%FF', 'grant_type=pass%00word', 'grant_type=%', `grant_type=${'p'.repeat(5000)}`,
     ),
   },
-  { weight: 1, arbitrary: str.map((s) => `grant_type=${encodeURIComponent(s)}`) },
+  { weight: 1, arbitrary: str.map((s) => `grant_type=${queryEncode(s)}`) },
 );
 const page = fc.oneof(fc.constantFrom('1', '0', '-1', '2', '1e3', 'abc', '', '99999999999999999999', '1.5', ' 1', '0x10', '1000'), fc.nat().map(String));
 
@@ -159,9 +159,18 @@ export const ROUTES: RouteDef[] = [
   {
     method: 'GET', path: '/authorize', auth: 'none',
     query: { provider: fc.constantFrom('google', 'github', 'apple', 'x', '', 'GOOGLE'), redirect_to: redirect, scopes: str, code_challenge: str, code_challenge_method: fc.constantFrom('s256', 'plain', 'x'), skip_http_redirect: fc.constantFrom('true', 'false') },
+    valid: fc.constantFrom('', '&code_challenge=' + 'a'.repeat(43) + '&code_challenge_method=s256', '&redirect_to=http://localhost:3000/cb', '&scopes=repo')
+      .map((extra) => ({ query: `provider=github${extra}` })),
   },
-  ...['GET', 'POST'].map((method): RouteDef => ({ method, path: '/callback', auth: 'none', query: { state: fc.oneof(ref('odd'), str), code: str, error: str, error_description: str } })),
-  { method: 'GET', path: '/user/identities/authorize', auth: 'user', query: { provider: fc.constantFrom('google', 'github', 'x'), skip_http_redirect: fc.constantFrom('true', 'false'), redirect_to: redirect } },
+  ...['GET', 'POST'].map((method): RouteDef => ({
+    method, path: '/callback', auth: 'none',
+    query: { state: fc.oneof(ref('state'), ref('odd'), str), code: fc.oneof(fc.constant('gh-code'), str), error: str, error_description: str },
+    valid: ref('state').map((state) => ({ query: `state=${state}&code=gh-code` })),
+  })),
+  {
+    method: 'GET', path: '/user/identities/authorize', auth: 'user', query: { provider: fc.constantFrom('google', 'github', 'x'), skip_http_redirect: fc.constantFrom('true', 'false'), redirect_to: redirect },
+    valid: fc.constant({ query: 'provider=github' }),
+  },
   { method: 'DELETE', path: '/user/identities/:identity_id', auth: 'user', params: { identity_id: fc.oneof(ref('identity'), uuidish) } },
   { method: 'GET', path: '/sso', auth: 'none' },
   { method: 'POST', path: '/sso', auth: 'none', fields: { domain: str, provider_id: str } },

@@ -30,6 +30,8 @@ const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1
 export function checkAnswer(req: Request, status: number, headers: Headers, text: string): string | undefined {
   if (status >= 500) return `status ${status}: ${text.slice(0, 300)}`;
   if (status < 400) return undefined;
+  // A HEAD answer has the status and headers of the GET, and no body.
+  if (req.method === 'HEAD') return text === '' ? undefined : `HEAD answered with a body: ${text.slice(0, 100)}`;
   if (!(headers.get('content-type') ?? '').includes('application/json')) return `status ${status} without a JSON content type: ${text.slice(0, 200)}`;
   let body: Record<string, unknown>;
   try {
@@ -57,7 +59,7 @@ export async function sendOne(target: FuzzTarget, spec: FuzzRequest, stats: Fuzz
   stats.routes.add(`${spec.prefix}${spec.route}`);
   if (stats.requests % 50 === 0) await refreshPool(target);
   const req = materialize(spec, target.pool);
-  const probe = new Request(req.url, { headers: req.headers });
+  const probe = new Request(req.url, { method: req.method === 'HEAD' ? 'HEAD' : 'GET', headers: req.headers });
   const logsBefore = target.t.logs.length;
   let res: Response;
   try {
@@ -82,6 +84,10 @@ export async function sendOne(target: FuzzTarget, spec: FuzzRequest, stats: Fuzz
       stats.validOk += 1;
     }
     stats.validByRoute.set(spec.route, counts);
+  }
+  const location = res.headers.get('location');
+  if (location?.includes('state=')) {
+    try { cap(target.pool.state, new URL(location).searchParams.get('state')); } catch { /* not a URL */ }
   }
   if (res.status < 300) {
     try {

@@ -5,6 +5,7 @@ import type { Database } from '../../src/db/database.ts';
 import { signHs256, signJwt } from '../../src/crypto/jwt.ts';
 import type { SmsMessage, SmsProvider } from '../../src/sms/provider.ts';
 import { buildTestApp, TEST_JWT_SECRET, type TestApp } from '../helpers/app.ts';
+import { PROVIDER_ENV, providerFetch } from './provider.ts';
 
 export const FUZZ_PASSWORD = 'fuzz-Password-1';
 
@@ -18,6 +19,8 @@ export const FUZZ_ENV: Record<string, string> = {
   AUTHSVC_RATE_LIMIT_SMS_SENT: '1000000', AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000000',
   AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '1000000', AUTHSVC_RATE_LIMIT_VERIFY: '1000000', AUTHSVC_RATE_LIMIT_OTP: '1000000',
   AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '1000000',
+  AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: 'true',
+  ...PROVIDER_ENV,
 };
 
 export interface Pool {
@@ -36,6 +39,8 @@ export interface Pool {
   otthash: string[];
   /** flow_state auth codes (pkce grant). */
   authcode: string[];
+  /** OAuth states from /authorize redirects (the /callback's `state`). */
+  state: string[];
   /** JWTs with odd headers, signatures and claims. */
   odd: string[];
   /** Codes sent by mail or SMS, index for index: the address, the code and its verify type. */
@@ -133,8 +138,8 @@ export async function setupFuzzTarget(db: Database): Promise<FuzzTarget> {
     name: 'twilio', supportsWhatsApp: true, verifiesCodes: false,
     async send(m) { sms.push(m); return `SM${sms.length}`; },
   };
-  const t = await buildTestApp(db, FUZZ_ENV, { sms: provider });
-  const pool: Pool = { user: [], admin: [], refresh: [], uid: [], email: [], login: [], phone: [], identity: [], otthash: [], authcode: [], odd: [], codeAddr: [], codeToken: [], codeType: [] };
+  const t = await buildTestApp(db, FUZZ_ENV, { sms: provider, fetch: providerFetch() });
+  const pool: Pool = { user: [], admin: [], refresh: [], uid: [], email: [], login: [], phone: [], identity: [], otthash: [], authcode: [], state: [], odd: [], codeAddr: [], codeToken: [], codeType: [] };
   const now = Math.floor(Date.now() / 1000);
   pool.admin.push(await signJwt(t.deps.keys, { role: 'service_role', exp: now + 86_400 }));
   for (let i = 0; i < 4; i++) {

@@ -129,3 +129,13 @@ export const uuidish = fc.oneof(
 export function field(good: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
   return fc.oneof({ weight: 5, arbitrary: good }, { weight: 2, arbitrary: hostileString }, { weight: 2, arbitrary: wrongType });
 }
+
+/** encodeURIComponent, but a lone surrogate becomes its WTF-8 bytes (%ED%A0%80) instead of throwing. */
+export function queryEncode(v: string): string {
+  let out = '';
+  for (const ch of v) {
+    const u = ch.codePointAt(0)!;
+    out += u >= 0xd800 && u <= 0xdfff ? `%ED%${(0x80 | ((u >> 6) & 0x3f)).toString(16).toUpperCase()}%${(0x80 | (u & 0x3f)).toString(16).toUpperCase()}` : encodeURIComponent(ch);
+  }
+  return out;
+}
