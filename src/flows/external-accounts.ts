@@ -223,6 +223,9 @@ export async function linkIdentityExternal(c: AccountContext, x: ExternalIdentit
     }
     if (x.data.email_verified !== true) {
       if (user.email) await queueEmailToken(c.deps, c.tx, c.out, user, 'confirmation', { redirectTo: c.redirectTo });
+      // The identity is committed with the error: app_metadata lists it too (GoTrue returns
+      // before UpdateAppMetaDataProviders here, leaving the providers without it).
+      await refreshProviders(c, user);
       throw new CommitThenFail(unprocessable('email_not_confirmed', `Unverified email with ${x.provider}. A confirmation email has been sent to your ${x.provider} email`));
     }
     user = await confirm(c, user);
