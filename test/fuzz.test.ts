@@ -10,27 +10,40 @@ import { checkAnswer, newStats, runFuzz, sendOne } from './fuzz/runner.ts';
 import { type FuzzTarget, setupFuzzTarget } from './fuzz/setup.ts';
 
 const SEED = 1717;
-const RUNS = 500;
 
 let db: Database;
 let target: FuzzTarget;
+let confirmDb: Database;
 beforeAll(async () => {
   db = await openTestDb();
   target = await setupFuzzTarget(db);
+  confirmDb = await openTestDb();
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+  await confirmDb?.close();
+});
 
+async function fuzzed(on: FuzzTarget, runs: number, seed: number): Promise<void> {
+  const stats = await runFuzz(on, { seed, numRuns: runs });
+  expect(stats.failures).toEqual([]);
+  expect(stats.serverErrors).toBe(0);
+  expect(stats.requests).toBe(runs);
+  // Both prefixes of most routes, and requests that reach the flows (not only refusals).
+  expect(stats.routes.size).toBeGreaterThan(runs / 6);
+  expect(stats.validOk).toBeGreaterThan(runs / 50);
+  expect(stats.byClass.get('2xx') ?? 0).toBeGreaterThan(runs / 10);
+  expect(await checkInvariants(on.db)).toEqual([]);
+}
+
+// ~500 requests in all: 300 under MAILER_AUTOCONFIRM, 200 with addresses to confirm.
 describe('fuzzing every endpoint', () => {
-  test(`${RUNS} seeded requests: no 5xx, every error in GoTrue's JSON shape, then the database invariants hold`, async () => {
-    const stats = await runFuzz(target, { seed: SEED, numRuns: RUNS });
-    expect(stats.failures).toEqual([]);
-    expect(stats.serverErrors).toBe(0);
-    expect(stats.requests).toBe(RUNS);
-    // Both prefixes of most routes, and requests that reach the flows (not only refusals).
-    expect(stats.routes.size).toBeGreaterThan(60);
-    expect(stats.validOk).toBeGreaterThan(10);
-    expect(stats.byClass.get('2xx') ?? 0).toBeGreaterThan(50);
-    expect(await checkInvariants(db)).toEqual([]);
+  test('300 seeded requests, autoconfirm: no 5xx, every error in GoTrue\'s JSON shape, then the database invariants hold', async () => {
+    await fuzzed(target, 300, SEED);
+  }, 120_000);
+
+  test('200 seeded requests, addresses to confirm and the reauthentication nonce: the same', async () => {
+    await fuzzed(await setupFuzzTarget(confirmDb, 'confirm'), 200, SEED + 1);
   }, 120_000);
 
   // The checks themselves must be able to fail.

@@ -1,4 +1,4 @@
-// npm run fuzz [-- --runs N --seed S --collect --concurrency K]: a seeded run against the real app on PGlite
+// npm run fuzz [-- --runs N --seed S --collect --concurrency K --profile confirm]: a seeded run against the real app on PGlite
 // (or Postgres with TEST_DATABASE_URL), then the database invariants. Exits non-zero on any
 // failure: a 5xx, an error body not in GoTrue's shape, a broken invariant, RSS past its bound.
 // --collect sends every request and lists every failure; without it fast-check stops at the
@@ -8,12 +8,13 @@ import { openTestDb, TEST_DATABASE_URL } from '../helpers/db.ts';
 import { checkInvariants } from './invariants.ts';
 import { routeCount } from './requests.ts';
 import { type FuzzStats, newStats, runFuzz } from './runner.ts';
-import { setupFuzzTarget } from './setup.ts';
+import { type FuzzProfile, setupFuzzTarget } from './setup.ts';
 
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10000' }, seed: { type: 'string', default: '17' },
     collect: { type: 'boolean', default: false }, concurrency: { type: 'string', default: '1' },
+    profile: { type: 'string', default: 'autoconfirm' },
   },
 });
 const runs = Number(values.runs);
@@ -34,7 +35,7 @@ function rssNow(): number {
 }
 
 function print(stats: FuzzStats, seconds: number): void {
-  console.log(`requests:        ${stats.requests} in ${seconds.toFixed(1)} s (seed ${seed}, ${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`);
+  console.log(`requests:        ${stats.requests} in ${seconds.toFixed(1)} s (seed ${seed}, profile ${values.profile}, ${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`);
   const table = [...stats.routes].filter((r) => !r.includes('(stray)')).length;
   console.log(`distinct routes: ${table} of the table's ${routeCount()} × 2 prefixes, and ${stats.routes.size - table} stray method/prefix pairs`);
   console.log(`by class:        ${[...stats.byClass].sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
@@ -48,7 +49,7 @@ async function main(): Promise<number> {
   const rssStart = rssNow();
   const db = await openTestDb();
   const dbBytes = async () => (TEST_DATABASE_URL ? 0 : Number((await db.withSession((s) => s.exec('select pg_database_size(current_database()) as n')))[0]!.n));
-  const target = await setupFuzzTarget(db);
+  const target = await setupFuzzTarget(db, values.profile as FuzzProfile);
   const stats = newStats();
   const started = performance.now();
   let warm: { rss: number; db: number } | undefined;

@@ -131,20 +131,33 @@ async function oddTokens(t: TestApp, sub: string, sid: string): Promise<string[]
   ];
 }
 
+/**
+ * `confirm`: addresses need confirming (MAILER_AUTOCONFIRM off), a password change needs the
+ * reauthentication nonce, the email change the two codes: the flows' other half.
+ */
+export type FuzzProfile = 'autoconfirm' | 'confirm';
+const PROFILE_ENV: Record<FuzzProfile, Record<string, string>> = {
+  autoconfirm: {},
+  confirm: { AUTHSVC_MAILER_AUTOCONFIRM: 'false', AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true' },
+};
+
 /** Builds the app on `db`, signs up a few users and fills the pool with their real values. */
-export async function setupFuzzTarget(db: Database): Promise<FuzzTarget> {
+export async function setupFuzzTarget(db: Database, profile: FuzzProfile = 'autoconfirm'): Promise<FuzzTarget> {
   const sms: SmsMessage[] = [];
   const provider: SmsProvider = {
     name: 'twilio', supportsWhatsApp: true, verifiesCodes: false,
     async send(m) { sms.push(m); return `SM${sms.length}`; },
   };
-  const t = await buildTestApp(db, FUZZ_ENV, { sms: provider, fetch: providerFetch() });
+  const t = await buildTestApp(db, { ...FUZZ_ENV, ...PROFILE_ENV[profile] }, { sms: provider, fetch: providerFetch() });
   const pool: Pool = { user: [], admin: [], refresh: [], uid: [], email: [], login: [], phone: [], identity: [], otthash: [], authcode: [], state: [], odd: [], codeAddr: [], codeToken: [], codeType: [] };
   const now = Math.floor(Date.now() / 1000);
   pool.admin.push(await signJwt(t.deps.keys, { role: 'service_role', exp: now + 86_400 }));
   for (let i = 0; i < 4; i++) {
     const email = `fuzz-seed-${i}-${crypto.randomUUID().slice(0, 8)}@example.com`;
-    const res = await t.request('POST', '/signup', { email, password: FUZZ_PASSWORD });
+    // Created confirmed in either profile, so that they can sign in.
+    const res = profile === 'autoconfirm'
+      ? await t.request('POST', '/signup', { email, password: FUZZ_PASSWORD })
+      : await signInNew(t, pool.admin[0]!, email);
     if (res.status !== 200) throw new Error(`fuzz setup: signup ${res.status} ${await res.text()}`);
     harvest(pool, await res.json());
     pool.email.push(email);
@@ -162,6 +175,13 @@ export async function setupFuzzTarget(db: Database): Promise<FuzzTarget> {
 function sessionOf(token: string): string {
   const claims = JSON.parse(atob(token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { session_id?: string };
   return /^[0-9a-f-]{36}$/.test(claims.session_id ?? '') ? claims.session_id! : '00000000-0000-0000-0000-000000000000';
+}
+
+/** An admin-created, confirmed user's first session (the `confirm` profile's seed users). */
+async function signInNew(t: TestApp, adminToken: string, email: string): Promise<Response> {
+  const made = await t.request('POST', '/admin/users', { email, password: FUZZ_PASSWORD, email_confirm: true }, { authorization: `Bearer ${adminToken}` });
+  if (made.status !== 200) return made;
+  return t.request('POST', '/token?grant_type=password', { email, password: FUZZ_PASSWORD });
 }
 
 export const cap = (list: string[], v: unknown, max = 64) => {
