@@ -132,3 +132,20 @@ describe('POST /factors with a factor_type named after an Object.prototype membe
     expect(await res.json()).toEqual({ code: 400, error_code: 'validation_failed', msg: 'factor_type needs to be totp, phone, or webauthn' });
   });
 });
+
+describe('a soft-deleted user updated by an admin', () => {
+  // PUT /admin/users gave the deleted row a new email and password, and the password grant then
+  // opened a session for it (the fuzzer's "no session of a deleted user").
+  test('PUT /admin/users/{id} → 404 user_not_found; the old row cannot sign in', async () => {
+    const email = uniqueEmail('soft-put');
+    const made = (await (await t.request('POST', '/admin/users', { email, password: 'a-long-password-1', email_confirm: true }, admin)).json()) as { id: string };
+    expect((await t.request('DELETE', `/admin/users/${made.id}`, { should_soft_delete: true }, admin)).status).toBe(200);
+    const fresh = uniqueEmail('soft-put-new');
+    const res = await t.request('PUT', `/admin/users/${made.id}`, { email: fresh, password: 'a-long-password-1', email_confirm: true }, admin);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ code: 404, error_code: 'user_not_found', msg: 'User not found' });
+    const signIn = await t.request('POST', '/token?grant_type=password', { email: fresh, password: 'a-long-password-1' });
+    expect(signIn.status).toBe(400);
+    expect(await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, made.id))).toEqual([]);
+  });
+});

@@ -250,7 +250,8 @@ export async function adminUpdateUser(deps: Deps, userId: string, input: AdminUs
   return inTransaction(deps, async (tx) => {
     const now = deps.now();
     const user = await findUserById(tx, userId, { forUpdate: true });
-    if (!user) throw userNotFound();
+    // A soft-deleted user stays deleted: a new email and password would let it sign in again.
+    if (!user || user.deletedAt) throw userNotFound();
     const patch: Partial<NewUser> = { updatedAt: now };
     let userMeta: Json = { ...(user.rawUserMetaData ?? {}) };
     if (role) patch.role = role;

@@ -72,8 +72,11 @@ export async function sendOne(target: FuzzTarget, spec: FuzzRequest, stats: Fuzz
   bump(stats.byClass, `${Math.floor(res.status / 100)}xx`);
   if (res.status >= 500) stats.serverErrors += 1;
   if (res.status >= 400 && res.status < 500) {
-    let code = '?';
-    try { code = String((JSON.parse(text) as { error_code?: unknown; code?: unknown; error?: unknown }).error_code ?? (JSON.parse(text) as { code?: unknown }).code ?? (JSON.parse(text) as { error?: unknown }).error); } catch { /* counted as '?' */ }
+    let code = spec.method === 'HEAD' ? '(HEAD: no body)' : '?';
+    try {
+      const b = JSON.parse(text) as { error_code?: unknown; code?: unknown; error?: unknown };
+      code = String(b.error_code ?? b.code ?? b.error);
+    } catch { /* no JSON body: counted as above */ }
     bump(stats.clientErrors, `${res.status} ${code}`);
   }
   if (spec.valid) {
