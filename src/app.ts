@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from './app-env.ts';
 import type { Deps } from './deps.ts';
-import { instrumentDeps } from './deps-telemetry.ts';
+import { countSends, traceRequestDeps, tracedRateLimitStore } from './deps-telemetry.ts';
 import { corsMiddleware } from './http/cors.ts';
 import { requestDeadline } from './http/deadline.ts';
 import { isDatabaseUnavailable } from './db/database.ts';
@@ -40,7 +40,7 @@ export function createApp(built: Deps): Hono<AppEnv> {
   // TRACING_ENABLED / METRICS_ENABLED (the adapter has registered the SDK): spans, counters.
   const { tracing, metrics: metricsConfig } = built.config;
   const metrics = metricsConfig.enabled ? createAuthMetrics() : undefined;
-  const deps = tracing.enabled || metrics ? instrumentDeps(built, metrics) : built;
+  const deps = metrics ? countSends(built, metrics) : built;
   const requestIdHeader = deps.config.api.requestIdHeader;
   const limiter = deps.limiter ?? defaultRateLimitStore(deps.config, deps.db);
   const disableAuditRows = deps.config.auditLog.disablePostgres;
@@ -66,7 +66,16 @@ export function createApp(built: Deps): Hono<AppEnv> {
     });
   });
 
-  if (tracing.enabled || metrics) app.use('*', requestTelemetry({ tracing: tracing.enabled, metrics }));
+  if (tracing.enabled || metrics) {
+    app.use('*', requestTelemetry({
+      tracing: tracing.enabled, metrics,
+      onSpan: (c, parent) => {
+        // c.get, not c.var: Hono builds a copy of every variable for each c.var read.
+        c.set('deps', traceRequestDeps(c.get('deps'), parent));
+        c.set('limiter', tracedRateLimitStore(c.get('limiter'), parent));
+      },
+    }));
+  }
   app.use('*', corsMiddleware([...CORS_ALLOWED_HEADERS, ...deps.config.api.corsAllowedHeaders]));
   // API_MAX_REQUEST_DURATION: 504 request_timeout, as GoTrue's timeoutMiddleware.
   app.use('*', requestDeadline(deps.config.api.maxRequestDuration));

@@ -81,14 +81,22 @@ describe.runIf(TEST_DATABASE_URL)('Workers: traces over fetch to a local OTLP re
     expect(got.status).toBe(200);
     await got.text();
 
-    const span = await receiver.waitFor(() => receiver.spans.find((s) => s.traceId === traceId));
+    const span = await receiver.waitFor(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === 2));
     expect(span).toMatchObject({ name: 'GET /auth/v1/admin/users/{user_id}', kind: 2, parentSpanId: 'b7ad6b7169203331' });
     expect(span.attributes).toMatchObject({
       'http.method': 'GET', 'http.route': '/auth/v1/admin/users/{user_id}', 'http.route.params.user_id': session.user.id, 'http.status_code': 200,
     });
     expect(span.resource).toMatchObject({ 'service.name': 'authsvc', 'auth.version': VERSION, 'cloud.provider': 'cloudflare' });
+    // Child spans without async context (no nodejs_als): the statement that read the user, in
+    // the same trace, and the sign-up's password hash and insert.
+    const children = receiver.spans.filter((s) => s.parentSpanId === span.spanId);
+    expect(children.map((s) => s.traceId)).toEqual(children.map(() => traceId));
+    expect(children.find((s) => s.attributes['db.query.summary'] === 'SELECT users')).toMatchObject({ kind: 3, name: 'authsvc_user_by_id' });
     const signupSpan = await receiver.waitFor(() => receiver.spans.find((s) => s.name === 'POST /signup'));
     expect(signupSpan.attributes['http.status_code']).toBe(200);
+    const underSignup = receiver.spans.filter((s) => s.parentSpanId === signupSpan.spanId);
+    expect(underSignup.map((s) => s.name)).toContain('password.hash');
+    expect(underSignup.map((s) => s.attributes['db.query.summary'])).toEqual(expect.arrayContaining(['BEGIN', 'WITH users', 'COMMIT']));
     expect(receiver.requests[0]).toMatchObject({ path: '/v1/traces', contentType: name === 'json' ? 'application/json' : 'application/x-protobuf' });
     expect(receiver.requests[0]!.headers['x-collector-key']).toBe('k-123');
     for (const secret of [PASSWORD, JWT_SECRET, session.access_token, session.refresh_token, admin]) {

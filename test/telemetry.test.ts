@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { SignJWT } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startFakeTwilio, twilioEnv } from './helpers/fake-twilio.ts';
 import { freePort } from './helpers/free-port.ts';
 import { type OtlpReceiver, type ReceivedSpan, parsePrometheus, startOtlpReceiver } from './helpers/otlp-receiver.ts';
 import { REPO_ROOT, type ServerProcess, cleanupProcesses, startServer } from './helpers/server.ts';
@@ -156,6 +157,93 @@ describe('traces (and pushed metrics) over OTLP/HTTP, http/protobuf', () => {
     expectNoSecret([...spanTexts, ...receiver.raw, server.output()], [...secrets, admin]);
     expect(server.output()).toContain('otel: '); // DEBUG=true: the SDK's diagnostics go through our logger
   });
+
+  test('concurrent requests: every child span hangs under its own request span, in its trace', async () => {
+    // The parent travels with each request's deps, not in an async context: interleaved requests
+    // (plain statements, and refreshes inside transactions) must not pick up each other's spans.
+    const admin = await adminToken();
+    const email = 'concurrent@example.com';
+    const signup = await call(server, 'POST', '/signup', { email, password: PASSWORD });
+    expect(signup.status).toBe(200);
+    const userId = (signup.json.user as { id: string }).id;
+    const sessions = await Promise.all(Array.from({ length: 6 }, () => call(server, 'POST', '/token?grant_type=password', { email, password: PASSWORD })));
+    const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
+    const reads = Array.from({ length: 16 }, (_, i) => `${hex(0xa11ce, 8)}${hex(i + 1, 24)}`);
+    const refreshes = sessions.map((_, i) => `${hex(0xb0b, 8)}${hex(i + 1, 24)}`);
+    const signups = Array.from({ length: 6 }, (_, i) => `${hex(0xc0de, 8)}${hex(i + 1, 24)}`);
+    const answers = await Promise.all([
+      ...reads.map((traceId) => call(server, 'GET', `/admin/users/${userId}`, undefined, {
+        authorization: `Bearer ${admin}`, traceparent: `00-${traceId}-${hex(7, 16)}-01`,
+      })),
+      ...refreshes.map((traceId, i) => call(server, 'POST', '/token?grant_type=refresh_token', { refresh_token: sessions[i]!.json.refresh_token }, {
+        traceparent: `00-${traceId}-${hex(7, 16)}-01`,
+      })),
+      ...signups.map((traceId, i) => call(server, 'POST', '/signup', { email: `concurrent-${i}@example.com`, password: PASSWORD }, {
+        traceparent: `00-${traceId}-${hex(7, 16)}-01`,
+      })),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+
+    for (const traceId of [...reads, ...refreshes, ...signups]) {
+      const root = await receiver.waitFor(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === 2));
+      const inTrace = await receiver.waitFor(() => {
+        const spans = receiver.spans.filter((s) => s.traceId === traceId && s !== root);
+        return spans.length > 0 ? spans : undefined;
+      });
+      // Every other span of the trace is a direct child of the request span...
+      expect(inTrace.map((s) => s.parentSpanId)).toEqual(inTrace.map(() => root.spanId));
+      // ...and the request span's children are all in its trace.
+      const children = receiver.spans.filter((s) => s.parentSpanId === root.spanId);
+      expect(children.map((s) => s.traceId)).toEqual(children.map(() => traceId));
+      const summaries = children.map((s) => s.attributes['db.query.summary']);
+      if (reads.includes(traceId)) expect(summaries).toContain('SELECT users');
+      else if (refreshes.includes(traceId)) expect(summaries).toContain('WITH refresh_tokens');
+      else {
+        // A sign-up's statements run in a transaction (on Postgres, on a connection of its own:
+        // BEGIN and COMMIT are statements there; PGlite opens its transactions itself).
+        expect([...summaries, ...children.map((s) => s.name)]).toEqual(expect.arrayContaining(['password.hash', 'WITH users']));
+        if (process.env.TEST_DATABASE_URL) expect(summaries).toEqual(expect.arrayContaining(['BEGIN', 'COMMIT']));
+      }
+    }
+  });
+});
+
+describe('sampling and the per-signal OTLP variables', () => {
+  test('OTEL_TRACES_SAMPLER=parentbased_traceidratio at 0: only requests whose caller sampled them; traces to their own endpoint', async () => {
+    const general = await startOtlpReceiver();
+    const traces = await startOtlpReceiver();
+    const server = await startServer({
+      env: {
+        ...baseEnv, AUTHSVC_TRACING_ENABLED: 'true', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0',
+        OTEL_EXPORTER_OTLP_ENDPOINT: general.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_HEADERS: 'x-general=g',
+        // The signal's own variables win, and its endpoint is used as given (no /v1/traces added).
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${traces.url}/collector/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-traces=t', OTEL_BSP_SCHEDULE_DELAY: '100',
+      },
+    });
+    try {
+      const sampledTrace = '5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e';
+      const unsampledTrace = '0dd0dd0dd0dd0dd0dd0dd0dd0dd0dd01';
+      expect((await call(server, 'GET', '/settings', undefined, { traceparent: `00-${sampledTrace}-00f067aa0ba902b7-01` })).status).toBe(200);
+      expect((await call(server, 'GET', '/settings', undefined, { traceparent: `00-${unsampledTrace}-00f067aa0ba902b7-00` })).status).toBe(200);
+      expect((await call(server, 'POST', '/signup', { email: 'sampled-out@example.com', password: PASSWORD })).status).toBe(200);
+      const span = await traces.waitFor(() => traces.spans.find((s) => s.traceId === sampledTrace));
+      expect(span).toMatchObject({ name: 'GET /settings', kind: 2, parentSpanId: '00f067aa0ba902b7' });
+      // Give anything else time to arrive: the ratio-0 root and the unsampled parent record nothing.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(traces.spans.map((s) => s.traceId)).toEqual([sampledTrace]);
+      expect(traces.requests.length).toBeGreaterThan(0);
+      for (const r of traces.requests) {
+        expect({ path: r.path, type: r.contentType, traces: r.headers['x-traces'], general: r.headers['x-general'] })
+          .toEqual({ path: '/collector/traces', type: 'application/json', traces: 't', general: 'g' });
+      }
+      expect(general.requests).toEqual([]);
+    } finally {
+      await server.stop();
+      await general.close();
+      await traces.close();
+    }
+  });
 });
 
 describe('OTLP http/json: traces and pushed metrics', () => {
@@ -190,17 +278,24 @@ async function scrape(port: number): Promise<Map<string, number>> {
 }
 
 describe('Prometheus exporter on its own listener', () => {
-  test('counters move by the expected amounts after a sign-up, sign-ins, a refresh and a reuse detection', async () => {
+  test('counters move by the expected amounts after a sign-up, sign-ins, a refresh, a reuse detection and SMS sends', async () => {
     const port = await freePort();
+    const twilio = await startFakeTwilio();
     const server = await startServer({
       env: {
-        ...baseEnv, AUTHSVC_METRICS_ENABLED: 'true', AUTHSVC_METRICS_EXPORTER: 'prometheus',
+        ...baseEnv, ...twilioEnv(twilio.base), AUTHSVC_METRICS_ENABLED: 'true', AUTHSVC_METRICS_EXPORTER: 'prometheus',
         OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1', OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
       },
     });
     try {
       const before = await scrape(port);
       await traffic(server, 'prom@example.com');
+      // One text Twilio takes, one it refuses (the send fails: 500 sms_send_failed).
+      expect((await call(server, 'POST', '/otp', { phone: '15550001111' })).status).toBe(200);
+      twilio.answer = { status: 400, body: { code: 21211, message: 'Invalid To number' } };
+      const refused = await call(server, 'POST', '/otp', { phone: '15550002222' });
+      expect(refused.json.error_code).toBe('sms_send_failed');
+      expect(twilio.texts.map((t) => t.to)).toEqual(['15550001111', '15550002222']);
       const after = await scrape(port);
       const delta = (key: string) => (after.get(key) ?? 0) - (before.get(key) ?? 0);
       expect({
@@ -212,7 +307,9 @@ describe('Prometheus exporter on its own listener', () => {
         reuse: delta('auth_refresh_token_reuse_detections_total'),
         emails: delta('auth_emails_total{auth_outcome="sent"}'),
         refusals: delta('auth_rate_limit_refusals_total{error_code="over_email_send_rate_limit"}'),
-      }).toEqual({ signups: 1, signinOk: 1, signinFailed: 1, refreshOk: 1, refreshFailed: 1, reuse: 1, emails: 1, refusals: 1 });
+        smsSent: delta('auth_sms_total{auth_outcome="sent"}'),
+        smsFailed: delta('auth_sms_total{auth_outcome="failed"}'),
+      }).toEqual({ signups: 1, signinOk: 1, signinFailed: 1, refreshOk: 1, refreshFailed: 1, reuse: 1, emails: 1, refusals: 1, smsSent: 1, smsFailed: 1 });
       const tokenCount = [...after].filter(([k]) => k.startsWith('http_server_request_duration_count{') && k.includes('http_route="/token"'))
         .reduce((n, [, v]) => n + v, 0);
       expect(tokenCount).toBe(4);
@@ -227,6 +324,7 @@ describe('Prometheus exporter on its own listener', () => {
       }
     } finally {
       await server.stop();
+      await twilio.close();
     }
   });
 });

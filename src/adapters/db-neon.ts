@@ -6,6 +6,7 @@ import { Client, type ClientConfig, Pool } from '@neondatabase/serverless';
 import { drizzle } from 'drizzle-orm/neon-serverless';
 import { type Tables, createTables } from '../../drizzle/schema.ts';
 import type { Database, Orm } from '../db/database.ts';
+import { ormVia, poolView } from './db-tracing.ts';
 
 export interface NeonSocketOptions {
   /**
@@ -27,6 +28,8 @@ export interface NeonOptions extends NeonSocketOptions {
   maxConnections?: number;
   /** Prebuilt tables for the namespace (cached per isolate by the caller). */
   tables?: Tables;
+  /** TRACING_ENABLED: statements as spans under the request's span (Database.traced). */
+  traced?: boolean;
 }
 
 export const DEFAULT_MAX_CONNECTIONS = 4;
@@ -61,6 +64,7 @@ export function openNeon(opts: NeonOptions): Database {
     namespace: opts.namespace,
     orm,
     t: opts.tables ?? createTables(opts.namespace),
+    ...(opts.traced ? { traced: (parent) => ormVia(orm, poolView(pool, parent)) } : {}),
     async withSession(fn) {
       const client = await pool.connect();
       try {

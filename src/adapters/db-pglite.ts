@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { createTables } from '../../drizzle/schema.ts';
 import type { Database, Orm } from '../db/database.ts';
 import { DataDirLockedError } from './data-dir-error.ts';
-import { tracePgliteQueries } from './db-tracing.ts';
+import { ormVia, pgliteView } from './db-tracing.ts';
 import { PACKAGE_ROOT } from './package-root.ts';
 
 
@@ -96,7 +96,6 @@ export async function openPglite(opts: { dataDir?: string; namespace: string; tr
     release();
     throw err;
   }
-  if (opts.traced) tracePgliteQueries(client as unknown as Parameters<typeof tracePgliteQueries>[0]);
   const orm = drizzle({ client }) as unknown as Orm;
   let closed = false;
   return {
@@ -104,6 +103,7 @@ export async function openPglite(opts: { dataDir?: string; namespace: string; tr
     namespace: opts.namespace,
     orm,
     t: createTables(opts.namespace),
+    ...(opts.traced ? { traced: (parent) => ormVia(orm, pgliteView(client, parent)) } : {}),
     async withSession(fn) {
       return fn({ exec: async (sql) => {
         const results = await client.exec(sql);

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createTables } from '../../drizzle/schema.ts';
 import { type Database, type Orm, pgErrorCode } from '../db/database.ts';
 import { METER_NAME } from '../telemetry/metrics.ts';
-import { traceQueries } from './db-tracing.ts';
+import { ormVia, poolView } from './db-tracing.ts';
 
 export interface PostgresOptions {
   url: string;
@@ -28,10 +28,6 @@ export function openPostgres(opts: PostgresOptions): Database {
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   guardCheckouts(pool);
-  if (opts.traced) {
-    traceQueries(pool as unknown as Parameters<typeof traceQueries>[0]);
-    pool.on('connect', (client) => traceQueries(client as unknown as Parameters<typeof traceQueries>[0]));
-  }
   poolMetrics(pool);
   const orm = drizzle({ client: pool }) as unknown as Orm;
   let closed = false;
@@ -40,6 +36,7 @@ export function openPostgres(opts: PostgresOptions): Database {
     namespace: opts.namespace,
     orm,
     t: createTables(opts.namespace),
+    ...(opts.traced ? { traced: (parent) => ormVia(orm, poolView(pool, parent)) } : {}),
     async withSession(fn) {
       const client = await pool.connect();
       try {

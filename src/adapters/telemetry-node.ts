@@ -3,8 +3,7 @@
 // Configured by the standard variables only: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
 // OTEL_EXPORTER_OTLP_{,TRACES_,METRICS_}{ENDPOINT,PROTOCOL,HEADERS}, OTEL_METRIC_EXPORT_INTERVAL,
 // OTEL_EXPORTER_PROMETHEUS_HOST/PORT, OTEL_TRACES_SAMPLER(_ARG), OTEL_BSP_*.
-import { DiagLogLevel, context, diag, metrics, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { DiagLogLevel, diag, metrics, propagation, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
@@ -134,7 +133,7 @@ export async function startNodeTelemetry(config: Config, env: Env, logger: Logge
       maxQueueSize: positive(env.OTEL_BSP_MAX_QUEUE_SIZE), maxExportBatchSize: positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE),
     });
     const provider = new TracerProvider({ resource, sampler: sampler(env, logger), spanProcessors: [processor] });
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    // No context manager: child spans get their parent passed (telemetry/tracing.ts).
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(provider);
     parts.push(provider);

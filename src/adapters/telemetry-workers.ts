@@ -2,7 +2,8 @@
 // isolate until the request has answered, then serialized by the SDK's own OTLP serializer
 // (http/protobuf or http/json) and POSTed with fetch inside ctx.waitUntil. The SDK's browser
 // exporter is not used: its fetch transport is built around browser keepalive quotas.
-// Workers run without async context (no nodejs_als): only the request's own span is recorded.
+// Child spans (statements, hashing, outgoing calls) need no async context: the request's deps
+// carry their parent (deps-telemetry.ts), so they are recorded here as on Node.
 // Metrics are not exported here (no listener to scrape, no timer between requests).
 import { propagation, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';

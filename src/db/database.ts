@@ -1,4 +1,5 @@
 // One query code base over every driver: routes and db/* functions see only `Executor`.
+import type { Context } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { Tables } from '../../drizzle/schema.ts';
@@ -34,6 +35,12 @@ export interface Database extends Executor {
   namespace: string;
   withSession<T>(fn: (s: RawSession) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * TRACING_ENABLED only: an orm over the same connections whose every statement is a span
+   * under `parent` (the request's span). Made per request: no async context is needed to
+   * tell one request's statements from another's.
+   */
+  traced?(parent: Context): Orm;
 }
 
 /** Runs `fn` in one transaction; rows it locks stay locked until it returns. */

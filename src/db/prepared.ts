@@ -21,15 +21,32 @@ interface OrmInternals {
 export type Statement = (ex: Executor, params: Record<string, unknown>) => Promise<RawRow[]>;
 
 /**
+ * Each orm's prepared statements, in a property of the orm itself rather than a WeakMap keyed
+ * by it: a transaction (and, with tracing on, a request) has an orm of its own, and a WeakMap
+ * entry for each would be garbage the young-generation collector has to walk until the next
+ * full collection.
+ */
+const PREPARED = Symbol('authsvc.prepared');
+type PreparedSlots = (DriverPrepared | undefined)[];
+let statements = 0;
+
+/**
  * A statement named `authsvc_<name>`; `build` uses `sql.placeholder(...)` for every value.
  * One Database has one namespace, so a name always carries the same text on a connection.
  */
 export function statement(name: string, build: (t: Tables) => SQL): Statement {
   const texts = new WeakMap<Tables, BuiltQuery>();
-  const prepared = new WeakMap<Orm, DriverPrepared>();
+  const slot = statements++;
   const fullName = `authsvc_${name}`;
   return async (ex, params) => {
-    let p = prepared.get(ex.orm);
+    const holder = ex.orm as unknown as { [PREPARED]?: PreparedSlots };
+    // Own, not inherited: an orm derived from another (adapters/db-tracing.ts) prepares its own.
+    let slots = Object.hasOwn(holder, PREPARED) ? holder[PREPARED] : undefined;
+    if (!slots) {
+      slots = [];
+      Object.defineProperty(holder, PREPARED, { value: slots });
+    }
+    let p = slots[slot];
     if (!p) {
       const orm = ex.orm as unknown as OrmInternals;
       let query = texts.get(ex.t);
@@ -38,7 +55,7 @@ export function statement(name: string, build: (t: Tables) => SQL): Statement {
         texts.set(ex.t, query);
       }
       p = orm.session.prepareQuery(query, undefined, fullName, false);
-      prepared.set(ex.orm, p);
+      slots[slot] = p;
     }
     const res = await p.execute(params);
     return (res as { rows: RawRow[] }).rows;

@@ -1,7 +1,7 @@
 // One SERVER span per request (GoTrue's attribute names and the current semantic-convention ones
 // beside them), the request-duration histogram, and the domain counters read off the answer.
 // Installed by createApp only when TRACING_ENABLED or METRICS_ENABLED: otherwise nothing here runs.
-import { type Attributes, ROOT_CONTEXT, SpanKind, SpanStatusCode, type TextMapGetter, context, propagation, trace } from '@opentelemetry/api';
+import { type Attributes, type Context as TraceContext, ROOT_CONTEXT, SpanKind, SpanStatusCode, type TextMapGetter, propagation, trace } from '@opentelemetry/api';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { AuditRecord } from '../db/audit.ts';
@@ -37,6 +37,11 @@ function matchedRoute(c: Context): { route?: string; params: Record<string, stri
 interface Options {
   tracing: boolean;
   metrics?: AuthMetrics;
+  /**
+   * Called once the request's span is started, with the context that holds it: the caller hands
+   * it to what the request will use (its deps), so their spans become the request span's children.
+   */
+  onSpan?: (c: Context, parent: TraceContext) => void;
 }
 
 type DepsLike = { db: Database };
@@ -48,19 +53,20 @@ export function requestTelemetry(opts: Options): MiddlewareHandler<{ Variables: 
     const method = c.req.method;
     const audits: AuditRecord[] = [];
     if (opts.metrics) {
-      const deps = c.var.deps;
+      const deps = c.get('deps');
       const audit = deps.db.audit;
       if (audit) c.set('deps', { ...deps, db: { ...deps.db, audit: { ...audit, log: (r) => { audit.log(r); audits.push(r); } } } });
     }
     const span = opts.tracing
       ? tracer.startSpan(method, {
         kind: SpanKind.SERVER,
-        attributes: { 'http.method': method, 'http.request.method': method, request_id: c.var.requestId },
+        attributes: { 'http.method': method, 'http.request.method': method, request_id: c.get('requestId') },
       }, propagation.extract(ROOT_CONTEXT, c.req.raw.headers, headerGetter))
       : undefined;
+    // A request the sampler left out records nothing: its children are not even made.
+    if (span?.isRecording()) opts.onSpan?.(c, trace.setSpan(ROOT_CONTEXT, span));
     try {
-      if (span) await context.with(trace.setSpan(context.active(), span), next);
-      else await next();
+      await next();
     } finally {
       const status = c.res.status;
       const { route, params } = matchedRoute(c);

@@ -1,33 +1,54 @@
 // Spans through @opentelemetry/api only: without a registered SDK (TRACING_ENABLED=false, the
 // default) every call here is the API's no-op. The adapters register the SDK (telemetry-node.ts).
 // Span names and attributes never carry parameter values, bodies, headers or query strings.
-import { type Attributes, INVALID_SPAN_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+//
+// The parent of a child span is passed explicitly (the request's deps carry it: deps-telemetry.ts),
+// never read from an async context: Node's AsyncLocalStorage runs a hook on every promise the
+// process makes, which cost GET /user a quarter of its throughput with tracing on.
+import { type Attributes, type Context, INVALID_SPAN_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'authsvc';
 
+let tracer: Tracer | undefined;
+
+/** The API's proxy tracer: it finds the SDK's once one is registered, and is a no-op until then. */
 export function getTracer(): Tracer {
-  return trace.getTracer(TRACER_NAME);
+  tracer ??= trace.getTracer(TRACER_NAME);
+  return tracer;
 }
+
+/** Where a child span hangs: the context holding the request's span. Undefined: not traced. */
+export type SpanParent = Context | undefined;
 
 const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
+const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
+
 /**
- * Runs `fn` in a leaf span, a child of the active one; a throw marks the span as an error (type
- * only). The span is not made active (nothing under it is traced), which spares a context switch.
- * Without an active span (start-up, migrations, a runtime without async context such as Workers)
- * no span is made: a child never becomes a stray trace of its own.
+ * Runs `fn` in a leaf span, a child of `parent`; a throw marks the span as an error (type only).
+ * Without a parent (start-up, migrations, background sweeps) no span is made: a child never
+ * becomes a stray trace of its own. (Not an async function: one promise fewer per call.)
  */
-export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
-  if (!trace.getActiveSpan()) return fn(NO_SPAN);
-  const span = getTracer().startSpan(name, { kind, attributes });
-  try {
-    return await fn(span);
-  } catch (err) {
+export function withSpan<T>(
+  parent: SpanParent, name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL,
+): Promise<T> {
+  if (!parent) return fn(NO_SPAN);
+  const span = getTracer().startSpan(name, { kind, attributes }, parent);
+  const failed = (err: unknown): never => {
     span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
-    throw err;
-  } finally {
     span.end();
+    throw err;
+  };
+  let result: Promise<T>;
+  try {
+    result = fn(span);
+  } catch (err) {
+    return failed(err);
   }
+  return result.then((value) => {
+    span.end();
+    return value;
+  }, failed);
 }
 
 const OPERATION = /^\s*(select|insert|update|delete|with|begin|commit|rollback|savepoint|release|set|create|alter|drop|lock|do|show|notify|listen|truncate)\b/i;
@@ -49,28 +70,33 @@ export function statementSummary(text: string, preparedName?: string): { name: s
   return { name: preparedName || summary, attributes };
 }
 
-/** Summaries by statement text: drizzle sends the same few texts over and over. */
-const summaries = new Map<string, { name: string; attributes: Attributes }>();
+/**
+ * Summaries by prepared statement name (one name is always one text: prepared.ts) or else by
+ * text: drizzle sends the same few texts over and over.
+ */
+const byName = new Map<string, { name: string; attributes: Attributes }>();
+const byText = new Map<string, { name: string; attributes: Attributes }>();
 
-/** Traces one statement run through `run` (a driver's promise-returning query). */
-export function tracedStatement<T>(text: string, preparedName: string | undefined, run: () => Promise<T>): Promise<T> {
-  if (!trace.getActiveSpan()) return run();
-  const key = preparedName ? `${preparedName}\u0000${text}` : text;
-  let summary = summaries.get(key);
+/** Traces one statement run through `run` (a driver's promise-returning query), under `parent`. */
+export function tracedStatement<T>(parent: SpanParent, text: string, preparedName: string | undefined, run: () => Promise<T>): Promise<T> {
+  if (!parent) return run();
+  const cache = preparedName ? byName : byText;
+  const key = preparedName || text;
+  let summary = cache.get(key);
   if (!summary) {
     summary = statementSummary(text, preparedName);
-    if (summaries.size >= 1000) summaries.clear();
-    summaries.set(key, summary);
+    if (cache.size >= 1000) cache.clear();
+    cache.set(key, summary);
   }
   const { name, attributes } = summary;
-  return withSpan(name, attributes, () => run(), SpanKind.CLIENT);
+  return withSpan(parent, name, attributes, () => run(), SpanKind.CLIENT);
 }
 
 /**
  * A fetch whose calls are CLIENT spans named `POST <host>`: method, host, port and status only
  * (a URL's path and query may carry codes or tokens; headers carry credentials).
  */
-export function tracedFetch(inner: typeof fetch): typeof fetch {
+export function tracedFetch(inner: typeof fetch, parent: SpanParent): typeof fetch {
   return (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
@@ -78,7 +104,7 @@ export function tracedFetch(inner: typeof fetch): typeof fetch {
       'http.method': method, 'http.request.method': method, 'server.address': url.hostname, 'url.scheme': url.protocol.replace(':', ''),
       ...(url.port ? { 'server.port': Number(url.port) } : {}),
     };
-    return withSpan(`${method} ${url.hostname}`, attributes, async (span) => {
+    return withSpan(parent, `${method} ${url.hostname}`, attributes, async (span) => {
       const res = await inner(input, init);
       span.setAttributes({ 'http.status_code': res.status, 'http.response.status_code': res.status });
       if (res.status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -88,28 +114,24 @@ export function tracedFetch(inner: typeof fetch): typeof fetch {
 }
 
 /**
- * `target` with its async methods `names` traced (and reported to `onOutcome`); every other
- * property is read through to `target`, so class instances and getters keep working.
+ * `target` with its async methods `names` wrapped by `wrap`; every other property is read through
+ * to `target`, so class instances and getters keep working.
  */
-export function tracedMethods<T extends object>(
-  target: T, names: readonly (keyof T & string)[], spanName: (method: string) => string,
-  attributes: Attributes = {}, onOutcome?: (method: string, ok: boolean) => void,
+export function wrapMethods<T extends object>(
+  target: T, names: readonly (keyof T & string)[], wrap: (method: string, call: (...args: unknown[]) => Promise<unknown>) => (...args: unknown[]) => Promise<unknown>,
 ): T {
   const wrapped = Object.create(target) as T;
   for (const method of names) {
     const fn = target[method];
     if (typeof fn !== 'function') continue;
-    const call = (...args: unknown[]) => withSpan(spanName(method), attributes, async () => {
-      try {
-        const result = await (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        onOutcome?.(method, true);
-        return result;
-      } catch (err) {
-        onOutcome?.(method, false);
-        throw err;
-      }
-    });
-    Object.defineProperty(wrapped, method, { value: call, enumerable: true });
+    Object.defineProperty(wrapped, method, { value: wrap(method, (...args) => (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args)), enumerable: true });
   }
   return wrapped;
+}
+
+/** `fn` (an async function) as one whose calls are spans named `name` under `parent`. */
+export function tracedFunction<A extends unknown[], R>(
+  fn: (...args: A) => Promise<R>, parent: SpanParent, name: string, attributes: Attributes = NO_ATTRIBUTES,
+): (...args: A) => Promise<R> {
+  return (...args) => withSpan(parent, name, attributes, () => fn(...args));
 }

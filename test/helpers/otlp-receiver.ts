@@ -1,4 +1,4 @@
-// A local OTLP/HTTP collector for tests: accepts /v1/traces and /v1/metrics in http/protobuf and
+// A local OTLP/HTTP collector for tests: accepts traces and metrics (any path ending in /traces or /metrics) in http/protobuf and
 // http/json, decodes the spans (a small protobuf wire-format reader, field numbers from
 // opentelemetry-proto) and keeps the metric names. Loopback only.
 import { type Server, createServer } from 'node:http';
@@ -156,8 +156,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       requests.push({ path, contentType, headers: req.headers });
       raw.push(body.toString('latin1'));
       const json = contentType.includes('json');
-      if (path === '/v1/traces') spans.push(...(json ? decodeTraceJson(body.toString('utf8')) : decodeTraceProto(new Uint8Array(body))));
-      if (path === '/v1/metrics' && json) {
+      if (path.endsWith('/traces')) spans.push(...(json ? decodeTraceJson(body.toString('utf8')) : decodeTraceProto(new Uint8Array(body))));
+      if (path.endsWith('/metrics') && json) {
         const doc = JSON.parse(body.toString('utf8')) as { resourceMetrics?: { scopeMetrics?: { metrics?: { name: string }[] }[] }[] };
         for (const rm of doc.resourceMetrics ?? []) for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metricNames.add(m.name);
       }
