@@ -3,7 +3,10 @@
 // deps.fetch (OAuth providers, captcha, HIBP), mail and SMS sends, and every database statement.
 // Used by createApp only when tracing or metrics are on; otherwise deps are used as built.
 import type { Context } from '@opentelemetry/api';
+import type { PasswordHasher } from './crypto/password.ts';
 import type { Deps } from './deps.ts';
+import type { MailRequest, Mailer } from './mail/mailer.ts';
+import type { SmsProvider } from './sms/provider.ts';
 import type { RateLimitStore } from './http/rate-limit-store.ts';
 import type { AuthMetrics } from './telemetry/metrics.ts';
 import { type SpanParent, tracedFetch, tracedFunction, withSpan, wrapMethods } from './telemetry/tracing.ts';
@@ -23,30 +26,49 @@ export function countSends(deps: Deps, metrics: AuthMetrics): Deps {
   return { ...deps, mailer: counted(deps.mailer, metrics.emails), ...(deps.sms ? { sms: counted(deps.sms, metrics.sms) } : {}) };
 }
 
+const NO_ATTRIBUTES = Object.freeze({});
+
+// One object per traced request for each service, its methods on the prototype: cheaper to make
+// than a bound function and a closure per method.
+class TracedHasher implements PasswordHasher {
+  constructor(private readonly inner: PasswordHasher, private readonly parent: Context) {}
+  hash(password: string): Promise<string> {
+    return withSpan(this.parent, 'password.hash', NO_ATTRIBUTES, () => this.inner.hash(password));
+  }
+  verify(password: string, encoded: string): Promise<boolean> {
+    return withSpan(this.parent, 'password.verify', NO_ATTRIBUTES, () => this.inner.verify(password, encoded));
+  }
+}
+
+class TracedMailer implements Mailer {
+  constructor(private readonly inner: Mailer, private readonly parent: Context) {}
+  send(mail: MailRequest): Promise<void> {
+    return withSpan(this.parent, 'mail.send', NO_ATTRIBUTES, () => this.inner.send(mail));
+  }
+}
+
+/** The SMS provider with `send` (and Twilio Verify's `verifyCode`) as spans; the rest read through. */
+function tracedSms(sms: SmsProvider, parent: Context): SmsProvider {
+  const attributes = Object.freeze({ 'sms.provider': sms.name });
+  const traced = Object.create(sms) as { -readonly [K in keyof SmsProvider]: SmsProvider[K] };
+  traced.send = tracedFunction(sms.send.bind(sms), parent, 'sms.send', attributes);
+  if (sms.verifyCode) traced.verifyCode = tracedFunction(sms.verifyCode.bind(sms), parent, 'sms.verify', attributes);
+  return traced;
+}
+
 /**
  * One request's deps whose slow calls and statements are spans under `parent` (the request's
- * span). Built for every traced request, so kept small: a few closures, no copies of the services.
+ * span). Built for every traced request, so kept small: an object per service, no copies of them.
  */
 export function traceRequestDeps<D extends Deps>(deps: D, parent: Context): D {
-  const { db, hasher, mailer, sms } = deps;
-  let tracedSms: typeof sms;
-  if (sms) {
-    const attributes = { 'sms.provider': sms.name };
-    tracedSms = Object.create(sms, {
-      send: { value: tracedFunction(sms.send.bind(sms), parent, 'sms.send', attributes) },
-      ...(sms.verifyCode ? { verifyCode: { value: tracedFunction(sms.verifyCode.bind(sms), parent, 'sms.verify', attributes) } } : {}),
-    }) as typeof sms;
-  }
+  const { db, sms } = deps;
   return {
     ...deps,
     db: db.traced ? { ...db, orm: db.traced(parent) } : db,
-    hasher: {
-      hash: tracedFunction(hasher.hash.bind(hasher), parent, 'password.hash'),
-      verify: tracedFunction(hasher.verify.bind(hasher), parent, 'password.verify'),
-    },
+    hasher: new TracedHasher(deps.hasher, parent),
     fetch: tracedFetch(deps.fetch, parent),
-    mailer: { send: tracedFunction(mailer.send.bind(mailer), parent, 'mail.send') },
-    ...(tracedSms ? { sms: tracedSms } : {}),
+    mailer: new TracedMailer(deps.mailer, parent),
+    ...(sms ? { sms: tracedSms(sms, parent) } : {}),
   };
 }
 

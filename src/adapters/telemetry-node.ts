@@ -7,12 +7,13 @@ import { DiagLogLevel, diag, metrics, propagation, trace } from '@opentelemetry/
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import {
-  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, type Sampler, type SpanExporter, TraceIdRatioBasedSampler, TracerProvider,
-} from '@opentelemetry/sdk-trace';
+import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, type Sampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import { otlpSignalUrl, parseKeyValues, resourceAttributes } from '../telemetry/otel-config.ts';
+import { type EncodedBatch, type OtlpProtocol, spanEncoder } from '../telemetry/otlp-trace-encoding.ts';
+import { BatchingSpanSink, type SendBatch } from '../telemetry/span-export.ts';
+import { SpanRecorder } from '../telemetry/span-recorder.ts';
 import { registerRuntimeMetrics } from './runtime-metrics.ts';
 
 export interface Telemetry {
@@ -45,10 +46,29 @@ function checkProtocol(o: Otlp, logger: Logger): void {
   }
 }
 
-async function traceExporter(o: Otlp): Promise<SpanExporter> {
-  const opts = { url: o.url, headers: o.headers };
-  if (o.protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(opts);
-  return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(opts);
+/**
+ * Sends encoded span batches through the SDK's OTLP/HTTP transport: the URL, headers, timeout and
+ * compression from the standard variables, retries with back-off on 429/502/503/504, at most 30
+ * requests in flight. Only the encoding is ours (span-recorder.ts says why).
+ */
+async function traceSender(o: Otlp, contentType: string, logger: Logger): Promise<{ send: SendBatch; shutdown(): Promise<void> }> {
+  const { convertLegacyHttpOptions, createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
+  const { JsonTraceSerializer, ProtobufTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+  const responses = o.protocol === 'http/json' ? JsonTraceSerializer : ProtobufTraceSerializer;
+  const delegate = createOtlpHttpExportDelegate(
+    convertLegacyHttpOptions({ url: o.url, headers: o.headers }, 'TRACES', 'v1/traces', { 'Content-Type': contentType }),
+    { serializeRequest: (batch: EncodedBatch) => batch.body, deserializeResponse: (data: Uint8Array) => responses.deserializeResponse(data) },
+    'otlp_http_span_exporter', { name: 'span', countItems: (batch: EncodedBatch) => batch.length }, undefined,
+  );
+  return {
+    send: (batch) => new Promise<void>((done) => {
+      delegate.export(batch, (result) => {
+        if (result.code !== 0) logger.warn('trace export failed', { error: result.error?.message ?? 'unknown', spans: batch.length });
+        done();
+      });
+    }),
+    shutdown: () => delegate.shutdown(),
+  };
 }
 
 async function metricReader(config: Config, env: Env, logger: Logger): Promise<MetricReader> {
@@ -69,8 +89,11 @@ async function metricReader(config: Config, env: Env, logger: Logger): Promise<M
   return new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(30_000, interval) });
 }
 
-/** OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG; the default is parentbased_always_on (every request). */
-function sampler(env: Env, logger: Logger): Sampler {
+/**
+ * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, as the SDK's samplers; the default is
+ * parentbased_always_on (every request). `parentBased`: children follow their parent.
+ */
+function sampler(env: Env, logger: Logger): { sampler: Sampler; parentBased: boolean } {
   const name = (env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on').trim().toLowerCase();
   const arg = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
   const ratio = Number.isFinite(arg) && arg >= 0 && arg <= 1 ? arg : 1;
@@ -81,9 +104,9 @@ function sampler(env: Env, logger: Logger): Sampler {
   const make = root[parented ? name.slice('parentbased_'.length) : name];
   if (!make) {
     logger.warn(`OTEL_TRACES_SAMPLER=${name} is not supported: using parentbased_always_on`);
-    return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    return { sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }), parentBased: true };
   }
-  return parented ? new ParentBasedSampler({ root: make() }) : make();
+  return parented ? { sampler: new ParentBasedSampler({ root: make() }), parentBased: true } : { sampler: make(), parentBased: false };
 }
 
 const positive = (v: string | undefined): number | undefined => (v && Number(v) > 0 ? Number(v) : undefined);
@@ -128,14 +151,19 @@ export async function startNodeTelemetry(config: Config, env: Env, logger: Logge
   if (config.tracing.enabled) {
     const o = otlpSettings(config, env, 'traces');
     checkProtocol(o, logger);
-    const processor = new BatchSpanProcessor({
-      exporter: await traceExporter(o), scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY) ?? 1000,
-      maxQueueSize: positive(env.OTEL_BSP_MAX_QUEUE_SIZE), maxExportBatchSize: positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE),
+    const encoder = spanEncoder(o.protocol as OtlpProtocol, resourceAttributes(config, version));
+    const sender = await traceSender(o, encoder.contentType, logger);
+    const maxQueueSize = positive(env.OTEL_BSP_MAX_QUEUE_SIZE) ?? 2048;
+    const sink = new BatchingSpanSink(encoder, sender.send, {
+      scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY) ?? 1000, maxQueueSize,
+      maxExportBatchSize: Math.min(positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE) ?? 512, maxQueueSize),
+      onDropped: (count) => logger.warn(`tracing: ${count} spans dropped, the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE=${maxQueueSize})`),
     });
-    const provider = new TracerProvider({ resource, sampler: sampler(env, logger), spanProcessors: [processor] });
+    const recorder = new SpanRecorder({ ...sampler(env, logger), sink });
+    const provider = { shutdown: async () => { await recorder.shutdown(); await sender.shutdown(); } };
     // No context manager: child spans get their parent passed (telemetry/tracing.ts).
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(provider);
+    trace.setGlobalTracerProvider(recorder);
     parts.push(provider);
     logger.info(`tracing: OTLP ${o.protocol} to ${o.url ? withoutCredentials(o.url) : 'the exporter default (OTEL_EXPORTER_OTLP_ENDPOINT or localhost:4318)'}`);
   }

@@ -38,25 +38,36 @@ export function statement(name: string, build: (t: Tables) => SQL): Statement {
   const texts = new WeakMap<Tables, BuiltQuery>();
   const slot = statements++;
   const fullName = `authsvc_${name}`;
-  return async (ex, params) => {
-    const holder = ex.orm as unknown as { [PREPARED]?: PreparedSlots };
-    // Own, not inherited: an orm derived from another (adapters/db-tracing.ts) prepares its own.
+  const prepare = (orm: object, t: Tables): DriverPrepared => {
+    const holder = orm as { [PREPARED]?: PreparedSlots };
+    // Own, not inherited: an orm derived from another (adapters/db-tracing.ts) has its own.
     let slots = Object.hasOwn(holder, PREPARED) ? holder[PREPARED] : undefined;
     if (!slots) {
       slots = [];
       Object.defineProperty(holder, PREPARED, { value: slots });
     }
     let p = slots[slot];
-    if (!p) {
-      const orm = ex.orm as unknown as OrmInternals;
-      let query = texts.get(ex.t);
+    if (p) return p;
+    const internals = orm as unknown as OrmInternals;
+    const base = Object.getPrototypeOf(orm) as object | null;
+    if (base && Object.hasOwn(orm, 'session') && Object.hasOwn(base, 'session')) {
+      // A traced request's orm: its session is the base orm's with another client. The base
+      // orm's prepared query over that client, instead of building one per request.
+      p = Object.create(prepare(base, t)) as DriverPrepared;
+      (p as { client?: unknown }).client = (internals.session as { client?: unknown }).client;
+    } else {
+      let query = texts.get(t);
       if (!query) {
-        query = orm.dialect.sqlToQuery(build(ex.t));
-        texts.set(ex.t, query);
+        query = internals.dialect.sqlToQuery(build(t));
+        texts.set(t, query);
       }
-      p = orm.session.prepareQuery(query, undefined, fullName, false);
-      slots[slot] = p;
+      p = internals.session.prepareQuery(query, undefined, fullName, false);
     }
+    slots[slot] = p;
+    return p;
+  };
+  return async (ex, params) => {
+    const p = prepare(ex.orm, ex.t);
     const res = await p.execute(params);
     return (res as { rows: RawRow[] }).rows;
   };

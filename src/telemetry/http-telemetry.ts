@@ -19,6 +19,18 @@ export function routeTemplate(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)(\{[^/]*\})?\??/g, '{$1}');
 }
 
+/** Templates by route path: the app's routes are a fixed set. */
+const templates = new Map<string, string>();
+
+function cachedTemplate(path: string): string {
+  let t = templates.get(path);
+  if (t === undefined) {
+    t = routeTemplate(path);
+    templates.set(path, t);
+  }
+  return t;
+}
+
 /** The route that answered (the last matched handler, not a `use` middleware) and its parameters. */
 function matchedRoute(c: Context): { route?: string; params: Record<string, string> } {
   const routes = matchedRoutes(c);
@@ -29,7 +41,7 @@ function matchedRoute(c: Context): { route?: string; params: Record<string, stri
     c.req.routeIndex = i;
     const params = c.req.param() as Record<string, string>;
     c.req.routeIndex = saved;
-    return { route: routeTemplate(r.path), params };
+    return { route: cachedTemplate(r.path), params };
   }
   return { params: {} };
 }

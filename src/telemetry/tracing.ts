@@ -67,7 +67,8 @@ export function statementSummary(text: string, preparedName?: string): { name: s
   if (table) attributes['db.collection.name'] = table;
   const summary = table ? `${op} ${table}` : op;
   attributes['db.query.summary'] = summary;
-  return { name: preparedName || summary, attributes };
+  // Frozen: the same object goes with every run of the statement (the encoder caches its bytes).
+  return { name: preparedName || summary, attributes: Object.freeze(attributes) };
 }
 
 /**
