@@ -97,8 +97,9 @@ export class BatchingSpanSink implements SpanSink {
     await Promise.all([...this.sending]);
   }
 
+  /** Sends what is pending; spans that end from now on are refused, as the SDK's processor does. */
   async shutdown(): Promise<void> {
-    await this.forceFlush();
     this.closed = true;
+    await this.forceFlush();
   }
 }

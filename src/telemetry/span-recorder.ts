@@ -19,31 +19,9 @@ import {
   type SpanOptions, type SpanStatus, SpanStatusCode, type TimeInput, TraceFlags, type TraceState, type Tracer, type TracerProvider,
   context, diag, isSpanContextValid, trace,
 } from '@opentelemetry/api';
+import { NOT_RECORD, RECORD_AND_SAMPLED, type Sampler, parentBasedAlwaysOn, randomHex } from './sampling.ts';
 
-/** The SDK's SamplingDecision values. */
-export const NOT_RECORD = 0;
-export const RECORD = 1;
-export const RECORD_AND_SAMPLED = 2;
-
-export interface SamplingResult {
-  decision: number;
-  attributes?: Readonly<Attributes>;
-  traceState?: TraceState;
-}
-
-/** The SDK's Sampler interface (its samplers fit it as they are). */
-export interface Sampler {
-  shouldSample(context: Context, traceId: string, spanName: string, spanKind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult;
-}
-
-/** The default, as the SDK's: a parent's decision if there is one, else every trace sampled. */
-export const parentBasedAlwaysOn: Sampler = {
-  shouldSample(context) {
-    const parent = trace.getSpanContext(context);
-    if (!parent || !isSpanContextValid(parent)) return { decision: RECORD_AND_SAMPLED };
-    return { decision: parent.traceFlags & TraceFlags.SAMPLED ? RECORD_AND_SAMPLED : NOT_RECORD };
-  },
-};
+export { NOT_RECORD, RECORD, RECORD_AND_SAMPLED, type Sampler, type SamplingResult, parentBasedAlwaysOn } from './sampling.ts';
 
 export interface Scope {
   name: string;
@@ -101,33 +79,6 @@ const NONE: Attributes = Object.freeze({}) as Attributes;
 const NO_EVENTS: readonly SpanEvent[] = Object.freeze([]) as readonly SpanEvent[];
 const NO_LINKS: readonly SpanLink[] = Object.freeze([]) as readonly SpanLink[];
 
-// Random ids: 4 KiB of random bytes at a time, written out once as one flat hex string that ids
-// are sliced from (cheap to make, and cheap to read back as bytes when encoded).
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-const POOL_BYTES = 4096;
-let hexPool = '';
-let hexPos = 0;
-
-function refill(): void {
-  const bytes = crypto.getRandomValues(new Uint8Array(POOL_BYTES));
-  const parts = new Array<string>(POOL_BYTES);
-  for (let i = 0; i < POOL_BYTES; i++) parts[i] = HEX[bytes[i]!]!;
-  hexPool = parts.join('');
-  hexPos = 0;
-}
-
-const INVALID_IDS = new Set(['0'.repeat(16), '0'.repeat(32)]);
-
-/** `bytes` random bytes as lower-case hex, never all zeros (the invalid id). */
-function randomHex(bytes: number): string {
-  for (;;) {
-    if (hexPos + 2 * bytes > hexPool.length) refill();
-    const id = hexPool.substring(hexPos, hexPos + 2 * bytes);
-    hexPos += 2 * bytes;
-    if (!INVALID_IDS.has(id)) return id;
-  }
-}
-
 function isValue(v: unknown): v is AttributeValue {
   return v !== null && v !== undefined;
 }
@@ -165,6 +116,8 @@ class RecordingSpan implements Span, FinishedSpan {
   private attributeCount: number;
   private context: SpanContext | undefined;
   private readonly startPerf: number;
+  /** Given by the caller: "now" is then the wall clock, as in the SDK. */
+  private readonly startGiven: boolean;
 
   constructor(
     readonly scope: Scope, private readonly sink: SpanSink | undefined, traceId: string, traceFlags: number, traceState: TraceState | undefined,
@@ -179,6 +132,7 @@ class RecordingSpan implements Span, FinishedSpan {
     this.name = name;
     this.kind = kind;
     this.startPerf = performance.now();
+    this.startGiven = startTime !== undefined;
     this.startTime = startTime === undefined ? Date.now() : epochMillis(startTime);
     this.attributes = attributes;
     let n = 0;
@@ -287,9 +241,9 @@ class RecordingSpan implements Span, FinishedSpan {
     return this;
   }
 
-  /** Now, on the span's clock: its wall-clock start plus the monotonic time since. */
+  /** Now, on the span's clock: its wall-clock start plus the monotonic time since (the wall clock if the start was given). */
   private now(): number {
-    return this.startTime + (performance.now() - this.startPerf);
+    return this.startGiven ? Date.now() : this.startTime + (performance.now() - this.startPerf);
   }
 
   end(endTime?: TimeInput): void {
