@@ -19,6 +19,8 @@ export function routeTemplate(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)(\{[^/]*\})?\??/g, '{$1}');
 }
 
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 /** Templates by route path: the app's routes are a fixed set. */
 const templates = new Map<string, string>();
 
@@ -37,6 +39,8 @@ function matchedRoute(c: Context): { route?: string; params: Record<string, stri
   for (let i = routes.length - 1; i >= 0; i--) {
     const r = routes[i]!;
     if (r.method === 'ALL' || r.path.includes('*')) continue;
+    // No parameter in the route (GET /user, POST /token): nothing to decode.
+    if (!r.path.includes(':')) return { route: cachedTemplate(r.path), params: NO_PARAMS };
     const saved = c.req.routeIndex;
     c.req.routeIndex = i;
     const params = c.req.param() as Record<string, string>;
