@@ -9,7 +9,7 @@ import type { MailRequest, Mailer } from './mail/mailer.ts';
 import type { SmsProvider } from './sms/provider.ts';
 import type { RateLimitStore } from './http/rate-limit-store.ts';
 import type { AuthMetrics } from './telemetry/metrics.ts';
-import { type SpanParent, tracedFetch, tracedFunction, withSpan, wrapMethods } from './telemetry/tracing.ts';
+import { NO_ATTRIBUTES, type SpanParent, tracedFetch, tracedFunction, withSpan, wrapMethods } from './telemetry/tracing.ts';
 
 /** Mail and SMS sends counted by outcome (`sent`, `failed`). */
 export function countSends(deps: Deps, metrics: AuthMetrics): Deps {
@@ -25,8 +25,6 @@ export function countSends(deps: Deps, metrics: AuthMetrics): Deps {
   });
   return { ...deps, mailer: counted(deps.mailer, metrics.emails), ...(deps.sms ? { sms: counted(deps.sms, metrics.sms) } : {}) };
 }
-
-const NO_ATTRIBUTES = Object.freeze({});
 
 // One object per traced request for each service, its methods on the prototype: cheaper to make
 // than a bound function and a closure per method.

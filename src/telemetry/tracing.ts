@@ -1,10 +1,11 @@
-// Spans through @opentelemetry/api only: without a registered SDK (TRACING_ENABLED=false, the
-// default) every call here is the API's no-op. The adapters register the SDK (telemetry-node.ts).
+// Spans through @opentelemetry/api only: without a registered tracer provider (TRACING_ENABLED=
+// false, the default) every call here is the API's no-op. The adapters register span-recorder.ts
+// (telemetry-node.ts, telemetry-workers.ts).
 // Span names and attributes never carry parameter values, bodies, headers or query strings.
 //
 // The parent of a child span is passed explicitly (the request's deps carry it: deps-telemetry.ts),
 // never read from an async context: Node's AsyncLocalStorage runs a hook on every promise the
-// process makes, which cost GET /user a quarter of its throughput with tracing on.
+// process makes, and Workers would need the nodejs_als flag for it.
 import { type Attributes, type Context, INVALID_SPAN_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'authsvc';
@@ -22,7 +23,8 @@ export type SpanParent = Context | undefined;
 
 const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
-const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
+/** No attributes (frozen: shared by every span that has none). */
+export const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
 
 /**
  * Runs `fn` in a leaf span, a child of `parent`; a throw marks the span as an error (type only).
