@@ -77,13 +77,14 @@ export async function queuePhoneToken(
   }
   let otp = testOtp(deps, phone, now);
   if (otp === undefined) {
-    if (!cfg.autoconfirm) {
-      const limit = deps.config.rateLimit.smsSent;
-      if (!(await consume(tx, 'sms_sent', limit, now))) {
-        throw new ApiError(429, 'over_sms_send_rate_limit', 'SMS rate limit exceeded');
-      }
-      out.undo((u) => release(u, 'sms_sent', limit, now));
+    // Every real text counts, SMS_AUTOCONFIRM or not: GoTrue skips the hourly cap under
+    // autoconfirm, where POST /otp then texts ever-new numbers without bound (SMS pumping,
+    // review 2026-11-25 M3).
+    const limit = deps.config.rateLimit.smsSent;
+    if (!(await consume(tx, 'sms_sent', limit, now))) {
+      throw new ApiError(429, 'over_sms_send_rate_limit', 'SMS rate limit exceeded');
     }
+    out.undo((u) => release(u, 'sms_sent', limit, now));
     otp = generateOtp(cfg.otpLength, deps.randomBytes);
     out.sms({ kind, message: { phone, message: renderSms(cfg.template, otp), channel, otp }, sent: opts.sent });
   }
