@@ -115,6 +115,8 @@ export function createTables(namespace: string) {
     relatesTo: text('relates_to').notNull(),
     createdAt: timestamp('created_at', noTz).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', noTz).notNull().defaultNow(),
+    // authsvc: SHA-256 of the mailed link token (migration 0004); NULL on rows GoTrue wrote.
+    linkHash: text('link_hash'),
   });
 
   const flowState = s.table('flow_state', {
@@ -135,6 +137,8 @@ export function createTables(namespace: string) {
     oauthClientStateId: uuid('oauth_client_state_id'),
     linkingTargetId: uuid('linking_target_id'),
     emailOptional: boolean('email_optional').notNull().default(false),
+    // authsvc: a PKCE identity-linking callback's identity, linked at the code exchange (migration 0004).
+    linkingIdentity: jsonb('linking_identity'),
   });
   const oauthClientStates = s.table('oauth_client_states', {
     id: uuid('id').primaryKey(),

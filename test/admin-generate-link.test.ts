@@ -1,7 +1,7 @@
 // POST /admin/generate_link: every type through raw requests and through supabase-js'
 // auth.admin.generateLink; the link and the code both go through the real /verify.
 import { createHash } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
@@ -71,10 +71,14 @@ async function passwordLogin(t: TestApp, email: string, password: string): Promi
   return t.request('POST', '/token?grant_type=password', { email, password });
 }
 
-/** The link's token, its code and hashed_token agree with sha224(address + code). */
+/**
+ * The link carries hashed_token: 256 random bits, never GoTrue's sha224(address + code), which
+ * anyone knowing the address computes from a guess of the code (review 2026-11-25, H1).
+ */
 function expectTokenShape(body: Json, hashedWith: string, linkType: string) {
   expect(body.email_otp).toMatch(/^\d{6}$/);
-  expect(body.hashed_token).toBe(sha224(hashedWith + body.email_otp));
+  expect(body.hashed_token).toMatch(/^[0-9a-f]{64}$/);
+  expect(body.hashed_token).not.toBe(sha224(hashedWith + body.email_otp));
   const link = new URL(body.action_link);
   expect(link.origin + link.pathname).toBe('http://localhost:9999/verify');
   expect(link.searchParams.get('token')).toBe(body.hashed_token);
@@ -224,15 +228,19 @@ describe('POST /admin/generate_link', () => {
   });
 
   describe('email change', () => {
-    test('email_change_new without secure change: hashed_token is the stored hash of the new address; link and code switch the address', async () => {
+    test('email_change_new without secure change: the code is hashed with the new address; link and code switch the address', async () => {
       const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: 'false' });
       const { email } = await signUpConfirmed(t, uniqueEmail('gl-ec'));
       const newEmail = uniqueEmail('gl-ec-new');
       const body = await generateOk(t, { type: 'email_change_new', email, new_email: newEmail });
       expect(body).toMatchObject({ email, new_email: newEmail, verification_type: 'email_change_new' });
       expect(body.email_change_sent_at).toBeTruthy();
-      // The correct hash, not GoTrue's sha224(current email + code).
       expectTokenShape(body, newEmail, 'email_change');
+      const [row] = await db.orm.select().from(db.t.oneTimeTokens).where(and(eq(db.t.oneTimeTokens.tokenType, 'email_change_token_new'), eq(db.t.oneTimeTokens.relatesTo, newEmail)));
+      // Stored: the code's hash with the new address (GoTrue hashes it with the current one) and
+      // only the SHA-256 of the link's token.
+      expect(row!.tokenHash).toBe(sha224(newEmail + body.email_otp));
+      expect(row!.linkHash).toBe(createHash('sha256').update(body.hashed_token).digest('hex'));
       expect(body.hashed_token).not.toBe(sha224(email + body.email_otp));
       const fragment = await expectSessionLink(t, body.action_link, 'email_change');
       const me = await t.request('GET', '/user', undefined, { authorization: `Bearer ${fragment.get('access_token')}` });
@@ -372,7 +380,8 @@ describe('supabase-js auth.admin.generateLink', () => {
     expect(cur.data.user?.new_email).toBe(newEmail);
     const nu = await admin.generateLink({ type: 'email_change_new', email: signupEmail, newEmail });
     expect(nu.error).toBeNull();
-    expect(nu.data.properties?.hashed_token).toBe(sha224(newEmail + nu.data.properties!.email_otp));
+    expect(nu.data.properties?.hashed_token).toMatch(/^[0-9a-f]{64}$/);
+    expect(nu.data.properties?.hashed_token).not.toBe(sha224(newEmail + nu.data.properties!.email_otp));
     const half = await t.request('POST', '/verify', { type: 'email_change', email: signupEmail, token: cur.data.properties!.email_otp });
     expect(await half.json()).toMatchObject({ code: '200' });
     await expectSessionLink(t, nu.data.properties!.action_link, 'email_change');

@@ -119,7 +119,7 @@ function expectVerifyLink(link: URL | undefined, base: ServerProcess, type: stri
   expect(link!.origin).toBe(base.url);
   expect(link!.pathname).toBe('/verify');
   expect(link!.searchParams.get('type')).toBe(type);
-  expect(link!.searchParams.get('token')).toMatch(/^[0-9a-f]{56}$/);
+  expect(link!.searchParams.get('token')).toMatch(/^[0-9a-f]{64}$/);
   expect(link!.searchParams.get('redirect_to')).toBe(redirectTo);
   return link!;
 }
@@ -465,7 +465,7 @@ describe('PKCE (flowType: "pkce")', () => {
     expect(up.error).toBeNull();
     expect(up.data.session).toBeNull();
     const { link } = await receive(address, SUBJECTS.confirmation);
-    expect(link!.searchParams.get('token')).toMatch(/^pkce_[0-9a-f]{56}$/);
+    expect(link!.searchParams.get('token')).toMatch(/^pkce_[0-9a-f]{64}$/);
     const head = await fetch(link!, { method: 'HEAD', redirect: 'manual' });
     expect(head.status).toBeLessThan(400);
     const first = await click(link!);

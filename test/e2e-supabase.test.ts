@@ -155,7 +155,7 @@ describe('supabase-js against the real server', () => {
     const link = new URL(String(mail.link));
     expect(link.pathname).toBe('/verify');
     expect(link.searchParams.get('type')).toBe('signup');
-    expect(link.searchParams.get('token')).toMatch(/^[0-9a-f]{56}$/);
+    expect(link.searchParams.get('token')).toMatch(/^[0-9a-f]{64}$/);
 
     // Unconfirmed: no password sign-in yet.
     const signIn = await client(confirmServer).auth.signInWithPassword({ email: address, password: PASSWORD });

@@ -33,7 +33,7 @@ describe('PKCE email links', () => {
     });
     expect(res.status).toBe(200);
     const mail = t.mails.at(-1)!;
-    expect(new URL(mail.confirmationUrl).searchParams.get('token')).toMatch(/^pkce_[0-9a-f]{56}$/);
+    expect(new URL(mail.confirmationUrl).searchParams.get('token')).toMatch(/^pkce_[0-9a-f]{64}$/);
     const loc = await followLink(t, mail.confirmationUrl);
     expect(loc.origin + loc.pathname).toBe('http://localhost:3000/cb');
     expect(loc.hash).toBe('');

@@ -3,10 +3,12 @@
 import m0001 from '../../migrations/0001_init.sql';
 import m0002 from '../../migrations/0002_rate_limits.sql';
 import m0003 from '../../migrations/0003_oauth_flow_state.sql';
+import m0004 from '../../migrations/0004_link_tokens.sql';
 import type { Migration } from '../db/migrate.ts';
 
 export const BUNDLED_MIGRATIONS: readonly Migration[] = [
   { version: '0001_init', sql: m0001 },
   { version: '0002_rate_limits', sql: m0002 },
   { version: '0003_oauth_flow_state', sql: m0003 },
+  { version: '0004_link_tokens', sql: m0004 },
 ];

@@ -2,7 +2,7 @@
 // carry, through the same storeEmailToken as the mail flows (email-change halves as
 // requestEmailChange writes them), and hands the link and the code to the admin instead of a
 // mailer. No email, so no frequency limit and no RATE_LIMIT_EMAIL_SENT. One transaction.
-import { generateOtp, tokenHash } from '../crypto/otp.ts';
+import { generateOtp, newLinkToken, tokenHash } from '../crypto/otp.ts';
 import { generatePassword } from '../crypto/password-policy.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
@@ -39,8 +39,8 @@ export interface GenerateLinkRequest {
 
 interface Issued {
   user: UserRow;
-  /** The hash stored for this token: what the link carries and what verify looks up. */
-  stored: string;
+  /** What the link carries (`hashed_token`): the random link token, never the code's hash. */
+  linkToken: string;
   link: string;
 }
 
@@ -72,7 +72,7 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
 
   const store = async (u: UserRow, kind: EmailTokenKind, patch: Partial<NewUser> = {}): Promise<Issued> => {
     const t = await storeEmailToken(deps, tx, u, kind, { redirectTo: p.redirectTo, otp, patch });
-    return { user: t.user, stored: t.stored, link: t.link };
+    return { user: t.user, linkToken: t.linkToken, link: t.link };
   };
 
   switch (p.type) {
@@ -116,10 +116,11 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
       const other = await findUserByEmail(tx, newEmail, u.aud ?? '');
       if (other && other.id !== u.id) throw emailExists();
       const current = p.type === 'email_change_current';
-      // Each half is hashed with the address it belongs to, as verify expects. GoTrue returns
-      // sha224(current email + code) as `hashed_token` for email_change_new although it stores
-      // sha224(new email + code), so its hashed_token matches nothing; we return the stored hash.
+      // Each half's code is hashed with the address it belongs to, as verify expects; the link
+      // carries a random token of its own (GoTrue returns sha224(current email + code) as
+      // `hashed_token` for email_change_new, which matches nothing it stored).
       const stored = tokenHash(current ? p.email : newEmail, otp);
+      const link = newLinkToken(deps.randomBytes, false);
       // The other half survives only if it belongs to this same change, so an admin can issue
       // both links of a secure change; a half for another address would confirm the wrong change.
       const sameChange = (u.emailChange ?? '').toLowerCase() === newEmail;
@@ -133,10 +134,10 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
       }
       const updated = await updateUser(tx, u.id, patch);
       await putOneTimeToken(tx, {
-        userId: u.id, type: current ? 'email_change_token_current' : 'email_change_token_new', tokenHash: stored,
+        userId: u.id, type: current ? 'email_change_token_current' : 'email_change_token_new', tokenHash: stored, linkHash: link.hash,
         relatesTo: current ? p.email : newEmail, now,
       });
-      return { user: updated, stored, link: verificationLink(deps, deps.config.mailer.urlPaths.emailChange, stored, 'email_change', p.redirectTo) };
+      return { user: updated, linkToken: link.token, link: verificationLink(deps, deps.config.mailer.urlPaths.emailChange, link.token, 'email_change', p.redirectTo) };
     }
   }
 }
@@ -174,7 +175,7 @@ export async function generateLink(deps: Deps, req: GenerateLinkRequest): Promis
         ...userJson(issued.user, await listIdentities(tx, [issued.user.id])),
         action_link: issued.link,
         email_otp: otp,
-        hashed_token: issued.stored,
+        hashed_token: issued.linkToken,
         verification_type: p.type,
         redirect_to: p.redirectTo,
       };

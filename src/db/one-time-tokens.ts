@@ -1,5 +1,5 @@
 // one_time_tokens: at most one row per (user, type); creating one replaces the previous.
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 
 export const OTT_TYPES = [
@@ -10,12 +10,16 @@ export type OneTimeTokenType = (typeof OTT_TYPES)[number];
 export type OneTimeTokenRow = Executor['t']['oneTimeTokens']['$inferSelect'];
 
 /** Stores the token, replacing the user's previous one of that type, which is returned. */
-export async function putOneTimeToken(ex: Executor, t: { userId: string; type: OneTimeTokenType; tokenHash: string; relatesTo: string; now: Date }): Promise<OneTimeTokenRow | undefined> {
+export async function putOneTimeToken(ex: Executor, t: {
+  userId: string; type: OneTimeTokenType; tokenHash: string; relatesTo: string; now: Date;
+  /** SHA-256 of the mailed link token; texted codes and reauthentication nonces have none. */
+  linkHash?: string;
+}): Promise<OneTimeTokenRow | undefined> {
   const o = ex.t.oneTimeTokens;
   const [previous] = await ex.orm.delete(o).where(and(eq(o.userId, t.userId), eq(o.tokenType, t.type))).returning();
   await ex.orm.insert(o).values({
     id: crypto.randomUUID(), userId: t.userId, tokenType: t.type, tokenHash: t.tokenHash,
-    relatesTo: t.relatesTo.toLowerCase(), createdAt: t.now, updatedAt: t.now,
+    relatesTo: t.relatesTo.toLowerCase(), createdAt: t.now, updatedAt: t.now, linkHash: t.linkHash ?? null,
   });
   return previous;
 }
@@ -52,7 +56,14 @@ export async function clearOneTimeTokens(ex: Executor, userId: string, type?: On
   await ex.orm.delete(o).where(which ? and(eq(o.userId, userId), which) : eq(o.userId, userId));
 }
 
-export async function findOneTimeTokens(ex: Executor, tokenHash: string, types: OneTimeTokenType[]) {
+/** The tokens of these types whose mailed link hashes to `linkHash`. */
+export async function findOneTimeTokensByLink(ex: Executor, linkHash: string, types: readonly OneTimeTokenType[]): Promise<OneTimeTokenRow[]> {
   const o = ex.t.oneTimeTokens;
-  return ex.orm.select().from(o).where(and(eq(o.tokenHash, tokenHash), inArray(o.tokenType, types)));
+  return ex.orm.select().from(o).where(and(eq(o.linkHash, linkHash), inArray(o.tokenType, [...types])));
+}
+
+/** Rows written before link tokens (or by GoTrue), whose link was the code's hash itself. */
+export async function findLegacyOneTimeTokens(ex: Executor, tokenHash: string, types: readonly OneTimeTokenType[]): Promise<OneTimeTokenRow[]> {
+  const o = ex.t.oneTimeTokens;
+  return ex.orm.select().from(o).where(and(eq(o.tokenHash, tokenHash), isNull(o.linkHash), inArray(o.tokenType, [...types])));
 }

@@ -3,12 +3,12 @@
 // must be confirmed. Under MAILER_AUTOCONFIRM an anonymous user's change applies at once;
 // everybody else's still needs confirming, as in GoTrue. The mails go out after the transaction.
 import { timingSafeEqual } from '../crypto/encoding.ts';
-import { generateOtp, tokenHash } from '../crypto/otp.ts';
+import { generateOtp, type LinkToken, newLinkToken, tokenHash } from '../crypto/otp.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import { deleteFlowState, insertFlowState, latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
 import {
-  clearOneTimeTokens, findOneTimeTokens, findOneTimeTokensByAddress, type OneTimeTokenRow, type OneTimeTokenType,
+  clearOneTimeTokens, findOneTimeTokensByAddress, type OneTimeTokenRow, type OneTimeTokenType,
   putBackOneTimeToken, putOneTimeToken, removeOneTimeToken, restoreOneTimeToken,
 } from '../db/one-time-tokens.ts';
 import {
@@ -18,6 +18,7 @@ import {
 import type { Deps } from '../deps.ts';
 import { ApiError, forbidden } from '../http/errors.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
+import { findLinkedTokens } from './link-tokens.ts';
 import { assertAuthorizedRecipient, consumeEmailSend, frequencyLimitError, verificationLink } from './email-tokens.ts';
 import { type Outbox, transactionThenSend } from './outbox.ts';
 import type { Pkce } from './pkce.ts';
@@ -49,11 +50,11 @@ async function queueEmailChangeCodes(deps: Deps, tx: Executor, out: Outbox, user
     out.undo((u) => deleteFlowState(u, flow.id));
   }
   const prefix = pkce ? 'pkce_' : '';
-  const codes: { to: string; type: OneTimeTokenType; otp: string; hash: string }[] = [];
+  const codes: { to: string; type: OneTimeTokenType; otp: string; hash: string; link: LinkToken }[] = [];
   for (const [to, type] of [[newEmail, 'email_change_token_new'], ...(current ? [[current, 'email_change_token_current']] : [])] as [string, OneTimeTokenType][]) {
     await consumeEmailSend(deps, tx, out);
     const otp = generateOtp(cfg.mailer.otpLength, deps.randomBytes);
-    codes.push({ to, type, otp, hash: `${prefix}${tokenHash(to, otp)}` });
+    codes.push({ to, type, otp, hash: `${prefix}${tokenHash(to, otp)}`, link: newLinkToken(deps.randomBytes, !!pkce) });
   }
   const patch: Partial<NewUser> = {
     emailChange: newEmail, emailChangeSentAt: now, emailChangeConfirmStatus: 0,
@@ -68,11 +69,11 @@ async function queueEmailChangeCodes(deps: Deps, tx: Executor, out: Outbox, user
     if (dropped) out.undo((u) => putBackOneTimeToken(u, dropped));
   }
   for (const c of codes) {
-    const previous = await putOneTimeToken(tx, { userId: user.id, type: c.type, tokenHash: c.hash, relatesTo: c.to, now });
+    const previous = await putOneTimeToken(tx, { userId: user.id, type: c.type, tokenHash: c.hash, relatesTo: c.to, now, linkHash: c.link.hash });
     out.undo((u) => restoreOneTimeToken(u, user.id, c.type, c.hash, previous));
     out.mail({
-      kind: 'email_change', to: c.to, token: c.otp, tokenHash: c.hash, newEmail, redirectTo, siteUrl: cfg.siteUrl,
-      confirmationUrl: verificationLink(deps, cfg.mailer.urlPaths.emailChange, c.hash, 'email_change', redirectTo),
+      kind: 'email_change', to: c.to, token: c.otp, tokenHash: c.link.token, newEmail, redirectTo, siteUrl: cfg.siteUrl,
+      confirmationUrl: verificationLink(deps, cfg.mailer.urlPaths.emailChange, c.link.token, 'email_change', redirectTo),
       userMetadata: user.rawUserMetaData ?? {},
     });
   }
@@ -183,9 +184,12 @@ export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: st
   if (byCode) {
     row = await tokenForCode(deps, p.email ?? '', p.token!);
   } else {
-    // A link's hash: the current address's token first, as GoTrue looks them up.
-    const rows = await findOneTimeTokens(deps.db, p.tokenHash ?? '', EMAIL_CHANGE_TYPES);
-    row = rows.find((r) => r.tokenType === 'email_change_token_current') ?? rows[0];
+    // A link: found by its own random value (link-tokens.ts); the current address's token first,
+    // as GoTrue looks them up. The link and the code are one token: once the code has had its
+    // attempts, the link is dead too.
+    const rows = await findLinkedTokens(deps, p.tokenHash ?? '', EMAIL_CHANGE_TYPES);
+    const found = rows.find((r) => r.tokenType === 'email_change_token_current') ?? rows[0];
+    if (found && await takeCodeAttempt(deps, found.userId, found.tokenType, found.createdAt ?? new Date(0))) row = found;
   }
   if (!row) throw invalid();
   const hash = row.tokenHash;
@@ -194,6 +198,9 @@ export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: st
     const now = deps.now();
     const user = await findUserById(tx, row.userId, { forUpdate: true });
     if (!user || user.aud !== p.aud || !user.emailChange || !user[column] || !timingSafeEqual(user[column]!, hash)) throw invalid();
+    // Each half is mailed to its own address: the row must still name it.
+    const address = row.tokenType === 'email_change_token_current' ? user.email : user.emailChange;
+    if ((address ?? '').toLowerCase() !== row.relatesTo) throw invalid();
     if (!user.emailChangeSentAt || now.getTime() > user.emailChangeSentAt.getTime() + deps.config.mailer.otpExp * 1000) throw invalid();
     if (isBanned(user, now)) throw forbidden('user_banned', 'User is banned');
     const secure = deps.config.mailer.secureEmailChangeEnabled && !!user.email && !deps.config.mailer.autoconfirm;

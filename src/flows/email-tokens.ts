@@ -1,7 +1,8 @@
 // Emailed one-time tokens (GoTrue §6): a code and its hash, sha224(email + code), recorded on the
-// user column of its kind and in one_time_tokens, then queued on the request's outbox: the mail
-// goes out after the transaction commits, and a failed send takes these writes back (outbox.ts).
-import { generateOtp, tokenHash } from '../crypto/otp.ts';
+// user column of its kind and in one_time_tokens, with the SHA-256 of a random link token (the
+// link's value: crypto/otp.ts), then queued on the request's outbox: the mail goes out after the
+// transaction commits, and a failed send takes these writes back (outbox.ts).
+import { generateOtp, newLinkToken, tokenHash } from '../crypto/otp.ts';
 import type { Executor } from '../db/database.ts';
 import { deleteFlowState, insertFlowState } from '../db/flow-state.ts';
 import { type OneTimeTokenType, putOneTimeToken, restoreOneTimeToken } from '../db/one-time-tokens.ts';
@@ -97,14 +98,18 @@ export interface StoreOptions {
   pkce?: Pkce;
   /** Extra user columns written with the token (e.g. invited_at, or the password of a repeated signup). */
   patch?: Partial<NewUser>;
+  /** Where the token goes when it is not the user's address: a provider address pending confirmation. */
+  address?: string;
 }
 
 export interface StoredToken {
   user: UserRow;
   /** The code. */
   otp: string;
-  /** What the user column and one_time_tokens hold: the hash, `pkce_`-prefixed under PKCE. */
+  /** What the user column and one_time_tokens.token_hash hold: the code's hash, `pkce_`-prefixed under PKCE. */
   stored: string;
+  /** The link's value (`{{ .TokenHash }}`, generate_link's `hashed_token`): random, `pkce_`-prefixed under PKCE. */
+  linkToken: string;
   /** The verification link ('' for reauthentication, whose code is typed in). */
   link: string;
 }
@@ -119,10 +124,11 @@ export async function storeEmailToken(
 ): Promise<StoredToken> {
   const spec = KINDS[kind];
   const now = deps.now();
-  const email = (user.email ?? '').toLowerCase();
+  const email = (opts.address ?? user.email ?? '').toLowerCase();
   const otp = opts.otp ?? generateOtp(deps.config.mailer.otpLength, deps.randomBytes);
   const hash = tokenHash(email, otp);
   const stored = opts.pkce ? `pkce_${hash}` : hash;
+  const link = spec.linkType ? newLinkToken(deps.randomBytes, !!opts.pkce) : undefined;
   if (opts.pkce) {
     const flow = await insertFlowState(tx, {
       userId: user.id, challenge: opts.pkce.challenge, method: opts.pkce.method, providerType: 'email',
@@ -134,11 +140,11 @@ export async function storeEmailToken(
   const before = Object.fromEntries(Object.keys(patch).map((k) => [k, user[k as keyof UserRow] ?? null])) as Partial<NewUser>;
   const updated = await updateUser(tx, user.id, patch);
   out?.undo((u) => restoreUserColumns(u, user.id, before, { column: spec.column, value: stored }));
-  const previous = await putOneTimeToken(tx, { userId: user.id, type: spec.ott, tokenHash: stored, relatesTo: email, now });
+  const previous = await putOneTimeToken(tx, { userId: user.id, type: spec.ott, tokenHash: stored, relatesTo: email, now, linkHash: link?.hash });
   out?.undo((u) => restoreOneTimeToken(u, user.id, spec.ott, stored, previous));
   const paths = deps.config.mailer.urlPaths;
-  const link = spec.linkType && spec.path ? verificationLink(deps, paths[spec.path], stored, spec.linkType, opts.redirectTo) : '';
-  return { user: updated, otp, stored, link };
+  const url = link && spec.linkType && spec.path ? verificationLink(deps, paths[spec.path], link.token, spec.linkType, opts.redirectTo) : '';
+  return { user: updated, otp, stored, linkToken: link?.token ?? '', link: url };
 }
 
 /**
@@ -152,12 +158,12 @@ export async function queueEmailToken(deps: Deps, tx: Executor, out: Outbox, use
     const limited = frequencyLimitError(last, spec.frequency(deps), deps.now());
     if (limited) throw limited;
   }
-  const email = (user.email ?? '').toLowerCase();
+  const email = (opts.address ?? user.email ?? '').toLowerCase();
   assertAuthorizedRecipient(deps, email);
   await consumeEmailSend(deps, tx, out);
   const t = await storeEmailToken(deps, tx, user, kind, opts, out);
   out.mail({
-    kind: spec.mail, to: email, token: t.otp, tokenHash: t.stored, confirmationUrl: t.link,
+    kind: spec.mail, to: email, token: t.otp, tokenHash: t.linkToken, confirmationUrl: t.link,
     siteUrl: deps.config.siteUrl, redirectTo: opts.redirectTo, userMetadata: t.user.rawUserMetaData ?? {},
   });
   return t.user;

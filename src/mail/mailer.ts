@@ -9,7 +9,7 @@ export interface MailRequest {
   to: string;
   /** The one-time code (OTP). */
   token: string;
-  /** sha224(email + token) hex, the `token` of links. */
+  /** The link token (`{{ .TokenHash }}`, the `token` of links): random, never computable from the code. */
   tokenHash: string;
   /** Absolute link the user follows (already includes token, type, redirect_to). */
   confirmationUrl: string;
