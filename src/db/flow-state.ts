@@ -54,9 +54,14 @@ export async function findFlowStateById(ex: Executor, id: string, opts: { forUpd
 }
 
 /** PKCE callback: the user and the provider's tokens wait here for POST /token?grant_type=pkce. */
-export async function issueFlowStateCode(ex: Executor, id: string, f: { userId: string; providerAccessToken: string; providerRefreshToken?: string; now: Date }): Promise<void> {
+export async function issueFlowStateCode(ex: Executor, id: string, f: {
+  userId: string; providerAccessToken: string; providerRefreshToken?: string; now: Date;
+  /** A PKCE identity link: the identity, linked to `userId` at the code exchange. */
+  linkingIdentity?: unknown;
+}): Promise<void> {
   await ex.orm.update(ex.t.flowState).set({
     userId: f.userId, providerAccessToken: f.providerAccessToken, providerRefreshToken: f.providerRefreshToken ?? null,
+    linkingIdentity: f.linkingIdentity ?? null,
     authCodeIssuedAt: f.now, updatedAt: f.now,
   }).where(eq(ex.t.flowState.id, id));
 }

@@ -8,6 +8,7 @@ import { deleteFlowState, findFlowStateByAuthCode } from '../db/flow-state.ts';
 import { findUserById, isBanned } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
+import { type ExternalIdentity, linkIdentityExternal } from './external-accounts.ts';
 import { type AmrMethod, type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
 export interface Pkce {
@@ -37,7 +38,7 @@ const AMR: Record<string, AmrMethod> = {
   oauth: 'oauth',
 };
 
-export async function pkceGrant(deps: Deps, authCode: string, verifier: string, meta: RequestMeta): Promise<TokenResponse> {
+export async function pkceGrant(deps: Deps, authCode: string, verifier: string, aud: string, meta: RequestMeta): Promise<TokenResponse> {
   if (!authCode || !verifier) throw validationFailed('invalid request: both auth code and code verifier should be non-empty');
   const notFound = () => new ApiError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
   return transaction(deps.db, async (tx) => {
@@ -53,10 +54,13 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
     if (!timingSafeEqual(await challengeOf(verifier, flow.codeChallengeMethod), flow.codeChallenge)) {
       throw badRequest('bad_code_verifier', 'code challenge does not match previously saved code verifier');
     }
-    const user = await findUserById(tx, flow.userId);
+    let user = await findUserById(tx, flow.userId);
     if (!user) throw notFound();
     if (isBanned(user, now)) throw new ApiError(403, 'user_banned', 'User is banned');
     await deleteFlowState(tx, flow.id);
+    // A PKCE identity link is made here, by whoever holds the verifier: the client that started it
+    // (flows/external.ts, review M1).
+    if (flow.linkingIdentity) user = await linkIdentityExternal({ deps, tx, aud, ip: meta.ip }, flow.linkingIdentity as ExternalIdentity, user.id);
     const oauth = flow.authenticationMethod === 'oauth';
     await insertAudit(tx, { actor: user, action: 'login', traits: oauth ? { provider_type: flow.providerType } : { provider: 'email' }, ip: meta.ip, now });
     const issued = await createSession(deps, tx, user, AMR[flow.authenticationMethod] ?? 'otp', meta);

@@ -7,6 +7,7 @@ import {
 } from '../flows/external.ts';
 import { unlinkIdentity } from '../flows/identities.ts';
 import { requireAuth } from '../http/auth.ts';
+import { bindStateToBrowser, browserStarted, unbindState } from '../http/oauth-binding.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { bucketFor, rateLimitKey } from '../http/rate-limit.ts';
 import { hasUnstorableChars, readBodyText } from '../http/read-json.ts';
@@ -39,7 +40,8 @@ externalRoutes.get('/authorize', async (c) => {
   await limitAuthorize(c);
   const query = queryOf(c);
   const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
-  const url = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer });
+  const { url, state } = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer });
+  bindStateToBrowser(c, state);
   return c.redirect(url, 302);
 });
 
@@ -63,7 +65,8 @@ async function callback(c: Context<AppEnv>) {
   let params: URLSearchParams;
   try {
     params = await callbackParams(c);
-    flow = await loadCallbackState(deps, params.get('state'));
+    flow = await loadCallbackState(deps, params.get('state'), browserStarted(c, params.get('state')));
+    unbindState(c, flow.id);
   } catch (err) {
     // GoTrue's loadFlowState: a state that cannot be used goes back to SITE_URL, query only.
     if (!(err instanceof ApiError) || err.status >= 500) c.var.logger.error('OAuth callback failed', errorFields(err));
@@ -89,7 +92,10 @@ externalRoutes.get('/user/identities/authorize', requireAuth, async (c) => {
   if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
   const query = queryOf(c);
   const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
-  const url = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer, linkingTargetId: c.var.auth.user.id });
+  const { url, state } = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer, linkingTargetId: c.var.auth.user.id });
+  // Kept by a browser only when the app calls from the same origin: a cross-origin app links
+  // with PKCE (flowType 'pkce'), completed at its code exchange; see http/oauth-binding.ts.
+  bindStateToBrowser(c, state);
   if (query.get('skip_http_redirect') === 'true') return c.json({ url });
   return c.redirect(url, 302);
 });

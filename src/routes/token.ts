@@ -42,7 +42,7 @@ tokenRoutes.post('/token', async (c) => {
   }
   if (grantType === 'pkce') {
     const body = await readJson(c, PkceBody);
-    const token = await pkceGrant(deps, body.auth_code ?? '', body.code_verifier ?? '', requestMeta(c));
+    const token = await pkceGrant(deps, body.auth_code ?? '', body.code_verifier ?? '', requestAud(c), requestMeta(c));
     return c.json(token.body, 200, token.headers);
   }
   if (grantType === 'id_token') {

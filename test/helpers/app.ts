@@ -28,7 +28,25 @@ export interface TestApp {
   deps: Deps;
   mails: MailRequest[];
   logs: string[];
+  /**
+   * The cookies `request` keeps and sends back, as one browser would (the OAuth state binding).
+   * Clear it, or call `app.request` directly, to act as another browser.
+   */
+  cookies: Map<string, string>;
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+}
+
+/** Keeps what Set-Cookie says: a value, or its removal (Max-Age=0 or an empty value). */
+function keepCookies(jar: Map<string, string>, res: Response): void {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair, ...attrs] = line.split(';');
+    const eq = pair!.indexOf('=');
+    const name = pair!.slice(0, eq).trim();
+    const value = pair!.slice(eq + 1).trim();
+    const gone = attrs.some((a) => /^\s*max-age\s*=\s*0\s*$/i.test(a)) || value === '';
+    if (gone) jar.delete(name);
+    else jar.set(name, value);
+  }
 }
 
 export async function buildTestApp(db: Database, env: Record<string, string> = {}, over: Partial<Deps> = {}): Promise<TestApp> {
@@ -46,15 +64,22 @@ export async function buildTestApp(db: Database, env: Record<string, string> = {
     ...over,
   };
   const app = createApp(deps);
+  const cookies = new Map<string, string>();
   return {
-    app, deps, mails, logs,
+    app, deps, mails, logs, cookies,
     async request(method, path, body, headers = {}) {
-      const init: RequestInit = { method, headers: { ...headers } };
+      const sent = { ...headers };
+      if (cookies.size > 0 && !Object.keys(sent).some((k) => k.toLowerCase() === 'cookie')) {
+        sent.cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+      }
+      const init: RequestInit = { method, headers: sent };
       if (body !== undefined) {
         init.body = typeof body === 'string' ? body : JSON.stringify(body);
         (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
       }
-      return app.request(path, init);
+      const res = await app.request(path, init);
+      keepCookies(cookies, res);
+      return res;
     },
   };
 }
