@@ -7,9 +7,10 @@ import { callback, useGithubFake } from './helpers/oauth-github.ts';
 const h = useGithubFake();
 
 describe('an anonymous user linking GitHub whose email is unverified', () => {
-  // The identity was committed with the 422, but app_metadata.providers did not list it (a
-  // user whose identities and providers disagree: the fuzzer's invariant).
-  test('422 email_not_confirmed, the identity is kept and app_metadata lists it', async () => {
+  // The identity was committed with a 422 while app_metadata.providers did not list it (the
+  // fuzzer's invariant). Since review 2026-11-25 (H2) an unverified address never becomes the
+  // account's: the link succeeds, the user keeps no address and stays anonymous.
+  test('linked, listed in app_metadata, no address taken, still anonymous; the invariants hold', async () => {
     const t = await h.app({ AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: 'true', AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
     h.emails = [{ email: h.emails[0]!.email, primary: true, verified: false }];
     const anon = (await (await t.request('POST', '/signup', {})).json()) as { access_token: string; user: { id: string } };
@@ -17,11 +18,14 @@ describe('an anonymous user linking GitHub whose email is unverified', () => {
     expect(res.status).toBe(200);
     const state = new URL(((await res.json()) as { url: string }).url).searchParams.get('state')!;
     const cb = await callback(t, { code: 'abcd-code', state });
-    expect(cb.location.searchParams.get('error_code')).toBe('email_not_confirmed');
+    expect(cb.location.searchParams.get('error_code')).toBeNull();
+    expect(new URLSearchParams(cb.location.hash.slice(1)).get('access_token')).toBeTruthy();
     const [user] = await h.db.orm.select().from(h.db.t.users).where(eq(h.db.t.users.id, anon.user.id));
     const identities = await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.userId, anon.user.id));
     expect(identities.map((i) => i.provider)).toEqual(['github']);
+    expect(user).toMatchObject({ email: null, isAnonymous: true });
     expect(user!.rawAppMetaData).toMatchObject({ provider: 'github', providers: ['github'] });
+    expect(t.mails).toHaveLength(0);
     expect(await checkInvariants(h.db)).toEqual([]);
   });
 });

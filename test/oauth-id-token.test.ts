@@ -113,12 +113,14 @@ describe('grant_type=id_token', () => {
     expect(fb.status).toBe(200);
     expect((await fb.json()).user.identities[0].identity_data.email_verified).toBe(true);
 
-    // xms_edov false: Azure does not vouch for the address, so the new account gets a confirmation email, no session.
+    // xms_edov false: Azure does not vouch for the address: a confirmation email, no session, and
+    // the address is not the account's until confirmed (H2).
     const azEmail = uniqueEmail('az');
     const az = await grant(t, { issuer: AZURE_ISS, client_id: 'azure-web', id_token: await key.sign({ iss: AZURE_ISS, aud: 'azure-web', sub: `az-${n}`, email: azEmail, xms_edov: false }) });
     expect(az.status).toBe(422);
     expect((await az.json()).error_code).toBe('provider_email_needs_verification');
     expect(t.mails.at(-1)).toMatchObject({ kind: 'confirmation', to: azEmail });
+    expect(await db.orm.select().from(db.t.users).where(eq(db.t.users.email, azEmail))).toHaveLength(0);
     const azOk = await grant(t, { issuer: AZURE_ISS, client_id: 'azure-web', id_token: await key.sign({ iss: AZURE_ISS, aud: 'azure-web', sub: `az2-${n}`, email: uniqueEmail('az'), xms_edov: '1' }) });
     expect(azOk.status).toBe(200);
     const kc = await grant(t, { issuer: `${fake.base}/realms/acme`, client_id: 'keycloak-web', id_token: await key.sign({ iss: `${fake.base}/realms/acme`, aud: 'keycloak-web', sub: `kc-${n}`, email: uniqueEmail('kc'), email_verified: true, preferred_username: 'kc' }) });

@@ -117,7 +117,9 @@ describe.each(ALL.map((s) => [s.provider, s] as const))('%s', (name, s) => {
       s.checkRequests?.(fake.requests, authorizeLocation, fake);
 
       const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
-      expect(me.email).toBe(s.expected.email?.toLowerCase() ?? '');
+      // An address the provider does not vouch for is no account's address, MAILER_AUTOCONFIRM
+      // or not (GoTrue confirms it here: review 2026-11-25, H2); identity_data keeps it.
+      expect(me.email).toBe(s.expected.emailVerified ? s.expected.email?.toLowerCase() ?? '' : '');
       expect(me.app_metadata.providers).toContain(name);
       const identity = me.identities.find((i: Json) => i.provider === name);
       expect(identity.id).toBe(s.expected.sub);
@@ -146,6 +148,9 @@ describe.each(ALL.map((s) => [s.provider, s] as const))('%s', (name, s) => {
         });
         expect(loc.hash).not.toContain('access_token');
         expect(t.mails.at(-1)).toMatchObject({ kind: 'confirmation', to: s.expected.email!.toLowerCase() });
+        // Pending until confirmed: not users.email yet (H2).
+        const users = await strictDb.orm.select().from(strictDb.t.users).where(eq(strictDb.t.users.emailChange, s.expected.email!.toLowerCase()));
+        expect(users.map((u) => u.email)).toEqual([null]);
       }
     } finally {
       await fake.close();

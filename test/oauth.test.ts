@@ -228,16 +228,52 @@ describe('automatic linking', () => {
     expect(ownerIdentities.map((i) => i.provider)).toEqual(['email']);
   });
 
-  test('an unverified email nobody holds gets a confirmation email and no session', async () => {
+  test('an unverified email nobody holds: a confirmation email and no session; the address becomes the account\'s only once confirmed (H2)', async () => {
     const t = await h.app();
     const address = uniqueEmail('unverified');
     h.emails = [{ email: address, primary: true, verified: false }];
     const r = await signIn(t);
-    expect(r.location.searchParams.get('error_description')).toBe('Unverified email with github. A confirmation email has been sent to your github email');
-    expect(t.mails.at(-1)).toMatchObject({ kind: 'confirmation', to: address });
-    const [user] = await h.db.orm.select().from(h.db.t.users).where(eq(h.db.t.users.email, address));
-    expect(user!.emailConfirmedAt).toBeNull();
+    expect(Object.fromEntries(r.location.searchParams)).toMatchObject({
+      error: 'access_denied', error_code: 'provider_email_needs_verification',
+      error_description: 'Unverified email with github. A confirmation email has been sent to your github email',
+    });
+    const mail = t.mails.at(-1)!;
+    expect(mail).toMatchObject({ kind: 'confirmation', to: address });
+    // Not users.email: a pending address (GoTrue's email_change column), with a confirmation token for it.
+    expect(await h.db.orm.select().from(h.db.t.users).where(eq(h.db.t.users.email, address))).toHaveLength(0);
+    const [identity] = await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.providerId, String(h.user.id)));
+    const [user] = await h.db.orm.select().from(h.db.t.users).where(eq(h.db.t.users.id, identity!.userId));
+    expect(user).toMatchObject({ email: null, emailChange: address, emailConfirmedAt: null });
     expect(user!.confirmationToken).toMatch(/^[0-9a-f]{56}$/);
+
+    // The mailbox owner confirms (here by the code, as verifyOtp({ email, token, type: 'email' }) does).
+    const confirmed = await t.request('POST', '/verify', { type: 'email', email: address, token: mail.token });
+    expect(confirmed.status).toBe(200);
+    const body = (await confirmed.json()) as Json;
+    expect(body.user).toMatchObject({ id: user!.id, email: address });
+    expect(body.user.email_confirmed_at).toBeTruthy();
+    expect(body.user.identities.map((i: Json) => i.provider)).toEqual(['github']);
+    // From then on GitHub signs in to that account.
+    const f = fragmentOf((await signIn(t)).location);
+    const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
+    expect(me).toMatchObject({ id: user!.id, email: address });
+  });
+
+  test('a pending provider address someone signs up and confirms first stays theirs: the old confirmation then answers 422 email_exists', async () => {
+    const t = await h.app({ AUTHSVC_SMTP_MAX_FREQUENCY: '0' });
+    const address = uniqueEmail('raced');
+    h.emails = [{ email: address, primary: true, verified: false }];
+    await signIn(t);
+    const pending = t.mails.at(-1)!;
+    expect((await t.request('POST', '/signup', { email: address, password: 'owner-pass-12' })).status).toBe(200);
+    const own = t.mails.at(-1)!;
+    expect((await t.request('POST', '/verify', { type: 'signup', token_hash: own.tokenHash })).status).toBe(200);
+    const late = await t.request('POST', '/verify', { type: 'signup', token_hash: pending.tokenHash });
+    expect(late.status).toBe(422);
+    expect(await late.json()).toMatchObject({ error_code: 'email_exists' });
+    const holders = await h.db.orm.select().from(h.db.t.users).where(eq(h.db.t.users.email, address));
+    expect(holders).toHaveLength(1);
+    expect(await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.userId, holders[0]!.id))).toHaveLength(1);
   });
 
   test('an unconfirmed password signup of the address loses its password when the verified provider identity arrives', async () => {

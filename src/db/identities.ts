@@ -1,6 +1,6 @@
 // Identities of external providers: look-ups for GoTrue's automatic account linking
 // (models.DetermineAccountLinking) and the writes the OAuth callback and identity unlinking make.
-import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, ne, notInArray, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 import { type IdentityRow, NIL_UUID, type UserRow } from './users.ts';
 
@@ -44,6 +44,13 @@ export async function providersOfUser(ex: Executor, userId: string): Promise<str
 export async function deleteOtherIdentities(ex: Executor, userId: string, keepId: string): Promise<void> {
   const i = ex.t.identities;
   await ex.orm.delete(i).where(and(eq(i.userId, userId), ne(i.id, keepId)));
+}
+
+/** Deletes the user's identities of every provider but `keep`; returns how many went. */
+export async function deleteIdentitiesExcept(ex: Executor, userId: string, keep: readonly string[]): Promise<number> {
+  const i = ex.t.identities;
+  const rows = await ex.orm.delete(i).where(and(eq(i.userId, userId), notInArray(i.provider, [...keep]))).returning({ id: i.id });
+  return rows.length;
 }
 
 export async function deleteIdentity(ex: Executor, id: string): Promise<void> {

@@ -171,10 +171,3 @@ export async function markEmailIdentityVerified(ex: Executor, userId: string, no
 export function isBanned(user: UserRow, now: Date): boolean {
   return user.bannedUntil != null && user.bannedUntil.getTime() > now.getTime();
 }
-
-/** GoTrue's FindUserByConfirmationToken (an invite accepted through an OAuth provider). */
-export async function findUserByConfirmationToken(ex: Executor, token: string): Promise<UserRow | undefined> {
-  const u = ex.t.users;
-  const rows = await ex.orm.select().from(u).where(eq(u.confirmationToken, token)).limit(1);
-  return rows[0];
-}

@@ -7,7 +7,6 @@
 import {
   claimOAuthFlowState, deleteFlowState, deleteStaleFlowStates, findFlowStateById, type FlowStateRow, insertOAuthFlowState, issueFlowStateCode,
 } from '../db/flow-state.ts';
-import { findUserByConfirmationToken } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, notFound, validationFailed } from '../http/errors.ts';
 import { hasUnstorableChars } from '../http/read-json.ts';
@@ -15,7 +14,9 @@ import { claimsToData, storableData } from '../oauth/claims.ts';
 import { enabledProvider, isProviderName, oauthContext } from '../oauth/context.ts';
 import { type ProviderEmail, ProviderError, type ProviderUser } from '../oauth/provider.ts';
 import { errorFields } from '../telemetry/logger.ts';
-import { acceptInviteExternal, CommitThenFail, type ExternalIdentity, linkIdentityExternal, signInExternal } from './external-accounts.ts';
+import {
+  acceptInviteExternal, CommitThenFail, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
+} from './external-accounts.ts';
 import { sendTimeoutMs, transactionThenSend } from './outbox.ts';
 import { parsePkce } from './pkce.ts';
 import { createSession, type RequestMeta, tokenResponse } from './session.ts';
@@ -51,13 +52,12 @@ export interface AuthorizeRequest {
   linkingTargetId?: string;
 }
 
-/** GetExternalProviderRedirectURL. */
-export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Promise<string> {
+/** GetExternalProviderRedirectURL: the provider's URL, and the state (the flow_state row's id). */
+export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Promise<{ url: string; state: string }> {
   const { provider, settings } = providerOrThrow(deps, r.provider);
+  // Checked at the callback, as GoTrue does, and nowhere before it: /authorize answers the same
+  // whatever the value, so it tells nothing about anyone's pending tokens (review H1).
   const inviteToken = r.query.get('invite_token') ?? '';
-  if (inviteToken && !(await findUserByConfirmationToken(deps.db, inviteToken))) {
-    throw notFound('user_not_found', 'User identified by token not found');
-  }
   const pkce = parsePkce({ code_challenge: r.query.get('code_challenge') ?? undefined, code_challenge_method: r.query.get('code_challenge_method') ?? undefined });
   const params: [string, string][] = [];
   for (const key of new Set(r.query.keys())) {
@@ -72,7 +72,8 @@ export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Pro
     referrer: r.referrer, linkingTargetId: r.linkingTargetId, emailOptional: settings.emailOptional, now,
   });
   try {
-    return await provider.authorizationUrl(oauthContext(deps, providerBudget(deps)), { state: id, scopes: r.query.get('scopes') ?? '', params });
+    const url = await provider.authorizationUrl(oauthContext(deps, providerBudget(deps)), { state: id, scopes: r.query.get('scopes') ?? '', params });
+    return { url, state: id };
   } catch (err) {
     await deleteFlowState(deps.db, id);
     // GoTrue answers a provider it cannot set up (Apple's or Google's discovery failing) with
@@ -95,9 +96,11 @@ async function deleteStaleStates(deps: Deps, now: Date): Promise<void> {
 
 /**
  * loadExternalState, then the state is taken for this callback (see claimOAuthFlowState): errors
- * here go to SITE_URL (303), not to the flow's redirect target.
+ * here go to SITE_URL (303), not to the flow's redirect target. `browserStarted`: the request
+ * carries this browser's binding to the state (http/oauth-binding.ts); a flow that would hand a
+ * session to the browser (not PKCE) finishes only there, and is left untouched otherwise.
  */
-export async function loadCallbackState(deps: Deps, state: string | null): Promise<FlowStateRow> {
+export async function loadCallbackState(deps: Deps, state: string | null, browserStarted: boolean): Promise<FlowStateRow> {
   if (!state) throw badRequest('bad_oauth_callback', 'OAuth state parameter missing');
   if (!UUID_RE.test(state)) throw badRequest('bad_oauth_state', 'OAuth state parameter is invalid');
   const flow = await findFlowStateById(deps.db, state.toLowerCase());
@@ -106,6 +109,9 @@ export async function loadCallbackState(deps: Deps, state: string | null): Promi
   if (!flow || flow.authenticationMethod !== 'oauth') throw gone();
   if (expired(deps, flow)) throw badRequest('bad_oauth_state', 'OAuth state has expired');
   if (flow.codeChallenge && flow.userId) throw used();
+  if (!flow.codeChallenge && !browserStarted) {
+    throw badRequest('bad_oauth_state', 'OAuth state was not issued to this browser: finish the sign-in in the browser that started it');
+  }
   // Taken by another callback: the implicit flow answers as for a state already consumed.
   const claimed = await claimOAuthFlowState(deps.db, flow.id, deps.now());
   if (!claimed) throw flow.codeChallenge ? used() : gone();
@@ -188,15 +194,27 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
   const { settings, token, user } = await fetchExternalUser(deps, flow, params);
   const identity = identityFromUser(settings.name, user, flow.emailOptional);
   const base = callbackRedirectBase(deps, flow);
+  const invitation = flow.inviteToken ? await findPendingInvitation(deps, flow.inviteToken, aud) : undefined;
   const outcome = await transactionThenSend(deps, async (tx, out) => {
     const locked = await findFlowStateById(tx, flow.id, { forUpdate: true });
     if (!locked) throw badRequest('bad_oauth_state', 'OAuth state not found or expired');
     if (locked.codeChallenge && locked.userId) throw badRequest('flow_state_already_used', 'State has already been used');
     const c = { deps, tx, out, aud, ip: meta.ip, redirectTo: base };
+    if (locked.linkingTargetId && locked.codeChallenge && locked.authCode) {
+      // A PKCE link is made at the code exchange, by the client holding the verifier, never here:
+      // a victim's browser finishing an attacker's linking flow links nothing (review M1).
+      await issueFlowStateCode(tx, locked.id, {
+        userId: locked.linkingTargetId, providerAccessToken: token.accessToken, providerRefreshToken: token.refreshToken,
+        linkingIdentity: identity, now: deps.now(),
+      });
+      const url = new URL(base);
+      url.searchParams.set('code', locked.authCode);
+      return { location: url.toString() };
+    }
     let signedIn;
     try {
       if (locked.linkingTargetId) signedIn = await linkIdentityExternal(c, identity, locked.linkingTargetId);
-      else if (locked.inviteToken) signedIn = await acceptInviteExternal(c, identity, locked.inviteToken);
+      else if (locked.inviteToken) signedIn = await acceptInviteExternal(c, identity, invitation);
       else signedIn = await signInExternal(c, identity);
     } catch (err) {
       // The confirmation email is sent and the writes stay; the user sees why there is no session.

@@ -4,14 +4,17 @@ import { timingSafeEqual } from '../crypto/encoding.ts';
 import { tokenHash } from '../crypto/otp.ts';
 import { generatePassword } from '../crypto/password-policy.ts';
 import { insertAudit } from '../db/audit.ts';
-import { transaction } from '../db/database.ts';
+import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import { latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
-import { clearOneTimeTokens, findOneTimeTokens, type OneTimeTokenType } from '../db/one-time-tokens.ts';
+import { clearOneTimeTokens, findOneTimeTokensByAddress, type OneTimeTokenType } from '../db/one-time-tokens.ts';
+import { deleteIdentitiesExcept, findUsersByEmails, providersOfUser } from '../db/identities.ts';
 import { deleteSessions } from '../db/sessions.ts';
-import { findUserByEmail, findUserById, isBanned, markEmailIdentityVerified, type NewUser, updateUser, type UserRow } from '../db/users.ts';
+import { findUserByEmail, findUserById, insertIdentity, isBanned, markEmailIdentityVerified, type NewUser, updateUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, forbidden } from '../http/errors.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
+import { emailExists } from './email-change.ts';
+import { findLinkedTokens } from './link-tokens.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
 export const EMAIL_VERIFY_TYPES = ['signup', 'invite', 'recovery', 'magiclink', 'email'] as const;
@@ -62,34 +65,68 @@ function fresh(deps: Deps, sentAt: Date | null): boolean {
   return !!sentAt && deps.now().getTime() <= sentAt.getTime() + deps.config.mailer.otpExp * 1000;
 }
 
+interface Located {
+  user: UserRow;
+  ott: OneTimeTokenType;
+  resolved: Resolved;
+  stored: string;
+  /**
+   * The address is not yet the user's: an OAuth account whose provider did not vouch for it waits
+   * for this confirmation to take it (flows/external-accounts.ts, review H2).
+   */
+  pending?: string;
+}
+
+/** The address an emailed token of this user was sent to: the user's own, or a pending provider address (signup only). */
+function mailedAddress(user: UserRow, resolved: Resolved): { address: string; pending?: string } {
+  if (user.email) return { address: user.email.toLowerCase() };
+  const pending = resolved === 'signup' ? (user.emailChange ?? '').toLowerCase() : '';
+  return pending ? { address: pending, pending } : { address: '' };
+}
+
+/** The user waiting to take `email` as a pending provider address (no address of their own yet). */
+async function pendingAddressOwner(deps: Deps, email: string, aud: string): Promise<UserRow | undefined> {
+  for (const row of await findOneTimeTokensByAddress(deps.db, email, ['confirmation_token'])) {
+    const user = await findUserById(deps.db, row.userId);
+    if (user && user.aud === aud && !user.email && (user.emailChange ?? '').toLowerCase() === email) return user;
+  }
+  return undefined;
+}
+
 /** Finds which candidate the presented token is, without changing anything. */
-async function locate(deps: Deps, input: VerifyInput): Promise<{ user: UserRow; ott: OneTimeTokenType; resolved: Resolved; stored: string }> {
+async function locate(deps: Deps, input: VerifyInput): Promise<Located> {
   const candidates = CANDIDATES[input.type];
   if (input.token !== undefined) {
     const email = (input.email ?? '').toLowerCase();
-    const user = await findUserByEmail(deps.db, email, input.aud);
+    const user = await findUserByEmail(deps.db, email, input.aud) ?? await pendingAddressOwner(deps, email, input.aud);
     if (!user) throw tokenInvalid();
     const hash = tokenHash(email, input.token);
     for (const c of candidates) {
       const [col, sent] = COLUMN[c.ott as keyof typeof COLUMN];
       const sentAt = user[sent];
-      if (!user[col] || !sentAt || !fresh(deps, sentAt)) continue;
+      const { address, pending } = mailedAddress(user, c.resolved);
+      if (address !== email || !user[col] || !sentAt || !fresh(deps, sentAt)) continue;
       // Counted before it is compared: a code dies after its attempts (code-attempts.ts).
       if (!(await takeCodeAttempt(deps, user.id, c.ott, sentAt))) continue;
-      if (matches(user[col], hash)) return { user, ott: c.ott, resolved: c.resolved, stored: user[col]! };
+      if (matches(user[col], hash)) return { user, ott: c.ott, resolved: c.resolved, stored: user[col]!, pending };
     }
     throw tokenInvalid();
   }
-  const hash = input.tokenHash ?? '';
-  const rows = await findOneTimeTokens(deps.db, hash, candidates.map((c) => c.ott));
+  // A link: found by its own random value, never by anything computed from the address and code.
+  const rows = await findLinkedTokens(deps, input.tokenHash ?? '', candidates.map((c) => c.ott));
   for (const c of candidates) {
     const row = rows.find((r) => r.tokenType === c.ott);
     if (!row) continue;
     const user = await findUserById(deps.db, row.userId);
+    if (!user || user.aud !== input.aud) continue;
     const [col, sent] = COLUMN[c.ott as keyof typeof COLUMN];
-    if (user && user.aud === input.aud && user[col] === hash && fresh(deps, user[sent])) {
-      return { user, ott: c.ott, resolved: c.resolved, stored: hash };
-    }
+    // Emailed tokens only: a texted code shares the column, never the channel (review H1).
+    const { address, pending } = mailedAddress(user, c.resolved);
+    if (!address || row.relatesTo !== address) continue;
+    if (user[col] !== row.tokenHash || !fresh(deps, user[sent])) continue;
+    // The link and the code are one token: a code that has had its attempts is dead here too.
+    if (!(await takeCodeAttempt(deps, user.id, c.ott, user[sent]!))) continue;
+    return { user, ott: c.ott, resolved: c.resolved, stored: row.tokenHash, pending };
   }
   throw linkInvalid();
 }
@@ -112,11 +149,24 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
     // Re-checked under the lock: a concurrent verify of the same token has already used it.
     if (!user || user[col] !== found.stored) throw invalid();
     const patch: Partial<NewUser> = { [col]: '', updatedAt: now };
+    if (found.pending) {
+      // The mailbox owner confirms the address an OAuth sign-in claimed: it becomes the account's
+      // now, unless someone took it meanwhile.
+      if (user.email || (user.emailChange ?? '').toLowerCase() !== found.pending) throw invalid();
+      if ((await findUsersByEmails(tx, [found.pending])).some((u) => u.id !== user.id)) throw emailExists();
+      Object.assign(patch, { email: found.pending, emailChange: '' });
+    }
     if (!user.emailConfirmedAt) {
       patch.emailConfirmedAt = now;
       const meta2 = { ...(user.rawUserMetaData ?? {}), email_verified: true };
       patch.rawUserMetaData = meta2;
       await markEmailIdentityVerified(tx, user.id, now);
+      // An account of which nothing was proven yet: provider identities attached before (GoTrue
+      // data, or rows from before authsvc kept unverified provider addresses off users.email) are
+      // whoever's signed in with them, not the mailbox owner's; they go, as the password does (H2).
+      if (!found.pending && !user.phoneConfirmedAt && await deleteIdentitiesExcept(tx, user.id, ['email', 'phone']) > 0) {
+        patch.rawAppMetaData = await asEmailAccount(tx, user, now);
+      }
       // Confirming proves who owns the address: any session opened before that, by whoever
       // signed it up, ends here (pre-account takeover; the password is the confirmed signup's).
       await deleteSessions(tx, user.id, 'global');
@@ -125,7 +175,9 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
     }
     if (invitePassword) patch.encryptedPassword = invitePassword;
     await clearOneTimeTokens(tx, user.id);
-    const updated = await updateUser(tx, user.id, patch);
+    const updated = await updateUser(tx, user.id, patch).catch((err: unknown) => {
+      throw isUniqueViolation(err) ? emailExists() : err;
+    });
     const action = found.resolved === 'signup' ? 'user_signedup' : found.resolved === 'invite' ? 'invite_accepted' : 'login';
     await insertAudit(tx, { actor: updated, action, traits: { provider: 'email' }, ip: meta.ip, now });
     if (opts.issueCode && found.stored.startsWith('pkce_')) {
@@ -137,6 +189,19 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
     const issued = await createSession(deps, tx, updated, 'otp', meta);
     return { type: found.resolved, token: await tokenResponse(deps, tx, issued) };
   });
+}
+
+/** The account is the mailbox owner's now: an email identity (made if missing) and app_metadata from the identities left. */
+async function asEmailAccount(tx: Executor, user: UserRow, now: Date): Promise<Record<string, unknown>> {
+  const providers = await providersOfUser(tx, user.id);
+  if (!providers.includes('email')) {
+    await insertIdentity(tx, {
+      providerId: user.id, userId: user.id, provider: 'email', createdAt: now, updatedAt: now, lastSignInAt: now,
+      identityData: { sub: user.id, email: user.email, email_verified: true, phone_verified: false },
+    });
+    providers.unshift('email');
+  }
+  return { ...(user.rawAppMetaData ?? {}), provider: providers[0], providers };
 }
 
 /** GoTrue's redirect fragments: form-encoded, keys sorted, always with an empty `sb`. */
