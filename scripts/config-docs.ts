@@ -1,7 +1,14 @@
-// Prints the README's configuration table from CONFIG_VARIABLES (`npm run docs:config`);
-// test/readme.test.ts fails when the README and the schema drift apart.
+// The configuration table of docs/configuration.md, generated from CONFIG_VARIABLES.
+// `npm run docs:config` rewrites the table between the markers in that file (`-- --stdout` prints
+// it instead); test/readme.test.ts fails when the file and the schema drift apart.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CONFIG_VARIABLES } from '../src/config/fields.ts';
 import { PROVIDERS } from '../src/config/types.ts';
+
+export const CONFIG_DOC = join(import.meta.dirname, '..', 'docs', 'configuration.md');
+export const START = '<!-- config:start -->\n';
+export const END = '<!-- config:end -->';
 
 const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
@@ -29,4 +36,31 @@ export function configTable(): string {
   return rows.join('\n');
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) process.stdout.write(configTable() + '\n');
+/** The table between the markers of a document, or undefined when a marker is missing. */
+export function tableIn(doc: string): string | undefined {
+  const [before, rest] = doc.split(START);
+  if (before === undefined || rest === undefined) return undefined;
+  const end = rest.indexOf(END);
+  return end < 0 ? undefined : rest.slice(0, end);
+}
+
+/** The document with the table between its markers replaced by the generated one. */
+export function withTable(doc: string): string {
+  const old = tableIn(doc);
+  if (old === undefined) throw new Error(`${CONFIG_DOC}: the markers ${START.trim()} and ${END} are missing`);
+  const start = doc.indexOf(START) + START.length;
+  return doc.slice(0, start) + configTable() + '\n' + doc.slice(start + old.length);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv.includes('--stdout')) process.stdout.write(configTable() + '\n');
+  else {
+    const doc = readFileSync(CONFIG_DOC, 'utf8');
+    const next = withTable(doc);
+    if (next === doc) console.log(`${CONFIG_DOC}: the table is up to date`);
+    else {
+      writeFileSync(CONFIG_DOC, next);
+      console.log(`${CONFIG_DOC}: table rewritten`);
+    }
+  }
+}

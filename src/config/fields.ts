@@ -1,5 +1,5 @@
 // Fields: one zod schema per variable over its resolved raw string, with its default and
-// description (the README's table), and whether authsvc acts on it yet.
+// description (the table of docs/configuration.md), and whether authsvc acts on it yet.
 import { z } from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
 import { type ConfigVariable, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
@@ -264,7 +264,7 @@ export function support(name: FieldName): Support {
   return { built: true };
 }
 
-/** Every supported variable, unprefixed (read as AUTHSVC_X, then GOTRUE_X). Feeds the README table. */
+/** Every supported variable, unprefixed (read as AUTHSVC_X, then GOTRUE_X). Feeds docs/configuration.md. */
 export const CONFIG_VARIABLES: readonly ConfigVariable[] = FIELD_NAMES.map((name) => ({
   name,
   default: FIELDS[name].default,

@@ -14,7 +14,7 @@ const PING_TIMEOUT_MS = 2_000;
 
 // GoTrue: api.HealthCheck. GoTrue's answer never touches the database; authsvc's asks it for
 // `select 1` (at most 2 s) and answers 503 database_unavailable when it cannot, so a load
-// balancer stops sending it requests it could only fail (README, Reliability).
+// balancer stops sending it requests it could only fail (docs/reliability.md, Fault injection).
 healthRoutes.get('/health', async (c) => {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), PING_TIMEOUT_MS); });
