@@ -20,6 +20,7 @@ import { featureGateRoutes } from './routes/feature-gates.ts';
 import { healthRoutes } from './routes/health.ts';
 import { inviteRoutes } from './routes/invite.ts';
 import { logoutRoutes } from './routes/logout.ts';
+import { openapiRoutes } from './routes/openapi.ts';
 import { otpRoutes } from './routes/otp.ts';
 import { signupRoutes } from './routes/signup.ts';
 import { tokenRoutes } from './routes/token.ts';
@@ -100,7 +101,8 @@ export function createApp(built: Deps): Hono<AppEnv> {
     .route('/', adminGenerateLinkRoutes)
     .route('/', adminAuditRoutes)
     .route('/', externalRoutes)
-    .route('/', featureGateRoutes);
+    .route('/', featureGateRoutes)
+    .route('/', openapiRoutes());
   app.route('/', api);
   // supabase-js calls `<project url>/auth/v1/…` (Supabase's gateway prefix): serving it too
   // lets `createClient('http://localhost:8081', key)` work with no proxy in front.

@@ -12,7 +12,7 @@ import { isRedirectAllowed, redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
-const GenerateLinkBody = z.object({
+export const GenerateLinkBody = z.object({
   type: optStr, email: optStr, new_email: optStr, password: optStr, data: optRecord, redirect_to: optStr,
 });
 

@@ -14,11 +14,11 @@ import { optBool, optRecord, optStr, readJson, readOptionalJson } from '../http/
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
-const AdminUserBody = z.object({
+export const AdminUserBody = z.object({
   id: optStr, aud: optStr, role: optStr, email: optStr, phone: optStr, password: optStr, password_hash: optStr,
   email_confirm: optBool, phone_confirm: optBool, user_metadata: optRecord, app_metadata: optRecord, ban_duration: optStr,
 });
-const DeleteBody = z.object({ should_soft_delete: optBool });
+export const DeleteBody = z.object({ should_soft_delete: optBool });
 
 /** The admin pseudo-user of audit entries: requireAdmin has verified the token, so decoding is enough. */
 function admin(c: Context<AppEnv>): AdminContext {

@@ -21,7 +21,7 @@ const ENROLL_DISABLED: Record<string, [string, string]> = {
   webauthn: ['mfa_webauthn_enroll_not_enabled', 'MFA enroll is disabled for WebAuthn'],
 };
 
-const EnrollBody = z.object({ factor_type: optStr, friendly_name: optStr, issuer: optStr, phone: optStr });
+export const EnrollBody = z.object({ factor_type: optStr, friendly_name: optStr, issuer: optStr, phone: optStr });
 
 /** GoTrue's loadFactor on a user with no factors: a malformed id is 404 validation_failed, any other 404 mfa_factor_not_found. */
 function noSuchFactor(raw: string): never {

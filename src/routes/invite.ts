@@ -11,7 +11,7 @@ import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
-const InviteBody = z.object({ email: optStr, data: optRecord });
+export const InviteBody = z.object({ email: optStr, data: optRecord });
 
 export const inviteRoutes = new Hono<AppEnv>();
 

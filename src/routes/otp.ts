@@ -17,10 +17,10 @@ import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
 const Pkce = { code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields };
-const RecoverBody = z.object({ email: optStr, ...Pkce });
-const MagicLinkBody = z.object({ email: optStr, data: optRecord, ...Pkce });
-const OtpBody = z.object({ email: optStr, phone: optStr, channel: optStr, create_user: optBool, data: optRecord, ...Pkce });
-const ResendBody = z.object({ type: optStr, email: optStr, phone: optStr, ...Pkce });
+export const RecoverBody = z.object({ email: optStr, ...Pkce });
+export const MagicLinkBody = z.object({ email: optStr, data: optRecord, ...Pkce });
+export const OtpBody = z.object({ email: optStr, phone: optStr, channel: optStr, create_user: optBool, data: optRecord, ...Pkce });
+export const ResendBody = z.object({ type: optStr, email: optStr, phone: optStr, ...Pkce });
 
 function emailRequest(c: Context<AppEnv>, email: string, pkce: Pkce | undefined): EmailRequest {
   const cfg = c.var.deps.config;

@@ -16,7 +16,7 @@ import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
-const SignupBody = z.object({
+export const SignupBody = z.object({
   email: optStr, phone: optStr, password: optStr, data: optRecord, channel: optStr,
   code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields,
 });

@@ -14,11 +14,11 @@ import { optBool, optStr, readJson } from '../http/read-json.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
-const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr, ...CaptchaFields });
-const RefreshBody = z.object({ refresh_token: optStr });
+export const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr, ...CaptchaFields });
+export const RefreshBody = z.object({ refresh_token: optStr });
 const CaptchaBody = z.object(CaptchaFields);
-const PkceBody = z.object({ auth_code: optStr, code_verifier: optStr });
-const IdTokenBody = z.object({
+export const PkceBody = z.object({ auth_code: optStr, code_verifier: optStr });
+export const IdTokenBody = z.object({
   id_token: optStr, access_token: optStr, nonce: optStr, provider: optStr, client_id: optStr, issuer: optStr, link_identity: optBool,
 });
 

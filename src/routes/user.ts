@@ -16,7 +16,7 @@ import { optRecord, optStr, readJson } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
-const UpdateBody = z.object({
+export const UpdateBody = z.object({
   email: optStr, phone: optStr, password: optStr, nonce: optStr, channel: optStr, current_password: optStr,
   data: optRecord, app_metadata: optRecord, code_challenge: optStr, code_challenge_method: optStr,
 });

@@ -13,7 +13,7 @@ import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
-const VerifyBody = z.object({ type: optStr, token: optStr, token_hash: optStr, email: optStr, phone: optStr, redirect_to: optStr });
+export const VerifyBody = z.object({ type: optStr, token: optStr, token_hash: optStr, email: optStr, phone: optStr, redirect_to: optStr });
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
 

@@ -27,6 +27,13 @@ export async function runSmoke(t: SmokeTarget): Promise<void> {
   expect(health.status).toBe(200);
   expect(health.body.name).toBe('GoTrue');
 
+  // The OpenAPI document, built on its first request from the zod schemas (z.toJSONSchema).
+  const api = await call(t, 'GET', '/openapi.json');
+  expect(api.status).toBe(200);
+  expect(api.body.openapi).toBe('3.1.1');
+  expect(api.body.info.version).toBe(health.body.version);
+  expect(api.body.paths['/token'].post.requestBody.content['application/json'].schema.anyOf).toHaveLength(4);
+
   // One error body, in GoTrue's legacy shape.
   const bad = await call(t, 'POST', '/token?grant_type=password', { email, password });
   expect(bad.status).toBe(400);

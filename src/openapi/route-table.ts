@@ -1,0 +1,197 @@
+// Every operation the app serves, as the OpenAPI document describes it. Request bodies are the zod
+// schemas the handlers parse with (imported from the route files, so the two cannot drift);
+// test/openapi.test.ts holds this table equal to the Hono app's route list. A built function,
+// not a constant: nothing here is evaluated until GET /openapi.json is first asked for.
+import type { z } from 'zod';
+import { AdminUserBody, DeleteBody } from '../routes/admin-users.ts';
+import { GenerateLinkBody } from '../routes/admin-generate-link.ts';
+import { EnrollBody } from '../routes/feature-gates.ts';
+import { InviteBody } from '../routes/invite.ts';
+import { MagicLinkBody, OtpBody, RecoverBody, ResendBody } from '../routes/otp.ts';
+import { SignupBody } from '../routes/signup.ts';
+import { IdTokenBody, PasswordBody, PkceBody, RefreshBody } from '../routes/token.ts';
+import { UpdateBody } from '../routes/user.ts';
+import { VerifyBody } from '../routes/verify.ts';
+
+type Schema = Record<string, unknown>;
+export type Method = 'get' | 'post' | 'put' | 'delete';
+
+export interface Param {
+  name: string;
+  description?: string;
+  required?: boolean;
+  schema?: Schema;
+}
+
+export interface Reply {
+  description: string;
+  /** A component schema's name, or a schema. */
+  schema?: string | Schema;
+  headers?: Record<string, string>;
+  /** GoTrue's error body (components.responses.ClientError), with this description. */
+  error?: boolean;
+}
+
+export interface Operation {
+  method: Method;
+  /** OpenAPI form: `{param}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  /** GoTrue's handler, where there is one. */
+  gotrue?: string;
+  auth?: 'user' | 'admin' | 'user-optional';
+  /** The schema(s) the handler parses the JSON body with; several when a query parameter picks one. */
+  body?: z.ZodObject | Record<string, z.ZodObject>;
+  bodyOptional?: boolean;
+  form?: Schema;
+  query?: Param[];
+  replies: Record<string, Reply>;
+}
+
+const str = { type: 'string' };
+const redirectTo: Param = { name: 'redirect_to', description: 'Where the link or redirect leads; honoured for SITE_URL\'s host or a URI_ALLOW_LIST match, else SITE_URL. Also read from a `redirect_to` header.' };
+const paging: Param[] = [
+  { name: 'page', description: 'Page number (default 1).', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  { name: 'per_page', description: 'Page size (default 50).', schema: { type: 'string', pattern: '^[0-9]+$' } },
+];
+const pagingHeaders = { Link: 'RFC 8288 links to the next and last pages.', 'X-Total-Count': 'Total rows matching.' };
+const redirect = (description: string): Reply => ({ description, headers: { Location: 'The target.' } });
+const json = (schema: string | Schema, description = 'OK'): Reply => ({ description, schema });
+const empty = json('Empty');
+const oneOf = (...names: string[]): Schema => ({ oneOf: names.map((n) => ({ $ref: `#/components/schemas/${n}` })) });
+const disabled = (code: string): Record<string, Reply> => ({ 404: { description: `Always: 404 \`${code}\` (the feature is off in authsvc).`, error: true } });
+
+/** Routes of features authsvc answers as GoTrue does when they are switched off (routes/feature-gates.ts). */
+function gated(): Operation[] {
+  const sso = disabled('saml_provider_disabled');
+  const passkeys = disabled('passkey_disabled');
+  const oauthServer = disabled('feature_disabled');
+  const op = (method: Method, path: string, summary: string, replies: Record<string, Reply>, auth?: Operation['auth']): Operation =>
+    ({ method, path, summary, tag: 'disabled', replies, ...(auth ? { auth } : {}) });
+  return [
+    op('post', '/sso', 'Start SAML SSO (any method under /sso answers the same)', sso),
+    op('get', '/sso/saml/metadata', 'SAML metadata', sso),
+    op('post', '/sso/saml/acs', 'SAML assertion consumer service', sso),
+    op('get', '/passkeys', 'List passkeys (any method under /passkeys answers the same)', passkeys),
+    op('post', '/passkeys/registration/options', 'Passkey registration options', passkeys),
+    op('post', '/passkeys/registration/verify', 'Passkey registration', passkeys),
+    op('post', '/passkeys/authentication/options', 'Passkey sign-in options', passkeys),
+    op('post', '/passkeys/authentication/verify', 'Passkey sign-in', passkeys),
+    op('delete', '/passkeys/{passkey_id}', 'Delete a passkey', passkeys),
+    op('get', '/oauth/authorize', 'OAuth 2.1 server: authorize (any method under /oauth answers the same)', oauthServer),
+    op('post', '/oauth/token', 'OAuth 2.1 server: token', oauthServer),
+    op('get', '/oauth/userinfo', 'OAuth 2.1 server: userinfo', oauthServer),
+    op('get', '/.well-known/oauth-authorization-server', 'OAuth 2.1 server metadata', oauthServer),
+    op('get', '/admin/oauth/clients', 'OAuth 2.1 server: list clients (any method under /admin/oauth)', oauthServer, 'admin'),
+    op('post', '/admin/oauth/clients', 'OAuth 2.1 server: register a client', oauthServer, 'admin'),
+    op('get', '/user/oauth/grants', 'OAuth 2.1 server: the user\'s grants (any method under /user/oauth)', oauthServer, 'user'),
+  ];
+}
+
+function mfa(): Operation[] {
+  const notFound: Record<string, Reply> = { 404: { description: '404 `mfa_factor_not_found` (a user has no factors), or `validation_failed` for an id that is not a UUID.', error: true } };
+  const op = (method: Method, path: string, summary: string, replies: Record<string, Reply>, auth: Operation['auth'] = 'user'): Operation =>
+    ({ method, path, summary, tag: 'mfa', auth, replies });
+  return [
+    { ...op('post', '/factors', 'Enrol a factor: refused for every type (422 mfa_<type>_enroll_not_enabled)', { 422: { description: 'Enrolment is off.', error: true } }), body: EnrollBody, gotrue: 'EnrollFactor' },
+    op('delete', '/factors/{factor_id}', 'Unenrol a factor', notFound),
+    op('post', '/factors/{factor_id}/challenge', 'Challenge a factor', notFound),
+    op('post', '/factors/{factor_id}/verify', 'Verify a challenge', notFound),
+    op('get', '/admin/users/{user_id}/factors', 'A user\'s factors: always none', { 200: json({ type: 'array', maxItems: 0 }) }, 'admin'),
+    op('put', '/admin/users/{user_id}/factors/{factor_id}', 'Update a user\'s factor', notFound, 'admin'),
+    op('delete', '/admin/users/{user_id}/factors/{factor_id}', 'Delete a user\'s factor', notFound, 'admin'),
+  ];
+}
+
+function admin(): Operation[] {
+  const op = (o: Omit<Operation, 'tag' | 'auth'>): Operation => ({ ...o, tag: 'admin', auth: 'admin' });
+  return [
+    op({ method: 'post', path: '/invite', summary: 'Invite a user by email', gotrue: 'Invite', body: InviteBody, query: [redirectTo], replies: { 200: json('User') } }),
+    op({
+      method: 'get', path: '/admin/users', summary: 'List users', gotrue: 'adminUsers',
+      query: [...paging, { name: 'sort', description: '`created_at [asc|desc]`.' }, { name: 'filter', description: 'Substring of the email or name.' }],
+      replies: { 200: { ...json('UserList'), headers: pagingHeaders } },
+    }),
+    op({ method: 'post', path: '/admin/users', summary: 'Create a user', gotrue: 'adminUserCreate', body: AdminUserBody, replies: { 200: json('User') } }),
+    op({ method: 'post', path: '/admin/users/{user_id}', summary: 'Create the user with this id (not a GoTrue route)', body: AdminUserBody, replies: { 200: json('User') } }),
+    op({ method: 'get', path: '/admin/users/{user_id}', summary: 'Get a user', gotrue: 'adminUserGet', replies: { 200: json('User') } }),
+    op({ method: 'put', path: '/admin/users/{user_id}', summary: 'Update a user', gotrue: 'adminUserUpdate', body: AdminUserBody, replies: { 200: json('User') } }),
+    op({ method: 'delete', path: '/admin/users/{user_id}', summary: 'Delete a user (hard, or soft with should_soft_delete)', gotrue: 'adminUserDelete', body: DeleteBody, bodyOptional: true, replies: { 200: empty } }),
+    op({ method: 'post', path: '/admin/generate_link', summary: 'Generate an email link without sending it', gotrue: 'adminGenerateLink', body: GenerateLinkBody, replies: { 200: json('GeneratedLink') } }),
+    op({
+      method: 'get', path: '/admin/audit', summary: 'Audit log', gotrue: 'adminAuditLog',
+      query: [...paging, { name: 'query', description: '`scope:text`, scope one of author, action, type.' }],
+      replies: { 200: { ...json({ type: 'array', items: { $ref: '#/components/schemas/AuditEntry' } }), headers: pagingHeaders } },
+    }),
+  ];
+}
+
+function external(): Operation[] {
+  const provider: Param = { name: 'provider', required: true, description: 'The OAuth provider (github, google, …).' };
+  const authorizeQuery: Param[] = [
+    provider, redirectTo, { name: 'scopes', description: 'Extra scopes, space-separated.' },
+    { name: 'code_challenge', description: 'PKCE challenge.' }, { name: 'code_challenge_method', schema: { enum: ['s256', 'plain', 'S256'] } },
+    { name: 'invite_token' },
+  ];
+  const callbackQuery: Param[] = [{ name: 'state' }, { name: 'code' }, { name: 'error' }, { name: 'error_description' }];
+  const done = { 302: redirect('To the redirect target, with a session, a PKCE code or an error.'), 303: redirect('To SITE_URL with an error: the state was not usable.') };
+  return [
+    { method: 'get', path: '/authorize', summary: 'Sign in with an OAuth provider: redirect to it', tag: 'oauth', gotrue: 'ExternalProviderRedirect', query: authorizeQuery, replies: { 302: redirect('To the provider.') } },
+    { method: 'get', path: '/callback', summary: 'The provider\'s redirect back', tag: 'oauth', gotrue: 'ExternalProviderCallback', query: callbackQuery, replies: done },
+    {
+      method: 'post', path: '/callback', summary: 'The provider\'s form POST back (Apple\'s form_post)', tag: 'oauth', gotrue: 'ExternalProviderCallback',
+      query: callbackQuery, form: { type: 'object', properties: { state: str, code: str, user: str, error: str, error_description: str } }, replies: done,
+    },
+    {
+      method: 'get', path: '/user/identities/authorize', summary: 'Link an OAuth identity to the signed-in user', tag: 'user', gotrue: 'LinkIdentity', auth: 'user',
+      query: [...authorizeQuery, { name: 'skip_http_redirect', description: '`true`: answer the URL as JSON.', schema: { enum: ['true', 'false'] } }],
+      replies: { 200: json('UrlResponse', 'With skip_http_redirect=true.'), 302: redirect('To the provider.') },
+    },
+    { method: 'delete', path: '/user/identities/{identity_id}', summary: 'Unlink an identity', tag: 'user', gotrue: 'DeleteIdentity', auth: 'user', replies: { 200: empty } },
+  ];
+}
+
+export function routeTable(): Operation[] {
+  return [
+    { method: 'get', path: '/health', summary: 'Liveness, with a database ping', tag: 'health', gotrue: 'HealthCheck', replies: { 200: json('Health') } },
+    { method: 'get', path: '/settings', summary: 'Public settings: enabled providers, signup, autoconfirm', tag: 'health', gotrue: 'Settings', replies: { 200: json('Settings') } },
+    { method: 'get', path: '/.well-known/openid-configuration', summary: 'OpenID discovery document', tag: 'health', gotrue: 'WellKnownOpenID', replies: { 200: json('OpenIdConfiguration') } },
+    { method: 'get', path: '/.well-known/jwks.json', summary: 'Public signing keys', tag: 'health', gotrue: 'WellKnownJwks', replies: { 200: json('Jwks') } },
+    { method: 'get', path: '/openapi.json', summary: 'This document', tag: 'health', replies: { 200: json('OpenApiDocument') } },
+    { method: 'post', path: '/signup', summary: 'Sign up with email or phone and a password; anonymously with neither', tag: 'auth', gotrue: 'Signup', body: SignupBody, query: [redirectTo], replies: { 200: json('SessionOrUser') } },
+    {
+      method: 'post', path: '/token', summary: 'Sign in / refresh: password, refresh_token, pkce or id_token grant', tag: 'auth', gotrue: 'Token', auth: 'user-optional',
+      query: [{ name: 'grant_type', required: true, schema: { enum: ['password', 'refresh_token', 'pkce', 'id_token', 'web3'] } }],
+      body: { password: PasswordBody, refresh_token: RefreshBody, pkce: PkceBody, id_token: IdTokenBody },
+      replies: {
+        200: json('Session'),
+        400: { description: 'GoTrue\'s error body; id_token linking without a token answers the OAuth shape.', schema: oneOf('ErrorLegacy', 'Error2024', 'OAuthError') },
+      },
+    },
+    {
+      method: 'post', path: '/logout', summary: 'Sign out', tag: 'auth', gotrue: 'Logout', auth: 'user',
+      query: [{ name: 'scope', schema: { enum: ['global', 'local', 'others'], default: 'global' } }], replies: { 204: { description: 'Signed out.' } },
+    },
+    {
+      method: 'post', path: '/verify', summary: 'Verify an email/SMS code or a token hash', tag: 'auth', gotrue: 'Verify', body: VerifyBody,
+      replies: { 200: json(oneOf('VerifiedSession', 'EmailChangeHalf'), 'A session (with the verified type, except for SMS codes), or the first half of a secure email change.') },
+    },
+    {
+      method: 'get', path: '/verify', summary: 'Follow an email link (a HEAD does not consume it)', tag: 'auth', gotrue: 'Verify',
+      query: [{ name: 'type', required: true }, { name: 'token', required: true }, redirectTo],
+      replies: { 303: redirect('To the redirect target: a session or message in the fragment, a PKCE code in the query, or an error in both.') },
+    },
+    { method: 'post', path: '/recover', summary: 'Send a password-recovery email', tag: 'passwordless', gotrue: 'Recover', body: RecoverBody, query: [redirectTo], replies: { 200: empty } },
+    { method: 'post', path: '/magiclink', summary: 'Send a magic link', tag: 'passwordless', gotrue: 'MagicLink', body: MagicLinkBody, query: [redirectTo], replies: { 200: empty } },
+    { method: 'post', path: '/otp', summary: 'Send a one-time code by email or SMS', tag: 'passwordless', gotrue: 'Otp', body: OtpBody, query: [redirectTo], replies: { 200: json('MessageId', 'Empty for email; the SMS message id for phone.') } },
+    { method: 'post', path: '/resend', summary: 'Resend a signup, email-change, SMS or phone-change code', tag: 'passwordless', gotrue: 'Resend', body: ResendBody, query: [redirectTo], replies: { 200: json('MessageId') } },
+    { method: 'get', path: '/user', summary: 'The signed-in user', tag: 'user', gotrue: 'UserGet', auth: 'user', replies: { 200: json('User') } },
+    { method: 'put', path: '/user', summary: 'Update the signed-in user', tag: 'user', gotrue: 'UserUpdate', auth: 'user', body: UpdateBody, query: [redirectTo], replies: { 200: json('User') } },
+    { method: 'get', path: '/reauthenticate', summary: 'Send a reauthentication nonce', tag: 'user', gotrue: 'Reauthenticate', auth: 'user', replies: { 200: json('MessageId') } },
+    ...external(),
+    ...admin(),
+    ...mfa(),
+    ...gated(),
+  ];
+}
