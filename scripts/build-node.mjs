@@ -51,7 +51,7 @@ export async function buildNode({ clean = false } = {}) {
   try {
     await build({
       entryPoints: [join(ROOT, 'src', 'adapters', 'node-cli.ts')],
-      outdir: tmp, bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node20',
+      outdir: tmp, bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node22',
       external: EXTERNAL, sourcemap: true, sourcesContent: false, minifyWhitespace: true, minifySyntax: true, entryNames: '[name]', chunkNames: 'chunks/[name]-[hash]',
       // Bundled CommonJS packages (pg) still call require() for their optional and external parts.
       banner: { js: "import { createRequire as __authsvcCreateRequire } from 'node:module'; const require = __authsvcCreateRequire(import.meta.url);" },
