@@ -1,25 +1,21 @@
 #!/usr/bin/env node
-// Runs the compiled server in dist/node (built by scripts/build-node.mjs, with source maps), so a
-// start loads plain JavaScript: no TypeScript compiler in memory, no per-start transform. The
-// build happens here when dist/node is missing or older than a source file (about 100 ms); where
-// esbuild is not installed, the sources run through tsx instead.
-import { buildNode, ENTRY, isFresh } from '../scripts/build-node.mjs';
+// Runs the compiled server in dist/node, with source maps so stack traces name the .ts lines.
+// Starting never writes into the package directory (a read-only root file system, a package
+// installed by another user): dist/node is built when the package is installed (`prepare`, run
+// by `npm ci` / `npm install` in a clone) or by `npm run build`, never here.
+import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { ENTRY, ROOT, isFresh } from '../scripts/build-node.mjs';
 
+if (!existsSync(ENTRY)) {
+  process.stderr.write(
+    `authsvc: ${ENTRY} is missing: this copy of authsvc has not been built.\n` +
+    `Run \`npm run build\` in ${ROOT} (it needs the dev dependencies: \`npm ci\` installs them and builds).\n`,
+  );
+  process.exit(1);
+}
+if (!isFresh()) {
+  process.stderr.write(`authsvc: dist/node is older than the sources under ${ROOT}: running the old build; \`npm run build\` brings it up to date.\n`);
+}
 process.setSourceMapsEnabled(true);
-let compiled = isFresh();
-if (!compiled) {
-  try {
-    await buildNode();
-    compiled = true;
-  } catch (err) {
-    if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
-  }
-}
-if (compiled) {
-  await import(pathToFileURL(ENTRY).href);
-} else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  await import('../src/adapters/node-cli.ts');
-}
+await import(pathToFileURL(ENTRY).href);

@@ -1,8 +1,9 @@
 // Compiles the Node server (src/adapters/node-cli.ts and what it imports) to dist/node with
 // esbuild: ES modules, lazily loaded modules (database drivers, SMTP) in their own chunks, source
-// maps so stack traces name .ts lines. bin/authsvc.js runs it, building first when dist/node is
-// missing or older than a source file; `npm run build` does it by hand. Plain JavaScript, so the
-// launcher can call it without a TypeScript loader.
+// maps so stack traces name .ts lines. It runs when the package is installed (`prepare`: `npm ci`
+// and `npm install` in a clone) and on `npm run build`; bin/authsvc.js only runs the result, so a
+// start never writes into the package. esbuild is a dev dependency: production needs only dist/.
+// Plain JavaScript, so the launcher can import isFresh() without a TypeScript loader.
 //
 // The pure-JavaScript packages (hono, zod, drizzle, jose, pg, ...) are bundled in, tree-shaken:
 // left as imports, Node loads each package's own source maps once maps are on, about 8 MB of the
@@ -18,14 +19,15 @@ export const ENTRY = join(OUT, 'node-cli.js');
 const STAMP = join(OUT, 'build.json');
 const INPUTS = ['src', 'drizzle', 'package.json', 'package-lock.json'];
 
-/** Packages left as imports: native addons, PGlite (its WASM and data files sit beside it), the SMTP library, the build tools. */
-export const EXTERNAL = ['@node-rs/*', 'pg-native', '@electric-sql/pglite', '@electric-sql/pglite/*', 'nodemailer', 'esbuild', 'tsx', 'tsx/*'];
+/** Packages left as imports: native addons, PGlite (its WASM and data files sit beside it), the SMTP library. */
+export const EXTERNAL = ['@node-rs/*', 'pg-native', '@electric-sql/pglite', '@electric-sql/pglite/*', 'nodemailer'];
 
 /** The newest modification time among the sources the bundle is made of (ms). */
 export function newestSource() {
   let newest = 0;
   const walk = (p) => {
-    const st = statSync(p);
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (!st) return; // package-lock.json is not part of an installed package
     if (st.isDirectory()) for (const f of readdirSync(p)) walk(join(p, f));
     else if (st.mtimeMs > newest) newest = st.mtimeMs;
   };
@@ -51,7 +53,7 @@ export async function buildNode({ clean = false } = {}) {
   try {
     await build({
       entryPoints: [join(ROOT, 'src', 'adapters', 'node-cli.ts')],
-      outdir: tmp, bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node20',
+      outdir: tmp, bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node22',
       external: EXTERNAL, sourcemap: true, sourcesContent: false, minifyWhitespace: true, minifySyntax: true, entryNames: '[name]', chunkNames: 'chunks/[name]-[hash]',
       // Bundled CommonJS packages (pg) still call require() for their optional and external parts.
       banner: { js: "import { createRequire as __authsvcCreateRequire } from 'node:module'; const require = __authsvcCreateRequire(import.meta.url);" },
@@ -70,8 +72,27 @@ export async function buildNode({ clean = false } = {}) {
   }
 }
 
+/** Whether esbuild can be loaded (it is missing after `npm ci --omit=dev`). */
+async function hasEsbuild() {
+  try {
+    await import('esbuild');
+    return true;
+  } catch (err) {
+    if (err?.code === 'ERR_MODULE_NOT_FOUND') return false;
+    throw err;
+  }
+}
+
+// `node scripts/build-node.mjs` (npm run build) builds or fails. With --prepare (the `prepare`
+// script) an install without dev dependencies is not failed for want of esbuild: it says so, and
+// a start without dist/node then fails with its own message.
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const started = Date.now();
-  await buildNode({ clean: true });
-  console.log(`dist/node built in ${Date.now() - started} ms`);
+  if (process.argv.includes('--prepare') && !(await hasEsbuild())) {
+    const state = existsSync(ENTRY) ? (isFresh() ? 'the existing dist/node is up to date' : 'the existing dist/node is OLDER than the sources') : 'there is no dist/node, so authsvc cannot start';
+    console.warn(`authsvc: esbuild (a dev dependency) is not installed, so dist/node was not built; ${state}. Build where the dev dependencies are installed (npm ci && npm run build) and ship dist/node.`);
+  } else {
+    const started = Date.now();
+    await buildNode({ clean: true });
+    console.log(`dist/node built in ${Date.now() - started} ms`);
+  }
 }

@@ -1,7 +1,8 @@
-// `npm start` runs compiled JavaScript (issue 18): bin/authsvc.js builds dist/node from the
-// sources when it is missing or older than them, and runs it with source maps.
+// `npm start` runs compiled JavaScript (issue 18): dist/node is built at install (`prepare`) or by
+// `npm run build`, and bin/authsvc.js runs it with source maps, never building it (issue 26:
+// test/read-only-package.test.ts proves a start writes nothing into the package).
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 // @ts-expect-error plain JavaScript module without types

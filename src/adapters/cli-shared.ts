@@ -60,7 +60,7 @@ export function bindServer<T>(host: string, port: number, bind: (hostname: strin
   throw new Error('no address to listen on');
 }
 
-async function main(argv: string[], runtime: Runtime): Promise<number> {
+async function main(argv: string[], runtime: Runtime, atExit: (() => Promise<void>)[]): Promise<number> {
   const cmd = argv[0] ?? 'serve';
   if (cmd === 'version' || cmd === '--version') {
     process.stdout.write(VERSION + '\n');
@@ -77,6 +77,7 @@ async function main(argv: string[], runtime: Runtime): Promise<number> {
   }
   const { config, notices, warnings } = loadConfig();
   const logger = createNodeLogger(config);
+  atExit.push(() => logger.close()); // LOG_FILE's last lines, after the finally below has logged
   for (const n of notices) logger.info(`local mode: ${n}`);
   for (const w of warnings) logger.warn(w);
   const telemetry = cmd === 'serve' ? await startTelemetry(config, logger) : undefined;
@@ -101,17 +102,22 @@ async function main(argv: string[], runtime: Runtime): Promise<number> {
   }
 }
 
-/** Runs the command line, then exits with its status. */
+/** Runs the command line, flushes the log file, then exits with its status. */
 export function runCli(argv: string[], runtime: Runtime): void {
-  main(argv, runtime).then(
-    (code) => process.exit(code),
+  const atExit: (() => Promise<void>)[] = [];
+  const exit = async (code: number) => {
+    for (const fn of atExit) await fn().catch(() => undefined);
+    process.exit(code);
+  };
+  main(argv, runtime, atExit).then(
+    (code) => exit(code),
     (err: unknown) => {
       if (err instanceof ConfigError || err instanceof DataDirLockedError) {
         process.stderr.write(`authsvc: ${err.message}\n`);
       } else {
         process.stderr.write(`authsvc: ${err instanceof Error ? err.stack : String(err)}\n`);
       }
-      process.exit(1);
+      return exit(1);
     },
   );
 }

@@ -1,6 +1,5 @@
 // Node adapter: builds Deps from the process environment and serves createApp on node:http.
 import { serve, type ServerType } from '@hono/node-server';
-import { appendFileSync } from 'node:fs';
 import { createApp } from '../app.ts';
 import { parseConfig } from '../config/config.ts';
 import type { Config } from '../config/types.ts';
@@ -15,6 +14,7 @@ import { createResendTransport } from '../mail/resend.ts';
 import { type MailTransport, createMailer as createTransportMailer } from '../mail/transport.ts';
 import { createSmsProvider } from '../sms/create.ts';
 import { type Logger, createLogger } from '../telemetry/logger.ts';
+import { type LogFile, openLogFile } from './log-file.ts';
 import { loadMigrations } from './migrations-fs.ts';
 import { isLocalMode, readEnv, withLocalSecret } from './node-env.ts';
 import { createNodeHasher } from './node-hasher.ts';
@@ -36,12 +36,27 @@ export function loadConfig(rawEnv: Record<string, string> = readEnv()): { config
   return { config: result.config, notices: notice ? [...result.notices, notice] : result.notices, warnings: result.warnings };
 }
 
-export function createNodeLogger(config: Config): Logger {
-  const file = config.log.file;
-  return createLogger(config.log.level, (line) => {
+export interface NodeLogger extends Logger {
+  /** Flushes LOG_FILE and closes it (await before the process exits); nothing to do without one. */
+  close(): Promise<void>;
+}
+
+/** Lines go to stdout and, with LOG_FILE, to that file too (opened here: a bad path fails the start). */
+export function createNodeLogger(config: Config): NodeLogger {
+  const path = config.log.file;
+  let file: LogFile | undefined;
+  if (path) {
+    try {
+      file = openLogFile(path, (err) => process.stderr.write(`authsvc: writing LOG_FILE ${path} failed, logging to stdout only: ${err.message}\n`));
+    } catch (err) {
+      throw new ConfigError([`LOG_FILE ${path} cannot be opened: ${(err as Error).message}`]);
+    }
+  }
+  const logger = createLogger(config.log.level, (line) => {
     process.stdout.write(line + '\n');
-    if (file) appendFileSync(file, line + '\n');
+    file?.write(line);
   });
+  return { ...logger, close: () => file?.close() ?? Promise.resolve() };
 }
 
 export async function openDatabase(config: Config): Promise<Database> {
