@@ -28,10 +28,14 @@ afterAll(() => {
   if (outdir) rmSync(outdir, { recursive: true, force: true });
 });
 
-/** Packages the bundle was made from: wrangler leaves `// node_modules/<pkg>/…` above each module (unminified). */
+/**
+ * Packages the bundle was made from: wrangler leaves `// node_modules/<pkg>/…` above each module
+ * (unminified), the path relative to the project: `../main/node_modules/…` in a git worktree
+ * whose node_modules links to another checkout's.
+ */
 function bundledPackages(js: string): Set<string> {
   const out = new Set<string>();
-  for (const m of js.matchAll(/^\/\/ node_modules\/((?:@[^/\s]+\/)?[^/\s]+)/gm)) if (m[1]) out.add(m[1]);
+  for (const m of js.matchAll(/^\/\/ (?:\S*\/)?node_modules\/((?:@[^/\s]+\/)?[^/\s]+)/gm)) if (m[1]) out.add(m[1]);
   return out;
 }
 
