@@ -12,7 +12,7 @@ import type { AuthMetrics } from './telemetry/metrics.ts';
 import { NO_ATTRIBUTES, type SpanParent, tracedFetch, tracedFunction, withSpan, wrapMethods } from './telemetry/tracing.ts';
 
 /** Mail and SMS sends counted by outcome (`sent`, `failed`). */
-export function countSends(deps: Deps, metrics: AuthMetrics): Deps {
+export function countSends<D extends Pick<Deps, 'mailer' | 'sms'>>(deps: D, metrics: AuthMetrics): D {
   const counted = <T extends object>(target: T, counter: AuthMetrics['emails']) => wrapMethods(target, ['send'] as (keyof T & string)[], (_m, call) => async (...args) => {
     try {
       const result = await call(...args);

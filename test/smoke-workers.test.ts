@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadMigrations } from '../src/adapters/migrations-fs.ts';
 import { type WorkerBuild, buildWorker } from '../scripts/build-worker.ts';
 import { TEST_DATABASE_URL, uniqueNamespace } from './helpers/db.ts';
+import { type FakeProvider, startFakeProvider } from './helpers/fake-oauth.ts';
+import { signingKey } from './helpers/oauth-scenarios-oidc.ts';
 import { runSmoke } from './helpers/smoke.ts';
 import { type Mailbox, mailCode, mailLink, startMailbox } from './helpers/smtp.ts';
 import { type WsTcpProxy, startWsTcpProxy } from './helpers/ws-tcp-proxy.ts';
@@ -67,18 +69,27 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
   let proxy: WsTcpProxy;
   let mailbox: Mailbox;
   let resend: Awaited<ReturnType<typeof startResendStandIn>>;
+  let keycloak: FakeProvider;
   let mf: Miniflare;
   let baseUrl: string;
 
   beforeAll(async () => {
     const dbUrl = new URL(TEST_DATABASE_URL ?? '');
     outdir = mkdtempSync(join(tmpdir(), 'authsvc-worker-'));
-    [build, proxy, mailbox, resend] = await Promise.all([
+    [build, proxy, mailbox, resend, keycloak] = await Promise.all([
       buildWorker(outdir),
       startWsTcpProxy({ allow: [`${dbUrl.hostname}:${dbUrl.port || '5432'}`] }),
       startMailbox(),
       startResendStandIn(),
+      startFakeProvider(),
     ]);
+    // A Keycloak realm whose discovery document and keys the Worker fetches to check ID tokens.
+    const realm = `${keycloak.base}/realms/acme`;
+    const realmKey = await signingKey('k1');
+    keycloak.routes.set('GET /realms/acme/.well-known/openid-configuration', () => ({
+      body: { issuer: realm, jwks_uri: `${realm}/certs`, authorization_endpoint: `${realm}/auth`, token_endpoint: `${realm}/token` },
+    }));
+    keycloak.routes.set('GET /realms/acme/certs', () => ({ body: { keys: [realmKey.jwk] } }));
     const env = {
       AUTHSVC_SITE_URL: 'http://localhost:3000',
       AUTHSVC_API_EXTERNAL_URL: 'http://localhost:8787',
@@ -128,6 +139,9 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
             AUTHSVC_WORKERS_MAIL_LOG: 'true',
             // No RATE_LIMIT_HEADER: the adapter keys per-client limits on CF-Connecting-IP itself.
             AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
+            AUTHSVC_EXTERNAL_KEYCLOAK_ENABLED: 'true', AUTHSVC_EXTERNAL_KEYCLOAK_CLIENT_ID: 'workers-app',
+            AUTHSVC_EXTERNAL_KEYCLOAK_SECRET: 's', AUTHSVC_EXTERNAL_KEYCLOAK_REDIRECT_URI: 'http://localhost:8787/callback',
+            AUTHSVC_EXTERNAL_KEYCLOAK_URL: `${keycloak.base}/realms/acme`,
           },
         },
       ],
@@ -137,7 +151,7 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
 
   afterAll(async () => {
     await mf?.dispose();
-    await Promise.all([proxy?.close(), mailbox?.close(), new Promise((done) => resend?.server.close(done))]);
+    await Promise.all([proxy?.close(), mailbox?.close(), keycloak?.close(), new Promise((done) => resend?.server.close(done))]);
     if (outdir) rmSync(outdir, { recursive: true, force: true });
     await query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
   });
@@ -205,6 +219,25 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     expect(statuses).toEqual([422, 422, 429]);
     const kv = await mf.getKVNamespace('RATE_LIMIT_KV', 'resend');
     expect((await kv.list({ prefix: 'authsvc:rl:' })).keys.map((k) => k.name)).toContain('authsvc:rl:anonymous:198.51.100.7');
+  });
+
+  test('one app per isolate: its OIDC cache outlives a request, so the realm\'s keys are fetched once for two sign-ins', async () => {
+    // Discovery documents and JWKS are cached in the app createApp builds; an app built per
+    // request would fetch both again for every ID token.
+    const worker = await mf.getWorker('hyperdrive');
+    const forger = await signingKey('k1'); // the realm's key id, another key: refused after the keys are read
+    const idToken = await forger.sign({ iss: `${keycloak.base}/realms/acme`, aud: 'workers-app', sub: 'kc-1', email: 'kc@example.com' });
+    for (let i = 0; i < 2; i++) {
+      const res = await worker.fetch('http://localhost/token?grant_type=id_token', {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ provider: 'keycloak', id_token: idToken }),
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: 'invalid request', error_description: 'Bad ID token' });
+    }
+    expect(keycloak.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /realms/acme/.well-known/openid-configuration',
+      'GET /realms/acme/certs',
+    ]);
   });
 
   test('without RATE_LIMIT_HEADER, per-client limits key on CF-Connecting-IP (set by Cloudflare, not forgeable)', async () => {

@@ -1,10 +1,13 @@
 // Cloudflare Workers entry: `export default { fetch }`. What does not hold a socket (config, key
-// set, mailer, hasher, logger) is built once per isolate and env; the database Pool is opened
-// per request and closed after it (ctx.waitUntil), because a Workers socket belongs to the
-// request that opened it. Pending migrations are applied lazily, once per isolate, under the
-// same advisory lock as `authsvc migrate`.
+// set, mailer, hasher, logger, the Hono app itself) is built once per isolate and configuration;
+// the database Pool is opened per request, handed to the app in the request's bindings and
+// closed after it (ctx.waitUntil), because a Workers socket belongs to the request that opened
+// it. Pending migrations are applied lazily, once per isolate, under the same advisory lock as
+// `authsvc migrate`.
 import { type Tables, createTables } from '../../drizzle/schema.ts';
 import { version as VERSION } from '../../package.json';
+import type { Hono } from 'hono';
+import type { AppEnv, RequestBindings } from '../app-env.ts';
 import { createApp } from '../app.ts';
 import { parseConfig } from '../config/config.ts';
 import { lookup } from '../config/names.ts';
@@ -50,6 +53,8 @@ export interface WorkersContext {
 
 interface IsolateState {
   base: Omit<Deps, 'db'>;
+  /** Built once: the database arrives with each request (RequestBindings.db). */
+  app: Hono<AppEnv>;
   neon: NeonSocketOptions;
   tables: Tables;
   /** Set once this isolate has seen every bundled migration recorded in the database. */
@@ -180,23 +185,26 @@ async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
   const tracing = config.tracing.enabled
     ? (await import('./telemetry-workers.ts')).startWorkersTracing(config, VERSION, logger, fetchFn)
     : undefined;
+  const base: Omit<Deps, 'db'> = {
+    config,
+    keys: await loadKeySet(config.jwt),
+    mailer: createWorkersMailer(config, logger, fetchFn),
+    sms: createSmsProvider(config.sms, fetchFn),
+    hasher: createPortableHasher(),
+    fetch: fetchFn,
+    now: () => new Date(),
+    randomBytes: cryptoRandomBytes,
+    logger,
+    version: VERSION,
+  };
+  const rateLimitStore = rateLimitKv ? createKvRateLimitStore(rateLimitKv) : undefined;
   return {
-    base: {
-      config,
-      keys: await loadKeySet(config.jwt),
-      mailer: createWorkersMailer(config, logger, fetchFn),
-      sms: createSmsProvider(config.sms, fetchFn),
-      hasher: createPortableHasher(),
-      fetch: fetchFn,
-      now: () => new Date(),
-      randomBytes: cryptoRandomBytes,
-      logger,
-      version: VERSION,
-    },
+    base,
+    app: createApp({ ...base, limiter: rateLimitStore }),
     neon,
     tables: createTables(config.db.namespace),
     migrated: false,
-    rateLimitStore: rateLimitKv ? createKvRateLimitStore(rateLimitKv) : undefined,
+    rateLimitStore,
     tracing,
   };
 }
@@ -242,17 +250,45 @@ function failure(logLine: Record<string, unknown>): Response {
   });
 }
 
-// Per isolate: the env object is the same for every request an isolate serves.
-const states = new WeakMap<object, Promise<IsolateState>>();
+// Per isolate and configuration. Workers usually hands an isolate the same env object for every
+// request, but need not: a new object with the same vars, secrets and bindings finds the same
+// state through its fingerprint, so the app, keys and caches are not rebuilt for it.
+const byEnv = new WeakMap<object, Promise<IsolateState>>();
+const byFingerprint = new Map<string, Promise<IsolateState>>();
+/** Configurations kept at once: an isolate sees one; the bound only stops a leak. */
+const MAX_CONFIGURATIONS = 4;
+const bindingIds = new WeakMap<object, number>();
+let nextBindingId = 0;
+
+/** What the state is built from: every var and secret, the Hyperdrive string, the KV binding's identity. */
+export function envFingerprint(env: WorkersEnv): string {
+  const kv = env.RATE_LIMIT_KV;
+  let kvId: number | undefined;
+  if (kv) {
+    kvId = bindingIds.get(kv);
+    if (kvId === undefined) bindingIds.set(kv, kvId = nextBindingId++);
+  }
+  const strings = Object.entries(workersEnvStrings(env)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const hyperdrive = typeof env.HYPERDRIVE?.connectionString === 'string' ? env.HYPERDRIVE.connectionString : null;
+  return JSON.stringify([strings, hyperdrive, kvId ?? null]);
+}
 
 function isolateState(env: WorkersEnv): Promise<IsolateState> {
-  let state = states.get(env);
+  let state = byEnv.get(env);
+  if (state) return state;
+  const fingerprint = envFingerprint(env);
+  state = byFingerprint.get(fingerprint);
   if (!state) {
     state = buildIsolateState(env);
-    states.set(env, state);
+    if (byFingerprint.size >= MAX_CONFIGURATIONS) byFingerprint.delete(byFingerprint.keys().next().value!);
+    byFingerprint.set(fingerprint, state);
     // A bad config is reported on every request until it is fixed, not cached as a failure.
-    state.catch(() => states.delete(env));
+    state.catch(() => {
+      byEnv.delete(env);
+      if (byFingerprint.get(fingerprint) === state) byFingerprint.delete(fingerprint);
+    });
   }
+  byEnv.set(env, state);
   return state;
 }
 
@@ -272,10 +308,9 @@ export async function handleRequest(request: Request, env: WorkersEnv, ctx: Work
       if (applied.length > 0) state.base.logger.info(`applied ${applied.length} migration(s)`, { migrations: applied });
       state.migrated = true;
     }
-    // The app is cheap to build (under 1 ms CPU) and holds this request's Pool in its deps.
     // Cloudflare names the client in CF-Connecting-IP: the socket peer, for audit entries.
-    const peer = { remoteAddr: request.headers.get('cf-connecting-ip') ?? undefined };
-    return await createApp({ ...state.base, db, limiter: state.rateLimitStore }).fetch(request, peer);
+    const bindings: RequestBindings = { remoteAddr: request.headers.get('cf-connecting-ip') ?? undefined, db };
+    return await state.app.fetch(request, bindings);
   } catch (err) {
     return failure({ msg: 'database unavailable or migration failed', ...describeError(err) });
   } finally {
