@@ -71,7 +71,7 @@ export function traceRequestDeps<D extends Deps>(deps: D, parent: Context): D {
 }
 
 /**
- * The per-client limiter as a `rate_limit.take` span: its store (Postgres, memory, KV) was built
+ * The per-client limiter as a `rate_limit.take` span: its store (Postgres, memory, Durable Object) was built
  * once for the app, so its statements are not the request's; this span shows their time.
  */
 export function tracedRateLimitStore(store: RateLimitStore, parent: SpanParent): RateLimitStore {

@@ -122,10 +122,10 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
           name: 'resend',
           bindings: {
             ...env, AUTHSVC_RESEND_API_KEY: 're_test_key', AUTHSVC_RESEND_BASE_URL: resend.url,
-            // Rate limits in KV, keyed on X-Client-IP; anonymous sign-ins allow a burst of 2.
-            AUTHSVC_RATE_LIMIT_STORE: 'kv', AUTHSVC_RATE_LIMIT_HEADER: 'X-Client-IP', AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
+            // Rate limits in Durable Objects, keyed on X-Client-IP; anonymous sign-ins allow a burst of 2.
+            AUTHSVC_RATE_LIMIT_STORE: 'durable_object', AUTHSVC_RATE_LIMIT_HEADER: 'X-Client-IP', AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
           },
-          kvNamespaces: ['RATE_LIMIT_KV'],
+          durableObjects: { RATE_LIMITER: 'RateLimiter' },
         },
         {
           ...worker,
@@ -205,20 +205,26 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     expect((await call('POST', '/logout', undefined, refreshed.body.access_token)).status).toBe(204);
   });
 
-  test('KV rate limits: AUTHSVC_RATE_LIMIT_STORE=kv keeps the buckets in the RATE_LIMIT_KV namespace', async () => {
+  test('Durable Object rate limits: AUTHSVC_RATE_LIMIT_STORE=durable_object keeps the buckets out of Postgres', async () => {
     const worker = await mf.getWorker('resend');
-    const statuses: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    const anonymous = async (ip: string) => {
       const res = await worker.fetch('http://localhost/signup', {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-client-ip': '198.51.100.7' }, body: '{}',
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-client-ip': ip }, body: '{}',
       });
-      statuses.push(res.status);
       await res.arrayBuffer();
-    }
+      return res.status;
+    };
     // Anonymous sign-ins are off (422) but still counted; the third is over the burst of 2.
-    expect(statuses).toEqual([422, 422, 429]);
-    const kv = await mf.getKVNamespace('RATE_LIMIT_KV', 'resend');
-    expect((await kv.list({ prefix: 'authsvc:rl:' })).keys.map((k) => k.name)).toContain('authsvc:rl:anonymous:198.51.100.7');
+    expect([await anonymous('198.51.100.7'), await anonymous('198.51.100.7'), await anonymous('198.51.100.7')]).toEqual([422, 422, 429]);
+    expect(await anonymous('198.51.100.8')).toBe(422);
+    // The bucket is the object's: one more take on it (through the same namespace) finds it empty.
+    const limiter = await mf.getDurableObjectNamespace('RATE_LIMITER', 'resend');
+    const res = await limiter.get(limiter.idFromName('anonymous:198.51.100.7')).fetch('https://rate-limiter.invalid/take', {
+      method: 'POST', body: JSON.stringify({ capacity: 2, refillPerSecond: 2 / 3600, now: Date.now() }),
+    });
+    expect(await res.json()).toEqual({ allowed: false });
+    const rows = await query<{ key: string }>(`SELECT key FROM "${namespace}".rate_limits WHERE key LIKE '%198.51.100.%'`);
+    expect(rows).toEqual([]);
   });
 
   test('one app per isolate: its OIDC cache outlives a request, so the realm\'s keys are fetched once for two sign-ins', async () => {

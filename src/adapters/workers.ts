@@ -18,7 +18,6 @@ import { type Database, pgErrorCode } from '../db/database.ts';
 import { type Migration, migrate, renderMigration } from '../db/migrate.ts';
 import { type Deps, cryptoRandomBytes } from '../deps.ts';
 import { errorBody, unexpectedFailure } from '../http/error-body.ts';
-import type { RateLimitStore } from '../http/rate-limit-store.ts';
 import { type Mailer, createLogMailer } from '../mail/mailer.ts';
 import { createTemplateRenderer } from '../mail/render.ts';
 import { createResendTransport } from '../mail/resend.ts';
@@ -26,8 +25,8 @@ import { type MailTransport, createMailer as createTransportMailer } from '../ma
 import { createSmsProvider } from '../sms/create.ts';
 import { type Logger, createLogger, errorFields } from '../telemetry/logger.ts';
 import { type NeonSocketOptions, openNeon } from './db-neon.ts';
-import { type KvNamespaceLike, createKvRateLimitStore } from './workers-kv-store.ts';
 import { BUNDLED_MIGRATIONS } from './workers-migrations.ts';
+import { type DurableObjectNamespaceLike, createDurableObjectRateLimitStore } from './workers-rate-limiter.ts';
 import type { WorkersTracing } from './telemetry-workers.ts';
 import { createWorkerSmtpTransport } from './workers-smtp.ts';
 import { TcpSocketAsWebSocket, tcpProxyAddress } from './workers-tcp-socket.ts';
@@ -41,8 +40,8 @@ export interface HyperdriveLike {
 export interface WorkersEnv {
   /** Optional Hyperdrive binding: when present it is the database (DATABASE_URL is not read). */
   HYPERDRIVE?: HyperdriveLike;
-  /** Optional KV namespace for AUTHSVC_RATE_LIMIT_STORE=kv. */
-  RATE_LIMIT_KV?: KvNamespaceLike;
+  /** Durable Object namespace of the RateLimiter class, for AUTHSVC_RATE_LIMIT_STORE=durable_object. */
+  RATE_LIMITER?: DurableObjectNamespaceLike;
   [name: string]: unknown;
 }
 
@@ -59,8 +58,6 @@ interface IsolateState {
   tables: Tables;
   /** Set once this isolate has seen every bundled migration recorded in the database. */
   migrated: boolean;
-  /** KV when AUTHSVC_RATE_LIMIT_STORE=kv; otherwise the app's default from config.rateLimit.store (postgres here). */
-  rateLimitStore?: RateLimitStore;
   /** TRACING_ENABLED: spans of this isolate, exported after each response. */
   tracing?: WorkersTracing;
 }
@@ -98,7 +95,7 @@ interface WorkersSettings {
   warnings: string[];
   neon: NeonSocketOptions;
   mailToLog: boolean;
-  rateLimitKv?: KvNamespaceLike;
+  rateLimiter?: DurableObjectNamespaceLike;
 }
 
 /**
@@ -106,22 +103,28 @@ interface WorkersSettings {
  * or a HYPERDRIVE binding replaces it. Adapter-only variables: AUTHSVC_DB_WS_PROXY and
  * AUTHSVC_DB_WS_SECURE (a WebSocket proxy in front of a non-Neon Postgres),
  * AUTHSVC_WORKERS_MAIL_LOG (development: emails go to the log when neither SMTP_HOST nor
- * RESEND_API_KEY is set) and AUTHSVC_RATE_LIMIT_STORE=kv (with a RATE_LIMIT_KV binding).
+ * RESEND_API_KEY is set) and AUTHSVC_RATE_LIMIT_STORE=durable_object (with a RATE_LIMITER binding).
  */
 export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
   const problems: string[] = [];
   const raw = workersEnvStrings(env);
   const strings: Record<string, string> = { ...raw };
 
-  // Memory buckets would live for one request here (the app is built per request), i.e. no
-  // limit at all: Postgres (exact) is the default on Workers, KV the opt-in.
-  let rateLimitKv: KvNamespaceLike | undefined;
+  // Memory buckets would hold for one isolate of many (and vanish with it): Postgres (exact) is
+  // the default on Workers, a Durable Object (exact, no database write) the opt-in. KV was
+  // removed: eventually consistent, so it could not hold a limit (docs/decisions/workers-rate-limit-store.md).
+  let rateLimiter: DurableObjectNamespaceLike | undefined;
   const store = lookup(raw, 'RATE_LIMIT_STORE');
   if (store === undefined) strings.AUTHSVC_RATE_LIMIT_STORE = 'postgres';
-  else if (store === 'memory') problems.push('RATE_LIMIT_STORE: memory does not work on Workers; use postgres (the default) or kv');
+  else if (store === 'memory') problems.push('RATE_LIMIT_STORE: memory does not work on Workers; use postgres (the default) or durable_object');
   else if (store === 'kv') {
-    if (!env.RATE_LIMIT_KV) problems.push('AUTHSVC_RATE_LIMIT_STORE=kv needs a KV namespace bound as RATE_LIMIT_KV');
-    rateLimitKv = env.RATE_LIMIT_KV;
+    problems.push('RATE_LIMIT_STORE: kv is no longer supported (Workers KV is eventually consistent and cannot hold a limit); use postgres (the default) or durable_object with a RateLimiter namespace bound as RATE_LIMITER');
+  } else if (store === 'durable_object') {
+    if (!env.RATE_LIMITER) problems.push('RATE_LIMIT_STORE=durable_object needs a Durable Object namespace of the RateLimiter class bound as RATE_LIMITER');
+    rateLimiter = env.RATE_LIMITER;
+  }
+  if (store === 'kv' || store === 'durable_object') {
+    // parseConfig knows memory and postgres only; the adapter's store replaces the Postgres one.
     delete strings.GOTRUE_RATE_LIMIT_STORE;
     strings.AUTHSVC_RATE_LIMIT_STORE = 'postgres';
   }
@@ -163,7 +166,7 @@ export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
   const neon: NeonSocketOptions = hyperdrive !== undefined
     ? { wsProxy: tcpProxyAddress, secureWebSocket: false, webSocket: TcpSocketAsWebSocket }
     : { wsProxy, secureWebSocket };
-  return { config, warnings: parsed.ok ? parsed.warnings : [], neon, mailToLog, rateLimitKv };
+  return { config, warnings: parsed.ok ? parsed.warnings : [], neon, mailToLog, rateLimiter };
 }
 
 function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fetch): Mailer {
@@ -175,7 +178,7 @@ function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fet
 }
 
 async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
-  const { config, warnings, neon, mailToLog, rateLimitKv } = parseWorkersEnv(env);
+  const { config, warnings, neon, mailToLog, rateLimiter } = parseWorkersEnv(env);
   const logger = createLogger(config.log.level, (line) => console.log(line));
   for (const w of warnings) logger.warn(w);
   if (mailToLog && config.mailer.transport === 'log') {
@@ -197,14 +200,12 @@ async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
     logger,
     version: VERSION,
   };
-  const rateLimitStore = rateLimitKv ? createKvRateLimitStore(rateLimitKv) : undefined;
   return {
     base,
-    app: createApp({ ...base, limiter: rateLimitStore }),
+    app: createApp({ ...base, limiter: rateLimiter ? createDurableObjectRateLimitStore(rateLimiter) : undefined }),
     neon,
     tables: createTables(config.db.namespace),
     migrated: false,
-    rateLimitStore,
     tracing,
   };
 }
@@ -260,17 +261,17 @@ const MAX_CONFIGURATIONS = 4;
 const bindingIds = new WeakMap<object, number>();
 let nextBindingId = 0;
 
-/** What the state is built from: every var and secret, the Hyperdrive string, the KV binding's identity. */
+/** What the state is built from: every var and secret, the Hyperdrive string, the RATE_LIMITER binding's identity. */
 export function envFingerprint(env: WorkersEnv): string {
-  const kv = env.RATE_LIMIT_KV;
-  let kvId: number | undefined;
-  if (kv) {
-    kvId = bindingIds.get(kv);
-    if (kvId === undefined) bindingIds.set(kv, kvId = nextBindingId++);
+  const limiter = env.RATE_LIMITER;
+  let limiterId: number | undefined;
+  if (limiter) {
+    limiterId = bindingIds.get(limiter);
+    if (limiterId === undefined) bindingIds.set(limiter, limiterId = nextBindingId++);
   }
   const strings = Object.entries(workersEnvStrings(env)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const hyperdrive = typeof env.HYPERDRIVE?.connectionString === 'string' ? env.HYPERDRIVE.connectionString : null;
-  return JSON.stringify([strings, hyperdrive, kvId ?? null]);
+  return JSON.stringify([strings, hyperdrive, limiterId ?? null]);
 }
 
 function isolateState(env: WorkersEnv): Promise<IsolateState> {
@@ -322,3 +323,6 @@ export async function handleRequest(request: Request, env: WorkersEnv, ctx: Work
 export default {
   fetch: handleRequest,
 };
+
+// AUTHSVC_RATE_LIMIT_STORE=durable_object: the class behind the RATE_LIMITER binding.
+export { RateLimiter } from './workers-rate-limiter.ts';

@@ -1,7 +1,7 @@
 // Per-client rate limits (GoTrue §8): token buckets keyed on the header named by
 // RATE_LIMIT_HEADER (or Sb-Forwarded-For when enabled); with neither, no per-IP limiting, as in
 // GoTrue. Buckets live in memory (one instance) or Postgres (RATE_LIMIT_STORE=postgres: exact
-// across instances), or wherever an adapter's store puts them (KV on Workers).
+// across instances), or wherever an adapter's store puts them (Durable Objects on Workers).
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import type { Config } from '../config/types.ts';
