@@ -24,7 +24,7 @@ import { type WsTcpProxy, startWsTcpProxy } from './helpers/ws-tcp-proxy.ts';
 // The newest date workerd 1.20250718 (miniflare 3) knows; wrangler.toml says the same.
 const COMPATIBILITY_DATE = '2025-07-18';
 
-interface ResendCall { authorization: string | undefined; body: Record<string, unknown> }
+interface ResendCall { authorization: string | undefined; idempotencyKey: string | undefined; body: Record<string, unknown> }
 
 function startResendStandIn(): Promise<{ server: Server; url: string; calls: ResendCall[] }> {
   const calls: ResendCall[] = [];
@@ -36,7 +36,8 @@ function startResendStandIn(): Promise<{ server: Server; url: string; calls: Res
         res.writeHead(404).end();
         return;
       }
-      calls.push({ authorization: req.headers.authorization, body: JSON.parse(raw) as Record<string, unknown> });
+      const idempotencyKey = req.headers['idempotency-key'];
+      calls.push({ authorization: req.headers.authorization, idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined, body: JSON.parse(raw) as Record<string, unknown> });
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: crypto.randomUUID() }));
     });
   });
@@ -271,6 +272,8 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     expect(res.status, await res.text()).toBe(200);
     const call = resend.calls.find((c) => Array.isArray(c.body.to) && c.body.to.includes(email));
     expect(call?.authorization).toBe('Bearer re_test_key');
+    // Derived from the token (an HMAC keyed with the API key): a retried send is sent once.
+    expect(call?.idempotencyKey).toMatch(/^authsvc-[0-9a-f]{48}$/);
     expect(call?.body.from).toBe('auth@example.com');
     expect(call?.body.subject).toBe('Confirm Your Signup');
     expect(String(call?.body.html)).toMatch(/http:\/\/localhost:8787\/verify\?token=[0-9a-f]+&amp;type=signup/);
