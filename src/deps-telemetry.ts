@@ -62,7 +62,7 @@ export function traceRequestDeps<D extends Deps>(deps: D, parent: Context): D {
   const { db, sms } = deps;
   return {
     ...deps,
-    db: db.traced ? { ...db, orm: db.traced(parent) } : db,
+    db: db.traced ? { ...db, ...db.traced(parent) } : db,
     hasher: new TracedHasher(deps.hasher, parent),
     fetch: tracedFetch(deps.fetch, parent),
     mailer: new TracedMailer(deps.mailer, parent),
