@@ -31,6 +31,9 @@ interface Stored {
 
 interface TakeRequest { capacity: number; refillPerSecond: number; now: number }
 
+const IDLE_MS = 24 * 3600 * 1000;
+const MAX_KEEP_MS = 30 * 24 * 3600 * 1000;
+
 function readTake(body: unknown): TakeRequest | undefined {
   const b = body as Partial<Record<keyof TakeRequest, unknown>> | null;
   const ok = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
@@ -58,7 +61,10 @@ export class RateLimiter {
     if (tokens < 1) return Response.json({ allowed: false });
     const left = tokens - 1;
     await storage.put('bucket', { tokens: left, at: Math.max(now, b?.at ?? 0) } satisfies Stored);
-    if (refillPerSecond > 0) await storage.setAlarm(now + Math.ceil(((capacity - left) / refillPerSecond) * 1000));
+    // Deleted once full again; a bucket that never refills (a rate of 0) after a day without a
+    // take, as the Postgres store sweeps its rows (http/rate-limit.ts).
+    const untilFull = refillPerSecond > 0 ? Math.ceil(((capacity - left) / refillPerSecond) * 1000) : IDLE_MS;
+    await storage.setAlarm(now + Math.min(untilFull, MAX_KEEP_MS));
     return Response.json({ allowed: true });
   }
 
