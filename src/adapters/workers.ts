@@ -283,14 +283,15 @@ function isolateState(env: WorkersEnv): Promise<IsolateState> {
     state = buildIsolateState(env);
     if (byFingerprint.size >= MAX_CONFIGURATIONS) byFingerprint.delete(byFingerprint.keys().next().value!);
     byFingerprint.set(fingerprint, state);
-    // A bad config is reported on every request until it is fixed, not cached as a failure.
-    state.catch(() => {
-      byEnv.delete(env);
-      if (byFingerprint.get(fingerprint) === state) byFingerprint.delete(fingerprint);
-    });
   }
-  byEnv.set(env, state);
-  return state;
+  const built = state;
+  byEnv.set(env, built);
+  // A bad config is reported on every request until it is fixed, not cached as a failure.
+  built.catch(() => {
+    if (byEnv.get(env) === built) byEnv.delete(env);
+    if (byFingerprint.get(fingerprint) === built) byFingerprint.delete(fingerprint);
+  });
+  return built;
 }
 
 export async function handleRequest(request: Request, env: WorkersEnv, ctx: WorkersContext): Promise<Response> {
