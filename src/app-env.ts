@@ -1,5 +1,6 @@
 // Hono context variables: deps plus per-request facts, nothing else.
 import type { JWTPayload } from 'jose';
+import type { Database } from './db/database.ts';
 import type { SessionRow } from './db/sessions.ts';
 import type { IdentityRow, UserRow } from './db/users.ts';
 import type { Deps } from './deps.ts';
@@ -12,6 +13,20 @@ export interface AuthContext {
   session: SessionRow | undefined;
   /** The user's identities as read with the user (oldest first). */
   identities: IdentityRow[];
+}
+
+/**
+ * What an adapter may pass as Hono's `env` (app.fetch's second argument), per request. Node's
+ * server passes its own (`incoming`); request-meta.ts reads the socket peer from either.
+ */
+export interface RequestBindings {
+  /** The client's address as the adapter knows it (Bun, Deno; CF-Connecting-IP on Workers). */
+  remoteAddr?: string;
+  /**
+   * This request's database, for an adapter whose connections belong to one request (Workers:
+   * a socket may not outlive the request that opened it). Wins over `deps.db`.
+   */
+  db?: Database;
 }
 
 export interface AppEnv {

@@ -1,7 +1,8 @@
 // The route table. Everything runtime-specific arrives in `deps`; this file reads on one screen.
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import type { AppEnv } from './app-env.ts';
+import type { AppEnv, RequestBindings } from './app-env.ts';
+import type { Database } from './db/database.ts';
 import type { Deps } from './deps.ts';
 import { countSends, traceRequestDeps, tracedRateLimitStore } from './deps-telemetry.ts';
 import { corsMiddleware } from './http/cors.ts';
@@ -9,7 +10,7 @@ import { requestDeadline } from './http/deadline.ts';
 import { isDatabaseUnavailable } from './db/database.ts';
 import { API_VERSION_2024, databaseUnavailable, errorBody, unexpectedFailure, wantsApiVersion2024 } from './http/error-body.ts';
 import { ApiError, OAuthApiError } from './http/errors.ts';
-import { defaultRateLimitStore } from './http/rate-limit.ts';
+import { rateLimitStores } from './http/rate-limit.ts';
 import { createOAuthCache } from './oauth/context.ts';
 import { checkQueryString, limitDeclaredBody } from './http/read-json.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
@@ -36,14 +37,18 @@ const CORS_ALLOWED_HEADERS = [
   'X-Supabase-Api-Version', 'apikey',
 ];
 
-export function createApp(built: Deps): Hono<AppEnv> {
+/** Deps without a database when the adapter passes one with each request (RequestBindings.db). */
+export type AppDeps = Omit<Deps, 'db'> & { db?: Database };
+
+export function createApp(built: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ strict: false });
   // TRACING_ENABLED / METRICS_ENABLED (the adapter has registered the SDK): spans, counters.
   const { tracing, metrics: metricsConfig } = built.config;
   const metrics = metricsConfig.enabled ? createAuthMetrics() : undefined;
   const deps = metrics ? countSends(built, metrics) : built;
   const requestIdHeader = deps.config.api.requestIdHeader;
-  const limiter = deps.limiter ?? defaultRateLimitStore(deps.config, deps.db);
+  const storeOver = rateLimitStores(deps.config);
+  const limiter = deps.limiter ?? (deps.db ? storeOver(deps.db) : undefined);
   const disableAuditRows = deps.config.auditLog.disablePostgres;
   // Discovery documents and JWKS are kept for the life of this app (one per isolate on Workers).
   const oauthCache = deps.oauthCache ?? createOAuthCache();
@@ -53,13 +58,17 @@ export function createApp(built: Deps): Hono<AppEnv> {
     const requestId = inherited || crypto.randomUUID();
     const logger = deps.logger.child({ request_id: requestId });
     const deadline = new AbortController();
+    const requestDb = (c.env as RequestBindings | undefined)?.db;
+    const db = requestDb ?? deps.db;
+    if (!db) throw new Error('createApp: no database in deps or in the request bindings');
     // The request's audit entries are logged with its request id; its transactions roll back
     // once it has timed out (database.ts).
-    c.set('deps', { ...deps, oauthCache, db: { ...deps.db, audit: auditLogSink(logger, disableAuditRows), signal: deadline.signal } });
+    c.set('deps', { ...deps, oauthCache, db: { ...db, audit: auditLogSink(logger, disableAuditRows), signal: deadline.signal } });
     c.set('deadline', deadline);
     c.set('requestId', requestId);
     c.set('logger', logger);
-    c.set('limiter', limiter);
+    // A request's own database gets a store over it (sharing the app's sweep clock).
+    c.set('limiter', deps.limiter ?? (requestDb ? storeOver(requestDb) : limiter ?? storeOver(db)));
     const started = Date.now();
     await next();
     logger.info('request completed', {

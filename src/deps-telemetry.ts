@@ -12,7 +12,7 @@ import type { AuthMetrics } from './telemetry/metrics.ts';
 import { NO_ATTRIBUTES, type SpanParent, tracedFetch, tracedFunction, withSpan, wrapMethods } from './telemetry/tracing.ts';
 
 /** Mail and SMS sends counted by outcome (`sent`, `failed`). */
-export function countSends(deps: Deps, metrics: AuthMetrics): Deps {
+export function countSends<D extends Pick<Deps, 'mailer' | 'sms'>>(deps: D, metrics: AuthMetrics): D {
   const counted = <T extends object>(target: T, counter: AuthMetrics['emails']) => wrapMethods(target, ['send'] as (keyof T & string)[], (_m, call) => async (...args) => {
     try {
       const result = await call(...args);
@@ -62,7 +62,7 @@ export function traceRequestDeps<D extends Deps>(deps: D, parent: Context): D {
   const { db, sms } = deps;
   return {
     ...deps,
-    db: db.traced ? { ...db, orm: db.traced(parent) } : db,
+    db: db.traced ? { ...db, ...db.traced(parent) } : db,
     hasher: new TracedHasher(deps.hasher, parent),
     fetch: tracedFetch(deps.fetch, parent),
     mailer: new TracedMailer(deps.mailer, parent),
@@ -71,7 +71,7 @@ export function traceRequestDeps<D extends Deps>(deps: D, parent: Context): D {
 }
 
 /**
- * The per-client limiter as a `rate_limit.take` span: its store (Postgres, memory, KV) was built
+ * The per-client limiter as a `rate_limit.take` span: its store (Postgres, memory, Durable Object) was built
  * once for the app, so its statements are not the request's; this span shows their time.
  */
 export function tracedRateLimitStore(store: RateLimitStore, parent: SpanParent): RateLimitStore {

@@ -1,6 +1,6 @@
 // Email delivery through real protocols: an SMTP server (smtp-server) and HTTP stand-ins for
 // template hosting and the Resend API run inside the test; messages are parsed as a mail client would.
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, createHmac } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import PostalMime, { type Email } from 'postal-mime';
@@ -427,6 +427,97 @@ describe('Resend transport', () => {
       expect(text).not.toContain(TOKEN_HASH);
     }
     expectNoSecretsLogged(lines);
+  });
+
+  /**
+   * Resend's idempotency as documented: a key seen in the last 24 hours gets the first answer
+   * back and nothing is sent again. `delayMs` holds the first answer back (a slow API).
+   */
+  async function idempotentResend(delayMs = 0) {
+    const sent: { idempotencyKey: string | undefined; body: Record<string, unknown> }[] = [];
+    const requests: { headers: IncomingMessage['headers']; body: string }[] = [];
+    const answered = new Map<string, string>();
+    const api = await startHttp((req, res, body) => {
+      requests.push({ headers: req.headers, body });
+      const key = req.headers['idempotency-key'] as string | undefined;
+      const seen = key !== undefined ? answered.get(key) : undefined;
+      if (seen) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(seen);
+        return;
+      }
+      const answer = JSON.stringify({ id: crypto.randomUUID() });
+      if (key !== undefined) answered.set(key, answer);
+      sent.push({ idempotencyKey: key, body: JSON.parse(body) as Record<string, unknown> });
+      const reply = () => { if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(answer); };
+      if (requests.length === 1 && delayMs > 0) setTimeout(reply, delayMs);
+      else reply();
+    });
+    return { api, sent, requests };
+  }
+
+  /** The key as an independent HMAC computes it: HMAC-SHA256(API key, label, kind, recipient, token hash). */
+  const expectedKey = (kind: string, to: string, tokenHash: string) =>
+    `authsvc-${createHmac('sha256', KEY).update(`resend-idempotency\n${kind}\n${to}\n${tokenHash}`).digest('hex').slice(0, 48)}`;
+
+  test('every send carries an Idempotency-Key derived from kind, recipient and token, revealing none of them', async () => {
+    const { api, requests } = await idempotentResend();
+    const transport = createResendTransport({ apiKey: KEY, baseUrl: api.url, fetch: globalThis.fetch.bind(globalThis) });
+    const { mailer, lines } = build(transport);
+    await mailer.send(mail());
+    await mailer.send(mail({ kind: 'magic_link' }));
+    await mailer.send(mail({ to: 'bob@example.com' }));
+    await mailer.send(mail({ tokenHash: 'aa'.repeat(28) }));
+
+    expect(requests).toHaveLength(4);
+    // The exact request: fetch's own headers aside, these four and nothing else.
+    const FETCH_OWN = new Set(['host', 'connection', 'content-length', 'accept', 'accept-language', 'accept-encoding', 'sec-fetch-mode']);
+    const first = Object.fromEntries(Object.entries(requests[0]!.headers).filter(([k]) => !FETCH_OWN.has(k)));
+    expect(first).toEqual({
+      authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'user-agent': 'authsvc',
+      'idempotency-key': expectedKey('confirmation', 'alice.private@example.com', TOKEN_HASH),
+    });
+    const keys = requests.map((r) => r.headers['idempotency-key'] as string);
+    expect(keys).toEqual([
+      expectedKey('confirmation', 'alice.private@example.com', TOKEN_HASH),
+      expectedKey('magic_link', 'alice.private@example.com', TOKEN_HASH),
+      expectedKey('confirmation', 'bob@example.com', TOKEN_HASH),
+      expectedKey('confirmation', 'alice.private@example.com', 'aa'.repeat(28)),
+    ]);
+    expect(new Set(keys).size).toBe(4);
+    for (const key of keys) {
+      expect(key).toMatch(/^authsvc-[0-9a-f]{48}$/);
+      expect(key).not.toContain(TOKEN);
+      expect(key).not.toContain(TOKEN_HASH.slice(0, 8));
+      expect(key).not.toContain('alice');
+    }
+    // A hash of the address and a 6-digit code without the API key would be a million guesses away from the code.
+    expect(keys[0]).not.toBe(`authsvc-${createHmac('sha256', '').update(`resend-idempotency\nconfirmation\nalice.private@example.com\n${TOKEN_HASH}`).digest('hex').slice(0, 48)}`);
+    expectNoSecretsLogged(lines);
+  });
+
+  test('a send retried after a timeout reaches the inbox once: the retry carries the same key', async () => {
+    // The API takes the first request and sends it, but answers after the transport gave up.
+    const { api, sent, requests } = await idempotentResend(1_000);
+    const transport = createResendTransport({ apiKey: KEY, baseUrl: api.url, fetch: globalThis.fetch.bind(globalThis), timeoutMs: 200 });
+    const { mailer } = build(transport);
+    const message = mail({ kind: 'recovery' });
+    const err = await mailer.send(message).then(() => undefined, (e: unknown) => e as Error);
+    expect(err?.message).toBe('Error sending recovery email');
+    await mailer.send(message);
+
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.headers['idempotency-key']).toBe(requests[0]!.headers['idempotency-key']);
+    expect(requests[1]!.body).toBe(requests[0]!.body);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ idempotencyKey: expectedKey('recovery', 'alice.private@example.com', TOKEN_HASH), body: { to: ['alice.private@example.com'] } });
+  });
+
+  test('a message without a token gets no Idempotency-Key (one derived from nothing would drop other emails)', async () => {
+    const { api, requests } = await idempotentResend();
+    const transport = createResendTransport({ apiKey: KEY, baseUrl: api.url, fetch: globalThis.fetch.bind(globalThis) });
+    await transport.deliver({ from: 'admin@auth.example.org', to: 'alice.private@example.com', subject: 's', html: '<p>h</p>', text: 'h' });
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.headers).not.toHaveProperty('idempotency-key');
   });
 
   test('sender names that need it are quoted', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { is } from 'drizzle-orm';
+import { type PgEnum, PgTable, getTableConfig, isPgEnum } from 'drizzle-orm/pg-core';
 import { createTables } from '../drizzle/schema.ts';
 import { loadMigrations } from '../src/adapters/migrations-fs.ts';
 import { migrate, renderMigration } from '../src/db/migrate.ts';
@@ -52,19 +53,46 @@ describe('migrations', () => {
     expect(() => renderMigration('{{namespace}}', 'auth"; DROP TABLE x; --')).toThrow(/plain SQL identifier/);
   });
 
-  test('drizzle table definitions match the migrated columns', async () => {
+  // What `drizzle-kit` would check, against the real migrated schema: every table createTables
+  // defines, column by column (name, Postgres type, NOT NULL), and every enum's values.
+  test('drizzle table definitions match the migrated tables: columns, types, NOT NULL, enum values', async () => {
     const db = await openTestDb();
     try {
-      const t = createTables(db.namespace);
-      const tables = [t.users, t.identities, t.sessions, t.refreshTokens, t.mfaAmrClaims, t.oneTimeTokens, t.flowState, t.auditLogEntries, t.rateLimits] as PgTable[];
+      const defined: unknown[] = Object.values(createTables(db.namespace));
+      const tables = defined.filter((x): x is PgTable => is(x, PgTable));
+      const enums = defined.filter((x): x is PgEnum<[string, ...string[]]> => isPgEnum(x));
+      expect(tables.map((t) => getTableConfig(t).name).sort()).toEqual(
+        (await db.withSession((s) => s.exec(`SELECT table_name FROM information_schema.tables WHERE table_schema = '${db.namespace}' ORDER BY 1`)))
+          .map((r) => String(r.table_name)),
+      );
       for (const table of tables) {
         const cfg = getTableConfig(table);
         const rows = await db.withSession((s) => s.exec(
-          `SELECT column_name FROM information_schema.columns WHERE table_schema = '${db.namespace}' AND table_name = '${cfg.name}' ORDER BY 1`));
-        expect(cfg.columns.map((c) => c.name).sort(), cfg.name).toEqual(rows.map((r) => String(r.column_name)));
+          `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null
+             FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = '${db.namespace}' AND c.relname = '${cfg.name}' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1`));
+        const migrated = rows.map((r) => ({ name: String(r.name), type: String(r.type).replace(/^("[^"]+"|\w+)\./, ''), notNull: r.not_null === true }));
+        const drizzle = cfg.columns.map((c) => ({ name: c.name, type: postgresType(c.getSQLType()), notNull: c.notNull || c.primary }))
+          .sort((a, b) => (a.name < b.name ? -1 : 1));
+        expect(drizzle, cfg.name).toEqual(migrated);
+      }
+      for (const e of enums) {
+        const rows = await db.withSession((s) => s.exec(
+          `SELECT e.enumlabel AS label FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid JOIN pg_namespace n ON n.oid = t.typnamespace
+            WHERE n.nspname = '${db.namespace}' AND t.typname = '${e.enumName}' ORDER BY e.enumsortorder`));
+        expect([...e.enumValues], e.enumName).toEqual(rows.map((r) => String(r.label)));
       }
     } finally {
       await db.close();
     }
   });
 });
+
+/** drizzle's column type as Postgres's format_type() spells it. */
+function postgresType(t: string): string {
+  return t
+    .replace(/^varchar\((\d+)\)$/, 'character varying($1)').replace(/^varchar$/, 'character varying')
+    .replace(/^timestamp(?: \((\d)\))?$/, (_m, p?: string) => `timestamp${p ? `(${p})` : ''} without time zone`)
+    .replace(/^bigserial$/, 'bigint').replace(/^serial$/, 'integer').replace(/^smallserial$/, 'smallint')
+    .replace(/^"?([^".]+)"?$/, '$1');
+}

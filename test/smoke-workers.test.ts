@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadMigrations } from '../src/adapters/migrations-fs.ts';
 import { type WorkerBuild, buildWorker } from '../scripts/build-worker.ts';
 import { TEST_DATABASE_URL, uniqueNamespace } from './helpers/db.ts';
+import { type FakeProvider, startFakeProvider } from './helpers/fake-oauth.ts';
+import { signingKey } from './helpers/oauth-scenarios-oidc.ts';
 import { runSmoke } from './helpers/smoke.ts';
 import { type Mailbox, mailCode, mailLink, startMailbox } from './helpers/smtp.ts';
 import { type WsTcpProxy, startWsTcpProxy } from './helpers/ws-tcp-proxy.ts';
@@ -22,7 +24,7 @@ import { type WsTcpProxy, startWsTcpProxy } from './helpers/ws-tcp-proxy.ts';
 // The newest date workerd 1.20250718 (miniflare 3) knows; wrangler.toml says the same.
 const COMPATIBILITY_DATE = '2025-07-18';
 
-interface ResendCall { authorization: string | undefined; body: Record<string, unknown> }
+interface ResendCall { authorization: string | undefined; idempotencyKey: string | undefined; body: Record<string, unknown> }
 
 function startResendStandIn(): Promise<{ server: Server; url: string; calls: ResendCall[] }> {
   const calls: ResendCall[] = [];
@@ -34,7 +36,8 @@ function startResendStandIn(): Promise<{ server: Server; url: string; calls: Res
         res.writeHead(404).end();
         return;
       }
-      calls.push({ authorization: req.headers.authorization, body: JSON.parse(raw) as Record<string, unknown> });
+      const idempotencyKey = req.headers['idempotency-key'];
+      calls.push({ authorization: req.headers.authorization, idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined, body: JSON.parse(raw) as Record<string, unknown> });
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: crypto.randomUUID() }));
     });
   });
@@ -67,18 +70,27 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
   let proxy: WsTcpProxy;
   let mailbox: Mailbox;
   let resend: Awaited<ReturnType<typeof startResendStandIn>>;
+  let keycloak: FakeProvider;
   let mf: Miniflare;
   let baseUrl: string;
 
   beforeAll(async () => {
     const dbUrl = new URL(TEST_DATABASE_URL ?? '');
     outdir = mkdtempSync(join(tmpdir(), 'authsvc-worker-'));
-    [build, proxy, mailbox, resend] = await Promise.all([
+    [build, proxy, mailbox, resend, keycloak] = await Promise.all([
       buildWorker(outdir),
       startWsTcpProxy({ allow: [`${dbUrl.hostname}:${dbUrl.port || '5432'}`] }),
       startMailbox(),
       startResendStandIn(),
+      startFakeProvider(),
     ]);
+    // A Keycloak realm whose discovery document and keys the Worker fetches to check ID tokens.
+    const realm = `${keycloak.base}/realms/acme`;
+    const realmKey = await signingKey('k1');
+    keycloak.routes.set('GET /realms/acme/.well-known/openid-configuration', () => ({
+      body: { issuer: realm, jwks_uri: `${realm}/certs`, authorization_endpoint: `${realm}/auth`, token_endpoint: `${realm}/token` },
+    }));
+    keycloak.routes.set('GET /realms/acme/certs', () => ({ body: { keys: [realmKey.jwk] } }));
     const env = {
       AUTHSVC_SITE_URL: 'http://localhost:3000',
       AUTHSVC_API_EXTERNAL_URL: 'http://localhost:8787',
@@ -111,10 +123,10 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
           name: 'resend',
           bindings: {
             ...env, AUTHSVC_RESEND_API_KEY: 're_test_key', AUTHSVC_RESEND_BASE_URL: resend.url,
-            // Rate limits in KV, keyed on X-Client-IP; anonymous sign-ins allow a burst of 2.
-            AUTHSVC_RATE_LIMIT_STORE: 'kv', AUTHSVC_RATE_LIMIT_HEADER: 'X-Client-IP', AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
+            // Rate limits in Durable Objects, keyed on X-Client-IP; anonymous sign-ins allow a burst of 2.
+            AUTHSVC_RATE_LIMIT_STORE: 'durable_object', AUTHSVC_RATE_LIMIT_HEADER: 'X-Client-IP', AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
           },
-          kvNamespaces: ['RATE_LIMIT_KV'],
+          durableObjects: { RATE_LIMITER: 'RateLimiter' },
         },
         {
           ...worker,
@@ -128,6 +140,9 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
             AUTHSVC_WORKERS_MAIL_LOG: 'true',
             // No RATE_LIMIT_HEADER: the adapter keys per-client limits on CF-Connecting-IP itself.
             AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
+            AUTHSVC_EXTERNAL_KEYCLOAK_ENABLED: 'true', AUTHSVC_EXTERNAL_KEYCLOAK_CLIENT_ID: 'workers-app',
+            AUTHSVC_EXTERNAL_KEYCLOAK_SECRET: 's', AUTHSVC_EXTERNAL_KEYCLOAK_REDIRECT_URI: 'http://localhost:8787/callback',
+            AUTHSVC_EXTERNAL_KEYCLOAK_URL: `${keycloak.base}/realms/acme`,
           },
         },
       ],
@@ -137,7 +152,7 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
 
   afterAll(async () => {
     await mf?.dispose();
-    await Promise.all([proxy?.close(), mailbox?.close(), new Promise((done) => resend?.server.close(done))]);
+    await Promise.all([proxy?.close(), mailbox?.close(), keycloak?.close(), new Promise((done) => resend?.server.close(done))]);
     if (outdir) rmSync(outdir, { recursive: true, force: true });
     await query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
   });
@@ -191,20 +206,45 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     expect((await call('POST', '/logout', undefined, refreshed.body.access_token)).status).toBe(204);
   });
 
-  test('KV rate limits: AUTHSVC_RATE_LIMIT_STORE=kv keeps the buckets in the RATE_LIMIT_KV namespace', async () => {
+  test('Durable Object rate limits: AUTHSVC_RATE_LIMIT_STORE=durable_object keeps the buckets out of Postgres', async () => {
     const worker = await mf.getWorker('resend');
-    const statuses: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    const anonymous = async (ip: string) => {
       const res = await worker.fetch('http://localhost/signup', {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-client-ip': '198.51.100.7' }, body: '{}',
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-client-ip': ip }, body: '{}',
       });
-      statuses.push(res.status);
       await res.arrayBuffer();
-    }
+      return res.status;
+    };
     // Anonymous sign-ins are off (422) but still counted; the third is over the burst of 2.
-    expect(statuses).toEqual([422, 422, 429]);
-    const kv = await mf.getKVNamespace('RATE_LIMIT_KV', 'resend');
-    expect((await kv.list({ prefix: 'authsvc:rl:' })).keys.map((k) => k.name)).toContain('authsvc:rl:anonymous:198.51.100.7');
+    expect([await anonymous('198.51.100.7'), await anonymous('198.51.100.7'), await anonymous('198.51.100.7')]).toEqual([422, 422, 429]);
+    expect(await anonymous('198.51.100.8')).toBe(422);
+    // The bucket is the object's: one more take on it (through the same namespace) finds it empty.
+    const limiter = await mf.getDurableObjectNamespace('RATE_LIMITER', 'resend');
+    const res = await limiter.get(limiter.idFromName('anonymous:198.51.100.7')).fetch('https://rate-limiter.invalid/take', {
+      method: 'POST', body: JSON.stringify({ capacity: 2, refillPerSecond: 2 / 3600, now: Date.now() }),
+    });
+    expect(await res.json()).toEqual({ allowed: false });
+    const rows = await query<{ key: string }>(`SELECT key FROM "${namespace}".rate_limits WHERE key LIKE '%198.51.100.%'`);
+    expect(rows).toEqual([]);
+  });
+
+  test('one app per isolate: its OIDC cache outlives a request, so the realm\'s keys are fetched once for two sign-ins', async () => {
+    // Discovery documents and JWKS are cached in the app createApp builds; an app built per
+    // request would fetch both again for every ID token.
+    const worker = await mf.getWorker('hyperdrive');
+    const forger = await signingKey('k1'); // the realm's key id, another key: refused after the keys are read
+    const idToken = await forger.sign({ iss: `${keycloak.base}/realms/acme`, aud: 'workers-app', sub: 'kc-1', email: 'kc@example.com' });
+    for (let i = 0; i < 2; i++) {
+      const res = await worker.fetch('http://localhost/token?grant_type=id_token', {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ provider: 'keycloak', id_token: idToken }),
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: 'invalid request', error_description: 'Bad ID token' });
+    }
+    expect(keycloak.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /realms/acme/.well-known/openid-configuration',
+      'GET /realms/acme/certs',
+    ]);
   });
 
   test('without RATE_LIMIT_HEADER, per-client limits key on CF-Connecting-IP (set by Cloudflare, not forgeable)', async () => {
@@ -232,6 +272,8 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     expect(res.status, await res.text()).toBe(200);
     const call = resend.calls.find((c) => Array.isArray(c.body.to) && c.body.to.includes(email));
     expect(call?.authorization).toBe('Bearer re_test_key');
+    // Derived from the token (an HMAC keyed with the API key): a retried send is sent once.
+    expect(call?.idempotencyKey).toMatch(/^authsvc-[0-9a-f]{48}$/);
     expect(call?.body.from).toBe('auth@example.com');
     expect(call?.body.subject).toBe('Confirm Your Signup');
     expect(String(call?.body.html)).toMatch(/http:\/\/localhost:8787\/verify\?token=[0-9a-f]+&amp;type=signup/);

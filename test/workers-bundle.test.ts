@@ -1,12 +1,13 @@
 // The Worker bundle as `wrangler deploy` builds it: no Node-only code, under 1 MiB gzipped,
 // carrying exactly migrations/*.sql. Then, in workerd (no database needed): a bad configuration
-// is a JSON 500 with the problems in the log, and the KV rate-limit store on a real KV namespace.
+// is a JSON 500 with the problems in the log (the removed KV rate-limit store among them), and
+// the Durable Object rate-limit store on real Durable Objects.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type KvNamespaceLike, createKvRateLimitStore } from '../src/adapters/workers-kv-store.ts';
+import { type DurableObjectNamespaceLike, createDurableObjectRateLimitStore } from '../src/adapters/workers-rate-limiter.ts';
 import { MIGRATIONS_DIR } from '../src/adapters/migrations-fs.ts';
 import { GZIP_BUDGET_BYTES, type WorkerBuild, buildWorker, kib } from '../scripts/build-worker.ts';
 
@@ -28,10 +29,14 @@ afterAll(() => {
   if (outdir) rmSync(outdir, { recursive: true, force: true });
 });
 
-/** Packages the bundle was made from: wrangler leaves `// node_modules/<pkg>/…` above each module (unminified). */
+/**
+ * Packages the bundle was made from: wrangler leaves `// node_modules/<pkg>/…` above each module
+ * (unminified), the path relative to the project: `../main/node_modules/…` in a git worktree
+ * whose node_modules links to another checkout's.
+ */
 function bundledPackages(js: string): Set<string> {
   const out = new Set<string>();
-  for (const m of js.matchAll(/^\/\/ node_modules\/((?:@[^/\s]+\/)?[^/\s]+)/gm)) if (m[1]) out.add(m[1]);
+  for (const m of js.matchAll(/^\/\/ (?:\S*\/)?node_modules\/((?:@[^/\s]+\/)?[^/\s]+)/gm)) if (m[1]) out.add(m[1]);
   return out;
 }
 
@@ -75,15 +80,33 @@ describe('in workerd', () => {
   let logged = '';
 
   beforeAll(async () => {
-    mf = new Miniflare({
+    const worker = {
       modules: true,
       scriptPath: build.entry,
       modulesRoot: build.outdir,
-      modulesRules: [{ type: 'Text', include: ['**/*.sql'] }],
+      modulesRules: [{ type: 'Text' as const, include: ['**/*.sql'] }],
       compatibilityDate: COMPATIBILITY_DATE,
-      // Deliberately incomplete: no SITE_URL etc., and the embedded database, which Workers lack.
-      bindings: { DATABASE_URL: 'pglite://./data', AUTHSVC_JWT_SECRET: secret },
-      kvNamespaces: ['RATE_LIMIT_KV'],
+    };
+    mf = new Miniflare({
+      workers: [
+        {
+          ...worker,
+          name: 'bad',
+          // Deliberately incomplete: no SITE_URL etc., and the embedded database, which Workers lack.
+          bindings: { DATABASE_URL: 'pglite://./data', AUTHSVC_JWT_SECRET: secret },
+          durableObjects: { RATE_LIMITER: 'RateLimiter' },
+        },
+        {
+          ...worker,
+          name: 'kv',
+          // Complete but for the removed KV store (and its binding, which is ignored).
+          bindings: {
+            AUTHSVC_SITE_URL: 'http://localhost:3000', DATABASE_URL: 'postgres://db.invalid/authsvc', AUTHSVC_JWT_SECRET: secret,
+            AUTHSVC_SMTP_ADMIN_EMAIL: 'auth@example.com', AUTHSVC_WORKERS_MAIL_LOG: 'true', AUTHSVC_RATE_LIMIT_STORE: 'kv',
+          },
+          kvNamespaces: ['RATE_LIMIT_KV'],
+        },
+      ],
       handleRuntimeStdio(stdout, stderr) {
         stdout.on('data', (c: Buffer) => { logged += c.toString(); });
         stderr.on('data', (c: Buffer) => { logged += c.toString(); });
@@ -97,7 +120,7 @@ describe('in workerd', () => {
   });
 
   test('a bad configuration answers GoTrue\'s JSON 500; the problems go to the log, the secret nowhere', async () => {
-    const res = await mf.dispatchFetch('http://localhost/health');
+    const res = await (await mf.getWorker('bad')).fetch('http://localhost/health');
     expect(res.status).toBe(500);
     expect(res.headers.get('x-sb-error-code')).toBe('unexpected_failure');
     const body = await res.text();
@@ -109,9 +132,18 @@ describe('in workerd', () => {
     expect(logged + body).not.toContain(secret);
   });
 
-  test('KV rate-limit store: a bucket empties, refills with time, and keys stay apart', async () => {
-    const kv = (await mf.getKVNamespace('RATE_LIMIT_KV')) as unknown as KvNamespaceLike;
-    const store = createKvRateLimitStore(kv);
+  test('AUTHSVC_RATE_LIMIT_STORE=kv is refused at start-up, naming what to use instead', async () => {
+    const res = await (await mf.getWorker('kv')).fetch('http://localhost/health');
+    expect(res.status).toBe(500);
+    expect(await res.json()).toMatchObject({ error_code: 'unexpected_failure' });
+    await expect.poll(() => logged, { timeout: 5_000 }).toContain(
+      'RATE_LIMIT_STORE: kv is no longer supported (Workers KV is eventually consistent and cannot hold a limit); use postgres (the default) or durable_object with a RateLimiter namespace bound as RATE_LIMITER',
+    );
+  });
+
+  test('Durable Object rate-limit store: a bucket empties, refills with time, and keys stay apart', async () => {
+    const namespace = (await mf.getDurableObjectNamespace('RATE_LIMITER', 'bad')) as unknown as DurableObjectNamespaceLike;
+    const store = createDurableObjectRateLimitStore(namespace);
     const bucket = { capacity: 3, refillPerSecond: 1 / 60 };
     const t0 = new Date('2030-01-01T00:00:00Z');
     const takes = [];
@@ -122,8 +154,11 @@ describe('in workerd', () => {
     expect(await store.take('ip:192.0.2.1', bucket, new Date(t0.getTime() + 30_000))).toBe(false);
     expect(await store.take('ip:192.0.2.1', bucket, new Date(t0.getTime() + 60_000))).toBe(true);
     expect(await store.take('ip:192.0.2.1', bucket, new Date(t0.getTime() + 60_000))).toBe(false);
-    // Keys longer than KV allows are hashed, not refused.
+    // Any key length names an object; an empty bucket refuses at once.
     expect(await store.take(`email:${'x'.repeat(600)}@example.com`, bucket, t0)).toBe(true);
     expect(await store.take('nothing-allowed', { capacity: 0, refillPerSecond: 1 }, t0)).toBe(false);
+    // One object per key, each take atomic: ten at once on a fresh bucket of 3 allow exactly 3.
+    const burst = await Promise.all(Array.from({ length: 10 }, () => store.take('ip:192.0.2.3', bucket, t0)));
+    expect(burst.filter(Boolean)).toHaveLength(3);
   });
 });

@@ -2,11 +2,16 @@
 // proxy (neon's wsproxy). Only its Pool/Client (sessions, transactions) — never the HTTP driver,
 // which cannot hold a transaction open. On Workers a Pool lives for one request (`close()` in
 // ctx.waitUntil): a socket opened in one request cannot be used by another.
-import { Client, type ClientConfig, Pool } from '@neondatabase/serverless';
+import { Client, type ClientConfig, Pool, type PoolClient, types } from '@neondatabase/serverless';
 import { drizzle } from 'drizzle-orm/neon-serverless';
 import { type Tables, createTables } from '../../drizzle/schema.ts';
 import type { Database, Orm } from '../db/database.ts';
+import { pgRunner, pgTextTimeTypes, pgTransaction } from './db-runner.ts';
 import { ormVia, poolView } from './db-tracing.ts';
+
+const TYPES = pgTextTimeTypes(types.getTypeParser as (typeId: number, format?: string) => unknown);
+/** drizzle over one checked-out connection (a transaction's). */
+const ormOver = (client: object) => drizzle({ client: client as PoolClient }) as unknown as Orm;
 
 export interface NeonSocketOptions {
   /**
@@ -63,8 +68,15 @@ export function openNeon(opts: NeonOptions): Database {
     kind: 'neon',
     namespace: opts.namespace,
     orm,
+    runner: pgRunner(pool, TYPES),
     t: opts.tables ?? createTables(opts.namespace),
-    ...(opts.traced ? { traced: (parent) => ormVia(orm, poolView(pool, parent)) } : {}),
+    begin: (fn) => pgTransaction(pool, ormOver, TYPES, fn),
+    ...(opts.traced ? {
+      traced: (parent) => {
+        const view = poolView(pool, parent);
+        return { orm: ormVia(orm, view), runner: pgRunner(view, TYPES), begin: (fn) => pgTransaction(view, ormOver, TYPES, fn) };
+      },
+    } : {}),
     async withSession(fn) {
       const client = await pool.connect();
       try {

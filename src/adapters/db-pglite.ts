@@ -6,8 +6,9 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, w
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createTables } from '../../drizzle/schema.ts';
-import type { Database, Orm } from '../db/database.ts';
+import type { Connection, Database, Orm } from '../db/database.ts';
 import { DataDirLockedError } from './data-dir-error.ts';
+import { type PgliteQueryable, pgliteRunner } from './db-runner.ts';
 import { ormVia, pgliteView } from './db-tracing.ts';
 import { PACKAGE_ROOT } from './package-root.ts';
 
@@ -97,13 +98,23 @@ export async function openPglite(opts: { dataDir?: string; namespace: string; tr
     throw err;
   }
   const orm = drizzle({ client }) as unknown as Orm;
+  // PGlite's own transaction: it holds the one connection for `fn` alone (other statements wait).
+  const beginOn = (c: PGlite) => <T>(fn: (conn: Connection) => Promise<T>): Promise<T> =>
+    c.transaction((tx) => fn({ orm: drizzle({ client: tx as unknown as PGlite }) as unknown as Orm, runner: pgliteRunner(tx as unknown as PgliteQueryable) }));
   let closed = false;
   return {
     kind: 'pglite',
     namespace: opts.namespace,
     orm,
+    runner: pgliteRunner(client as unknown as PgliteQueryable),
     t: createTables(opts.namespace),
-    ...(opts.traced ? { traced: (parent) => ormVia(orm, pgliteView(client, parent)) } : {}),
+    begin: beginOn(client),
+    ...(opts.traced ? {
+      traced: (parent) => {
+        const view = pgliteView(client, parent);
+        return { orm: ormVia(orm, view), runner: pgliteRunner(view as unknown as PgliteQueryable), begin: beginOn(view) };
+      },
+    } : {}),
     async withSession(fn) {
       return fn({ exec: async (sql) => {
         const results = await client.exec(sql);

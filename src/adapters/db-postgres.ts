@@ -5,7 +5,12 @@ import pg from 'pg';
 import { createTables } from '../../drizzle/schema.ts';
 import { type Database, type Orm, pgErrorCode } from '../db/database.ts';
 import { METER_NAME } from '../telemetry/metrics.ts';
+import { pgRunner, pgTextTimeTypes, pgTransaction } from './db-runner.ts';
 import { ormVia, poolView } from './db-tracing.ts';
+
+const TYPES = pgTextTimeTypes(pg.types.getTypeParser as (typeId: number, format?: string) => unknown);
+/** drizzle over one checked-out connection (a transaction's). */
+const ormOver = (client: object) => drizzle({ client: client as pg.PoolClient }) as unknown as Orm;
 
 export interface PostgresOptions {
   url: string;
@@ -35,8 +40,15 @@ export function openPostgres(opts: PostgresOptions): Database {
     kind: 'postgres',
     namespace: opts.namespace,
     orm,
+    runner: pgRunner(pool, TYPES),
     t: createTables(opts.namespace),
-    ...(opts.traced ? { traced: (parent) => ormVia(orm, poolView(pool, parent)) } : {}),
+    begin: (fn) => pgTransaction(pool, ormOver, TYPES, fn),
+    ...(opts.traced ? {
+      traced: (parent) => {
+        const view = poolView(pool, parent);
+        return { orm: ormVia(orm, view), runner: pgRunner(view, TYPES), begin: (fn) => pgTransaction(view, ormOver, TYPES, fn) };
+      },
+    } : {}),
     async withSession(fn) {
       const client = await pool.connect();
       try {

@@ -60,8 +60,8 @@ export function pgliteView<T extends object>(client: T, parent: Context): T {
 /**
  * `orm` (the database's drizzle instance) sending its statements through `client` (a view of the
  * same driver): everything else, the dialect and the session's settings, is the orm's own.
- * Cheaper than a drizzle instance per request; prepared.ts keeps per-orm statements as an own
- * property, so this orm prepares its own over `client`.
+ * Cheaper than a drizzle instance per request. (Prepared statements do not go through it: they
+ * run on a runner over the same view, db-runner.ts.)
  */
 export function ormVia<T extends object>(orm: T, client: object): T {
   const session = (orm as unknown as { session: object }).session;

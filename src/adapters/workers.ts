@@ -1,10 +1,13 @@
 // Cloudflare Workers entry: `export default { fetch }`. What does not hold a socket (config, key
-// set, mailer, hasher, logger) is built once per isolate and env; the database Pool is opened
-// per request and closed after it (ctx.waitUntil), because a Workers socket belongs to the
-// request that opened it. Pending migrations are applied lazily, once per isolate, under the
-// same advisory lock as `authsvc migrate`.
+// set, mailer, hasher, logger, the Hono app itself) is built once per isolate and configuration;
+// the database Pool is opened per request, handed to the app in the request's bindings and
+// closed after it (ctx.waitUntil), because a Workers socket belongs to the request that opened
+// it. Pending migrations are applied lazily, once per isolate, under the same advisory lock as
+// `authsvc migrate`.
 import { type Tables, createTables } from '../../drizzle/schema.ts';
 import { version as VERSION } from '../../package.json';
+import type { Hono } from 'hono';
+import type { AppEnv, RequestBindings } from '../app-env.ts';
 import { createApp } from '../app.ts';
 import { parseConfig } from '../config/config.ts';
 import { lookup } from '../config/names.ts';
@@ -15,7 +18,6 @@ import { type Database, pgErrorCode } from '../db/database.ts';
 import { type Migration, migrate, renderMigration } from '../db/migrate.ts';
 import { type Deps, cryptoRandomBytes } from '../deps.ts';
 import { errorBody, unexpectedFailure } from '../http/error-body.ts';
-import type { RateLimitStore } from '../http/rate-limit-store.ts';
 import { type Mailer, createLogMailer } from '../mail/mailer.ts';
 import { createTemplateRenderer } from '../mail/render.ts';
 import { createResendTransport } from '../mail/resend.ts';
@@ -23,8 +25,8 @@ import { type MailTransport, createMailer as createTransportMailer } from '../ma
 import { createSmsProvider } from '../sms/create.ts';
 import { type Logger, createLogger, errorFields } from '../telemetry/logger.ts';
 import { type NeonSocketOptions, openNeon } from './db-neon.ts';
-import { type KvNamespaceLike, createKvRateLimitStore } from './workers-kv-store.ts';
 import { BUNDLED_MIGRATIONS } from './workers-migrations.ts';
+import { type DurableObjectNamespaceLike, createDurableObjectRateLimitStore } from './workers-rate-limiter.ts';
 import type { WorkersTracing } from './telemetry-workers.ts';
 import { createWorkerSmtpTransport } from './workers-smtp.ts';
 import { TcpSocketAsWebSocket, tcpProxyAddress } from './workers-tcp-socket.ts';
@@ -38,8 +40,8 @@ export interface HyperdriveLike {
 export interface WorkersEnv {
   /** Optional Hyperdrive binding: when present it is the database (DATABASE_URL is not read). */
   HYPERDRIVE?: HyperdriveLike;
-  /** Optional KV namespace for AUTHSVC_RATE_LIMIT_STORE=kv. */
-  RATE_LIMIT_KV?: KvNamespaceLike;
+  /** Durable Object namespace of the RateLimiter class, for AUTHSVC_RATE_LIMIT_STORE=durable_object. */
+  RATE_LIMITER?: DurableObjectNamespaceLike;
   [name: string]: unknown;
 }
 
@@ -50,12 +52,12 @@ export interface WorkersContext {
 
 interface IsolateState {
   base: Omit<Deps, 'db'>;
+  /** Built once: the database arrives with each request (RequestBindings.db). */
+  app: Hono<AppEnv>;
   neon: NeonSocketOptions;
   tables: Tables;
   /** Set once this isolate has seen every bundled migration recorded in the database. */
   migrated: boolean;
-  /** KV when AUTHSVC_RATE_LIMIT_STORE=kv; otherwise the app's default from config.rateLimit.store (postgres here). */
-  rateLimitStore?: RateLimitStore;
   /** TRACING_ENABLED: spans of this isolate, exported after each response. */
   tracing?: WorkersTracing;
 }
@@ -93,7 +95,7 @@ interface WorkersSettings {
   warnings: string[];
   neon: NeonSocketOptions;
   mailToLog: boolean;
-  rateLimitKv?: KvNamespaceLike;
+  rateLimiter?: DurableObjectNamespaceLike;
 }
 
 /**
@@ -101,22 +103,28 @@ interface WorkersSettings {
  * or a HYPERDRIVE binding replaces it. Adapter-only variables: AUTHSVC_DB_WS_PROXY and
  * AUTHSVC_DB_WS_SECURE (a WebSocket proxy in front of a non-Neon Postgres),
  * AUTHSVC_WORKERS_MAIL_LOG (development: emails go to the log when neither SMTP_HOST nor
- * RESEND_API_KEY is set) and AUTHSVC_RATE_LIMIT_STORE=kv (with a RATE_LIMIT_KV binding).
+ * RESEND_API_KEY is set) and AUTHSVC_RATE_LIMIT_STORE=durable_object (with a RATE_LIMITER binding).
  */
 export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
   const problems: string[] = [];
   const raw = workersEnvStrings(env);
   const strings: Record<string, string> = { ...raw };
 
-  // Memory buckets would live for one request here (the app is built per request), i.e. no
-  // limit at all: Postgres (exact) is the default on Workers, KV the opt-in.
-  let rateLimitKv: KvNamespaceLike | undefined;
+  // Memory buckets would hold for one isolate of many (and vanish with it): Postgres (exact) is
+  // the default on Workers, a Durable Object (exact, no database write) the opt-in. KV was
+  // removed: eventually consistent, so it could not hold a limit (docs/decisions/workers-rate-limit-store.md).
+  let rateLimiter: DurableObjectNamespaceLike | undefined;
   const store = lookup(raw, 'RATE_LIMIT_STORE');
   if (store === undefined) strings.AUTHSVC_RATE_LIMIT_STORE = 'postgres';
-  else if (store === 'memory') problems.push('RATE_LIMIT_STORE: memory does not work on Workers; use postgres (the default) or kv');
+  else if (store === 'memory') problems.push('RATE_LIMIT_STORE: memory does not work on Workers; use postgres (the default) or durable_object');
   else if (store === 'kv') {
-    if (!env.RATE_LIMIT_KV) problems.push('AUTHSVC_RATE_LIMIT_STORE=kv needs a KV namespace bound as RATE_LIMIT_KV');
-    rateLimitKv = env.RATE_LIMIT_KV;
+    problems.push('RATE_LIMIT_STORE: kv is no longer supported (Workers KV is eventually consistent and cannot hold a limit); use postgres (the default) or durable_object with a RateLimiter namespace bound as RATE_LIMITER');
+  } else if (store === 'durable_object') {
+    if (!env.RATE_LIMITER) problems.push('RATE_LIMIT_STORE=durable_object needs a Durable Object namespace of the RateLimiter class bound as RATE_LIMITER');
+    rateLimiter = env.RATE_LIMITER;
+  }
+  if (store === 'kv' || store === 'durable_object') {
+    // parseConfig knows memory and postgres only; the adapter's store replaces the Postgres one.
     delete strings.GOTRUE_RATE_LIMIT_STORE;
     strings.AUTHSVC_RATE_LIMIT_STORE = 'postgres';
   }
@@ -158,7 +166,7 @@ export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
   const neon: NeonSocketOptions = hyperdrive !== undefined
     ? { wsProxy: tcpProxyAddress, secureWebSocket: false, webSocket: TcpSocketAsWebSocket }
     : { wsProxy, secureWebSocket };
-  return { config, warnings: parsed.ok ? parsed.warnings : [], neon, mailToLog, rateLimitKv };
+  return { config, warnings: parsed.ok ? parsed.warnings : [], neon, mailToLog, rateLimiter };
 }
 
 function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fetch): Mailer {
@@ -170,7 +178,7 @@ function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fet
 }
 
 async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
-  const { config, warnings, neon, mailToLog, rateLimitKv } = parseWorkersEnv(env);
+  const { config, warnings, neon, mailToLog, rateLimiter } = parseWorkersEnv(env);
   const logger = createLogger(config.log.level, (line) => console.log(line));
   for (const w of warnings) logger.warn(w);
   if (mailToLog && config.mailer.transport === 'log') {
@@ -180,23 +188,24 @@ async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
   const tracing = config.tracing.enabled
     ? (await import('./telemetry-workers.ts')).startWorkersTracing(config, VERSION, logger, fetchFn)
     : undefined;
+  const base: Omit<Deps, 'db'> = {
+    config,
+    keys: await loadKeySet(config.jwt),
+    mailer: createWorkersMailer(config, logger, fetchFn),
+    sms: createSmsProvider(config.sms, fetchFn),
+    hasher: createPortableHasher(),
+    fetch: fetchFn,
+    now: () => new Date(),
+    randomBytes: cryptoRandomBytes,
+    logger,
+    version: VERSION,
+  };
   return {
-    base: {
-      config,
-      keys: await loadKeySet(config.jwt),
-      mailer: createWorkersMailer(config, logger, fetchFn),
-      sms: createSmsProvider(config.sms, fetchFn),
-      hasher: createPortableHasher(),
-      fetch: fetchFn,
-      now: () => new Date(),
-      randomBytes: cryptoRandomBytes,
-      logger,
-      version: VERSION,
-    },
+    base,
+    app: createApp({ ...base, limiter: rateLimiter ? createDurableObjectRateLimitStore(rateLimiter) : undefined }),
     neon,
     tables: createTables(config.db.namespace),
     migrated: false,
-    rateLimitStore: rateLimitKv ? createKvRateLimitStore(rateLimitKv) : undefined,
     tracing,
   };
 }
@@ -242,18 +251,47 @@ function failure(logLine: Record<string, unknown>): Response {
   });
 }
 
-// Per isolate: the env object is the same for every request an isolate serves.
-const states = new WeakMap<object, Promise<IsolateState>>();
+// Per isolate and configuration. Workers usually hands an isolate the same env object for every
+// request, but need not: a new object with the same vars, secrets and bindings finds the same
+// state through its fingerprint, so the app, keys and caches are not rebuilt for it.
+const byEnv = new WeakMap<object, Promise<IsolateState>>();
+const byFingerprint = new Map<string, Promise<IsolateState>>();
+/** Configurations kept at once: an isolate sees one; the bound only stops a leak. */
+const MAX_CONFIGURATIONS = 4;
+const bindingIds = new WeakMap<object, number>();
+let nextBindingId = 0;
+
+/** What the state is built from: every var and secret, the Hyperdrive string, the RATE_LIMITER binding's identity. */
+export function envFingerprint(env: WorkersEnv): string {
+  const limiter = env.RATE_LIMITER;
+  let limiterId: number | undefined;
+  if (limiter) {
+    limiterId = bindingIds.get(limiter);
+    if (limiterId === undefined) bindingIds.set(limiter, limiterId = nextBindingId++);
+  }
+  const strings = Object.entries(workersEnvStrings(env)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const hyperdrive = typeof env.HYPERDRIVE?.connectionString === 'string' ? env.HYPERDRIVE.connectionString : null;
+  return JSON.stringify([strings, hyperdrive, limiterId ?? null]);
+}
 
 function isolateState(env: WorkersEnv): Promise<IsolateState> {
-  let state = states.get(env);
+  let state = byEnv.get(env);
+  if (state) return state;
+  const fingerprint = envFingerprint(env);
+  state = byFingerprint.get(fingerprint);
   if (!state) {
     state = buildIsolateState(env);
-    states.set(env, state);
-    // A bad config is reported on every request until it is fixed, not cached as a failure.
-    state.catch(() => states.delete(env));
+    if (byFingerprint.size >= MAX_CONFIGURATIONS) byFingerprint.delete(byFingerprint.keys().next().value!);
+    byFingerprint.set(fingerprint, state);
   }
-  return state;
+  const built = state;
+  byEnv.set(env, built);
+  // A bad config is reported on every request until it is fixed, not cached as a failure.
+  built.catch(() => {
+    if (byEnv.get(env) === built) byEnv.delete(env);
+    if (byFingerprint.get(fingerprint) === built) byFingerprint.delete(fingerprint);
+  });
+  return built;
 }
 
 export async function handleRequest(request: Request, env: WorkersEnv, ctx: WorkersContext): Promise<Response> {
@@ -272,10 +310,9 @@ export async function handleRequest(request: Request, env: WorkersEnv, ctx: Work
       if (applied.length > 0) state.base.logger.info(`applied ${applied.length} migration(s)`, { migrations: applied });
       state.migrated = true;
     }
-    // The app is cheap to build (under 1 ms CPU) and holds this request's Pool in its deps.
     // Cloudflare names the client in CF-Connecting-IP: the socket peer, for audit entries.
-    const peer = { remoteAddr: request.headers.get('cf-connecting-ip') ?? undefined };
-    return await createApp({ ...state.base, db, limiter: state.rateLimitStore }).fetch(request, peer);
+    const bindings: RequestBindings = { remoteAddr: request.headers.get('cf-connecting-ip') ?? undefined, db };
+    return await state.app.fetch(request, bindings);
   } catch (err) {
     return failure({ msg: 'database unavailable or migration failed', ...describeError(err) });
   } finally {
@@ -287,3 +324,6 @@ export async function handleRequest(request: Request, env: WorkersEnv, ctx: Work
 export default {
   fetch: handleRequest,
 };
+
+// AUTHSVC_RATE_LIMIT_STORE=durable_object: the class behind the RATE_LIMITER binding.
+export { RateLimiter } from './workers-rate-limiter.ts';

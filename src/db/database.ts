@@ -15,9 +15,26 @@ export interface AuditSink {
   log(record: { id: string; payload: Record<string, unknown>; created_at: Date; ip: string }): void;
 }
 
-/** What db/* functions take first: a connection or a transaction, plus the tables. */
-export interface Executor {
+export type RawRow = Record<string, unknown>;
+
+/**
+ * Runs one statement whose text was built once (db/prepared.ts): the project's own executor per
+ * driver (adapters/db-runner.ts), not drizzle's session. Rows are keyed by column name, with
+ * timestamps, dates and intervals as the text Postgres sent (what drizzle's column mappers take).
+ */
+export interface StatementRunner {
+  /** `name`: a named prepared statement, parsed once per connection where the driver has them. */
+  run(name: string, text: string, values: unknown[]): Promise<RawRow[]>;
+}
+
+/** One connection (or the pool) as drizzle and as our statement runner. */
+export interface Connection {
   orm: Orm;
+  runner: StatementRunner;
+}
+
+/** What db/* functions take first: a connection or a transaction, plus the tables. */
+export interface Executor extends Connection {
   t: Tables;
   /** Unset: audit entries are written, not logged (migrations, tests of the db layer). */
   audit?: AuditSink;
@@ -34,19 +51,23 @@ export interface Database extends Executor {
   kind: 'pglite' | 'postgres' | 'neon';
   namespace: string;
   withSession<T>(fn: (s: RawSession) => Promise<T>): Promise<T>;
+  /** BEGIN on one connection, `fn`, COMMIT (ROLLBACK when it throws); the connection is then released. */
+  begin<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   /**
-   * TRACING_ENABLED only: an orm over the same connections whose every statement is a span
-   * under `parent` (the request's span). Made per request: no async context is needed to
-   * tell one request's statements from another's.
+   * TRACING_ENABLED only: the same connections, every statement a span under `parent` (the
+   * request's span). Made per request: no async context is needed to tell one request's
+   * statements from another's.
    */
-  traced?(parent: Context): Orm;
+  traced?(parent: Context): Connection & Pick<Database, 'begin'>;
 }
 
-/** Runs `fn` in one transaction; rows it locks stay locked until it returns. */
+/** Runs `fn` in one transaction; rows it locks stay locked until it returns. Not nested. */
 export function transaction<T>(ex: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
-  return ex.orm.transaction(async (trx) => {
-    const result = await fn({ orm: trx as unknown as Orm, t: ex.t, audit: ex.audit, signal: ex.signal });
+  const { begin } = ex as Partial<Database>;
+  if (!begin) return Promise.reject(new Error('transaction() needs a database, not a transaction (nothing nests them)'));
+  return begin(async (conn) => {
+    const result = await fn({ orm: conn.orm, runner: conn.runner, t: ex.t, audit: ex.audit, signal: ex.signal });
     // The client has had its 504 already: what it asked for must not happen after all.
     if (ex.signal?.aborted) throw new Error('the request timed out before its transaction could commit');
     return result;

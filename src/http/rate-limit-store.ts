@@ -1,5 +1,5 @@
 // Where per-key rate-limit buckets live. Memory (one process), Postgres (exact across
-// instances) and, on Workers, KV (approximate: eventually consistent) implement this.
+// instances) and, on Workers, Durable Objects (exact, one object per key) implement this.
 import type { Bucket } from '../db/rate-limits.ts';
 
 export interface RateLimitStore {

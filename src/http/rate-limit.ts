@@ -1,7 +1,7 @@
 // Per-client rate limits (GoTrue §8): token buckets keyed on the header named by
 // RATE_LIMIT_HEADER (or Sb-Forwarded-For when enabled); with neither, no per-IP limiting, as in
 // GoTrue. Buckets live in memory (one instance) or Postgres (RATE_LIMIT_STORE=postgres: exact
-// across instances), or wherever an adapter's store puts them (KV on Workers).
+// across instances), or wherever an adapter's store puts them (Durable Objects on Workers).
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import type { Config } from '../config/types.ts';
@@ -49,18 +49,21 @@ export function createMemoryRateLimitStore(): RateLimitStore {
 export const ROW_HORIZON_SECONDS = 24 * 3600;
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 
+/** When the Postgres store last swept idle rows; shared by the stores of one app. */
+export interface SweepClock { last: number }
+
 /**
  * Buckets in the rate_limits table. At most every ten minutes one take also deletes per-client
  * rows (and code-attempt rows) idle for a day or more, or for as long as the slowest bucket
- * takes to refill: deleting a full bucket changes nothing.
+ * takes to refill: deleting a full bucket changes nothing. Stores over per-request databases
+ * (Workers) pass one `sweeps` so they sweep every ten minutes, not on every request.
  */
-export function createPostgresRateLimitStore(db: Database, horizonSeconds = ROW_HORIZON_SECONDS): RateLimitStore {
-  let lastSweep = -Infinity;
+export function createPostgresRateLimitStore(db: Database, horizonSeconds = ROW_HORIZON_SECONDS, sweeps: SweepClock = { last: -Infinity }): RateLimitStore {
   return {
     async take(key, bucket, now) {
       const allowed = await takeToken(db, `ip:${key}`, bucket, now);
-      if (now.getTime() - lastSweep >= SWEEP_EVERY_MS) {
-        lastSweep = now.getTime();
+      if (now.getTime() - sweeps.last >= SWEEP_EVERY_MS) {
+        sweeps.last = now.getTime();
         const refill = bucket.refillPerSecond > 0 ? bucket.capacity / bucket.refillPerSecond : 0;
         const horizon = Math.max(horizonSeconds, Math.min(refill, 30 * 24 * 3600));
         // A failed sweep is retried at the next one; the request's own answer stands.
@@ -71,10 +74,20 @@ export function createPostgresRateLimitStore(db: Database, horizonSeconds = ROW_
   };
 }
 
-export function defaultRateLimitStore(config: Config, db: Database): RateLimitStore {
+/**
+ * The store RATE_LIMIT_STORE names, over a given database. One function per app: the memory
+ * store is one for every call, the Postgres stores share their sweep clock, so an adapter that
+ * opens the database per request (Workers) gets the same limits as one that opens it once.
+ */
+export function rateLimitStores(config: Config): (db: Database) => RateLimitStore {
+  if (config.rateLimit.store !== 'postgres') {
+    const memory = createMemoryRateLimitStore();
+    return () => memory;
+  }
   // A code-attempt counter must outlive its code: rows stay at least as long as a code is valid.
   const horizon = Math.max(ROW_HORIZON_SECONDS, config.mailer.otpExp, config.sms.otpExp);
-  return config.rateLimit.store === 'postgres' ? createPostgresRateLimitStore(db, horizon) : createMemoryRateLimitStore();
+  const sweeps: SweepClock = { last: -Infinity };
+  return (db) => createPostgresRateLimitStore(db, horizon, sweeps);
 }
 
 /**

@@ -13,6 +13,13 @@ export interface MailMessage {
   subject: string;
   html: string;
   text: string;
+  /**
+   * What makes this email one logical send: its kind, recipient and token hash (every email
+   * authsvc sends carries a one-time token). The same for a retry of the send, different for
+   * any other email. A transport whose provider deduplicates derives a key from it (never sends
+   * it: the token hash is a credential); unset when a message has no token.
+   */
+  sendIdentity?: string;
 }
 
 export interface MailTransport {
@@ -74,6 +81,7 @@ export function createMailer(opts: TransportMailerOptions): Mailer {
           fromName: config.smtp.senderName || undefined,
           to: mail.to,
           ...rendered,
+          sendIdentity: mail.tokenHash ? `${mail.kind}\n${mail.to}\n${mail.tokenHash}` : undefined,
         });
       } catch (cause) {
         logger.error('email delivery failed', { ...fields, ...errorFields(cause) });
