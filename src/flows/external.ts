@@ -8,7 +8,7 @@ import {
   claimOAuthFlowState, deleteFlowState, deleteStaleFlowStates, findFlowStateById, type FlowStateRow, insertOAuthFlowState, issueFlowStateCode,
 } from '../db/flow-state.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest, notFound, validationFailed } from '../http/errors.ts';
+import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { hasUnstorableChars } from '../http/read-json.ts';
 import { claimsToData, storableData } from '../oauth/claims.ts';
 import { enabledProvider, isProviderName, oauthContext } from '../oauth/context.ts';
