@@ -93,7 +93,7 @@ export class ProtoWriter {
     const n = b.length;
     this.reserve(n);
     const buf = this.buf;
-    let p = this.pos;
+    const p = this.pos;
     if (n > 64) buf.set(b, p);
     else for (let i = 0; i < n; i++) buf[p + i] = b[i]!;
     this.pos = p + n;
