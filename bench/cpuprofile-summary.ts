@@ -62,7 +62,7 @@ for (let i = 0; i < profile.samples.length; i++) {
   total += dt;
   add(selfByWhere, where(node.callFrame), dt);
   add(selfByFn, fnKey(node.callFrame), dt);
-  if (callersOf && callersOf.test(fnKey(node.callFrame))) {
+  if (callersOf?.test(fnKey(node.callFrame))) {
     // The first frame up the stack that belongs to a package or to our code names the caller.
     let caller = '(unknown)';
     for (let id = parent.get(node.id); id !== undefined; id = parent.get(id)) {

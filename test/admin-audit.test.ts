@@ -16,7 +16,10 @@ beforeAll(async () => {
   db = await openTestDb();
   // A clock that moves at least 1 ms per reading, so entries of separate requests never tie.
   let last = 0;
-  const now = () => new Date((last = Math.max(Date.now(), last + 1)));
+  const now = () => {
+    last = Math.max(Date.now(), last + 1);
+    return new Date(last);
+  };
   t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, { now });
   const token = await new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(TEST_JWT_SECRET));

@@ -2,7 +2,7 @@
 // `npm run build`, and bin/authsvc.js runs it with source maps, never building it (issue 26:
 // test/read-only-package.test.ts proves a start writes nothing into the package).
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 // @ts-expect-error plain JavaScript module without types

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
-import { buildTestApp, signUpConfirmed, uniqueEmail, type TestApp } from './helpers/app.ts';
+import { buildTestApp, signUpConfirmed, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 
 type Json = Record<string, any>;

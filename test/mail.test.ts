@@ -1,6 +1,6 @@
 // Email delivery through real protocols: an SMTP server (smtp-server) and HTTP stand-ins for
 // template hosting and the Resend API run inside the test; messages are parsed as a mail client would.
-import { X509Certificate, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import PostalMime, { type Email } from 'postal-mime';

@@ -154,7 +154,7 @@ function conforms(value: unknown, schema: Json, where = '$'): string[] {
     for (const key of (schema.required ?? []) as string[]) if (!(key in v)) out.push(`${where}.${key}: missing`);
     for (const [key, s] of Object.entries((schema.properties ?? {}) as Json)) if (key in v) out.push(...conforms(v[key], s, `${where}.${key}`));
   }
-  if (typeOf === 'array' && schema.items) (value as unknown[]).forEach((item, i) => out.push(...conforms(item, schema.items, `${where}[${i}]`)));
+  if (typeOf === 'array' && schema.items) (value as unknown[]).forEach((item, i) => { out.push(...conforms(item, schema.items, `${where}[${i}]`)); });
   return out;
 }
 

@@ -41,7 +41,6 @@ let n = 0;
 const uniquePhone = () => `1555${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++n % 10)}`;
 const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
 const userByPhone = async (phone: string) => (await db.orm.select().from(db.t.users).where(eq(db.t.users.phone, phone)))[0];
-const codeOf = (m: SmsMessage) => /(\d{6,10})/.exec(m.message)![1]!;
 const SESSION_KEYS = ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'user'];
 
 /** The app with a recording provider and its own clock: `tick(s)` moves it on (past SMS_MAX_FREQUENCY). */

@@ -78,7 +78,9 @@ function stopSignal(): Promise<string> {
     const handlers = signals.map((signal) => {
       const handler = () => {
         // Once: a second signal gets Deno's default (terminate), as on Node.
-        signals.forEach((s, i) => Deno.removeSignalListener(s, handlers[i]!));
+        signals.forEach((s, i) => {
+          Deno.removeSignalListener(s, handlers[i]!);
+        });
         resolveSignal(signal);
       };
       Deno.addSignalListener(signal, handler);

@@ -267,7 +267,10 @@ export function envFingerprint(env: WorkersEnv): string {
   let limiterId: number | undefined;
   if (limiter) {
     limiterId = bindingIds.get(limiter);
-    if (limiterId === undefined) bindingIds.set(limiter, limiterId = nextBindingId++);
+    if (limiterId === undefined) {
+      limiterId = nextBindingId++;
+      bindingIds.set(limiter, limiterId);
+    }
   }
   const strings = Object.entries(workersEnvStrings(env)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const hyperdrive = typeof env.HYPERDRIVE?.connectionString === 'string' ? env.HYPERDRIVE.connectionString : null;

@@ -19,7 +19,7 @@ import { assertNewPassword } from '../flows/password-check.ts';
 import { mergeMetadata } from '../flows/update-user.ts';
 import { userJson } from '../flows/user-json.ts';
 import { validateEmail, validatePhone } from '../flows/validate.ts';
-import { ApiError, notFound, unprocessable, validationFailed } from '../http/errors.ts';
+import { type ApiError, notFound, unprocessable, validationFailed } from '../http/errors.ts';
 import { bannedUntil, parseBanDuration } from './ban-duration.ts';
 import { type Page, pageBounds, toSafeNumber } from './pagination.ts';
 

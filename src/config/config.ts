@@ -1,6 +1,6 @@
 // Start-up configuration: GoTrue's variables (GOTRUE_X) keep working, AUTHSVC_X wins over them, and
 // every problem is reported at once so an operator fixes a config in one pass, not one per restart.
-import { z } from 'zod';
+import type { z } from 'zod';
 import { FIELD_NAMES, type FieldName, type Flat, FLAT_SCHEMA, GITLAB_URL, unbuiltSettings, upper } from './fields.ts';
 import { allowsBare, candidateKeys, label, resolve } from './names.ts';
 import { type Config, type ConfigResult, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName, type Support } from './types.ts';

@@ -1,7 +1,7 @@
 // audit_log_entries, written in the same transaction as the action they record, and each entry
 // handed to the executor's AuditSink (logged as `audit_event`, as GoTrue does).
 import { inArray } from 'drizzle-orm';
-import type { AuditSink, Executor } from './database.ts';
+import type { Executor } from './database.ts';
 import { NIL_UUID, type UserRow } from './users.ts';
 
 export type AuditAction =

@@ -19,7 +19,6 @@ export interface Limit {
 
 export async function consume(ex: Executor, key: string, limit: Limit, now: Date): Promise<boolean> {
   if (limit.count <= 0) return false;
-  const rl = ex.t.rateLimits;
   if (limit.form === 'window') {
     const periodMs = limit.periodSeconds * 1000;
     const windowStart = new Date(Math.floor(now.getTime() / periodMs) * periodMs);

@@ -9,7 +9,7 @@ import {
   deleteOtherIdentities, findIdentitiesByEmails, findIdentityByProviderId, findUsersByEmails, providersOfUser, touchIdentity,
 } from '../db/identities.ts';
 import {
-  findUserByEmail, findUserById, type IdentityRow, insertIdentity, insertUser, isBanned, updateUser, type UserRow,
+  findUserById, type IdentityRow, insertIdentity, insertUser, isBanned, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, forbidden, notFound, unprocessable } from '../http/errors.ts';

@@ -8,7 +8,7 @@ import {
   claimOAuthFlowState, deleteFlowState, deleteStaleFlowStates, findFlowStateById, type FlowStateRow, insertOAuthFlowState, issueFlowStateCode,
 } from '../db/flow-state.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest, notFound, validationFailed } from '../http/errors.ts';
+import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { hasUnstorableChars } from '../http/read-json.ts';
 import { claimsToData, storableData } from '../oauth/claims.ts';
 import { enabledProvider, isProviderName, oauthContext } from '../oauth/context.ts';
@@ -106,7 +106,7 @@ export async function loadCallbackState(deps: Deps, state: string | null, browse
   const flow = await findFlowStateById(deps.db, state.toLowerCase());
   const gone = () => badRequest('bad_oauth_state', 'OAuth state not found or expired');
   const used = () => badRequest('flow_state_already_used', 'State has already been used');
-  if (!flow || flow.authenticationMethod !== 'oauth') throw gone();
+  if (flow?.authenticationMethod !== 'oauth') throw gone();
   if (expired(deps, flow)) throw badRequest('bad_oauth_state', 'OAuth state has expired');
   if (flow.codeChallenge && flow.userId) throw used();
   if (!flow.codeChallenge && !browserStarted) {

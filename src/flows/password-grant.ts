@@ -25,7 +25,7 @@ export async function passwordGrant(
     : await findUserByPhone(deps.db, formatPhone(p.phone!), aud);
   // Every way of failing costs one hash verification, so the answer's timing does not tell
   // whether the account exists, has a password, or was asked about with an empty one.
-  if (!user || !user.encryptedPassword || !password) {
+  if (!user?.encryptedPassword || !password) {
     await deps.hasher.verify(password, DUMMY_HASH);
     throw invalidCredentials();
   }

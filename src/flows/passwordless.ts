@@ -50,7 +50,7 @@ export async function requestMagicLink(deps: Deps, r: EmailRequest & { data: Rec
   const cfg = deps.config;
   if (!cfg.external.email.enabled) throw new ApiError(422, 'email_provider_disabled', 'Email logins are disabled');
   if (!cfg.external.email.magicLinkEnabled) throw new ApiError(422, 'email_provider_disabled', 'Login with magic link is disabled');
-  let user = await findUserByEmail(deps.db, r.email, r.aud);
+  const user = await findUserByEmail(deps.db, r.email, r.aud);
   if (!user && !r.createUser) throw new ApiError(422, 'otp_disabled', 'Signups not allowed for otp');
   if (!user || (!user.emailConfirmedAt && !cfg.mailer.autoconfirm)) {
     if (!user && cfg.disableSignup) throw new ApiError(422, 'signup_disabled', 'Signups not allowed for this instance');

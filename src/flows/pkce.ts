@@ -44,7 +44,7 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
   return transaction(deps.db, async (tx) => {
     const now = deps.now();
     const flow = await findFlowStateByAuthCode(tx, authCode);
-    if (!flow || !flow.userId) throw notFound();
+    if (!flow?.userId) throw notFound();
     // Magic links count from when the code was issued, everything else from creation.
     const start = (flow.authenticationMethod === 'magiclink' ? flow.authCodeIssuedAt : null) ?? flow.createdAt ?? now;
     if (now.getTime() > start.getTime() + deps.config.external.flowStateExpiry * 1000) {

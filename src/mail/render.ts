@@ -97,9 +97,9 @@ function lookup(vars: TemplateVars, name: string, key: string | undefined): stri
 // `{{ .Name }}`, `{{.Data.key}}`, with Go's `{{-`/`-}}` trim markers tolerated (not honoured).
 const VARIABLE = /\{\{-?\s*\.([A-Za-z][A-Za-z0-9_]*)(?:\.([A-Za-z0-9_-]+))?\s*-?\}\}/g;
 
-/** Substitutes template variables; `escape` is applied to every value (HTML bodies), not to the template. */
-export function substitute(template: string, vars: TemplateVars, escape: (s: string) => string = (s) => s): string {
-  return template.replace(VARIABLE, (_m, name: string, key: string | undefined) => escape(lookup(vars, name, key)));
+/** Substitutes template variables; `escapeValue` is applied to every value (HTML bodies), not to the template. */
+export function substitute(template: string, vars: TemplateVars, escapeValue: (s: string) => string = (s) => s): string {
+  return template.replace(VARIABLE, (_m, name: string, key: string | undefined) => escapeValue(lookup(vars, name, key)));
 }
 
 const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };

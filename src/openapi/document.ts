@@ -118,7 +118,8 @@ const TAGS = [
 export function openApiDocument(version: string, server: string): Json {
   const paths: Record<string, Json> = {};
   for (const op of routeTable()) {
-    const item = (paths[op.path] ??= {});
+    const item = paths[op.path] ?? {};
+    paths[op.path] = item;
     if (item[op.method]) throw new Error(`openapi: ${op.method.toUpperCase()} ${op.path} listed twice`);
     item[op.method] = operation(op);
   }

@@ -16,11 +16,11 @@ import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
-const Pkce = { code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields };
-export const RecoverBody = z.object({ email: optStr, ...Pkce });
-export const MagicLinkBody = z.object({ email: optStr, data: optRecord, ...Pkce });
-export const OtpBody = z.object({ email: optStr, phone: optStr, channel: optStr, create_user: optBool, data: optRecord, ...Pkce });
-export const ResendBody = z.object({ type: optStr, email: optStr, phone: optStr, ...Pkce });
+const PkceFields = { code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields };
+export const RecoverBody = z.object({ email: optStr, ...PkceFields });
+export const MagicLinkBody = z.object({ email: optStr, data: optRecord, ...PkceFields });
+export const OtpBody = z.object({ email: optStr, phone: optStr, channel: optStr, create_user: optBool, data: optRecord, ...PkceFields });
+export const ResendBody = z.object({ type: optStr, email: optStr, phone: optStr, ...PkceFields });
 
 function emailRequest(c: Context<AppEnv>, email: string, pkce: Pkce | undefined): EmailRequest {
   const cfg = c.var.deps.config;

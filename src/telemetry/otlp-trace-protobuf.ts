@@ -86,7 +86,10 @@ function writeAttributes(w: ProtoWriter, attributes: Attributes, field: number):
 const frozenBlocks = new WeakMap<Attributes, Uint8Array>();
 
 function writeSpanAttributes(w: ProtoWriter, attributes: Attributes): void {
-  if (!Object.isFrozen(attributes)) return writeAttributes(w, attributes, 9);
+  if (!Object.isFrozen(attributes)) {
+    writeAttributes(w, attributes, 9);
+    return;
+  }
   let block = frozenBlocks.get(attributes);
   if (!block) {
     const b = new ProtoWriter(256);

@@ -35,7 +35,10 @@ export class ProtoWriter {
 
   /** An int64 varint: negatives as ten bytes of two's complement. */
   int64(v: number): void {
-    if (v >= 0 && v <= Number.MAX_SAFE_INTEGER) return this.varint(v);
+    if (v >= 0 && v <= Number.MAX_SAFE_INTEGER) {
+      this.varint(v);
+      return;
+    }
     let u = BigInt.asUintN(64, BigInt(v));
     this.reserve(10);
     while (u > 0x7fn) {
@@ -78,7 +81,10 @@ export class ProtoWriter {
       let p = start + 1;
       for (let i = 0; i < n; i++) {
         const c = s.charCodeAt(i);
-        if (c > 0x7f) return this.bytes(utf8.encode(s));
+        if (c > 0x7f) {
+          this.bytes(utf8.encode(s));
+          return;
+        }
         buf[p++] = c;
       }
       this.pos = p;
@@ -93,7 +99,7 @@ export class ProtoWriter {
     const n = b.length;
     this.reserve(n);
     const buf = this.buf;
-    let p = this.pos;
+    const p = this.pos;
     if (n > 64) buf.set(b, p);
     else for (let i = 0; i < n; i++) buf[p + i] = b[i]!;
     this.pos = p + n;

@@ -253,7 +253,7 @@ class RecordingSpan implements Span, FinishedSpan {
     }
     this.ended = true;
     const end = endTime === undefined ? this.now() : epochMillis(endTime);
-    this.endTime = end < this.startTime ? this.startTime : end;
+    this.endTime = Math.max(end, this.startTime);
     if (this.sink && this.traceFlags & TraceFlags.SAMPLED) this.sink.onEnd(this);
   }
 

@@ -65,7 +65,7 @@ export function statementSummary(text: string, preparedName?: string): { name: s
   const op = OPERATION.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
   attributes['db.operation.name'] = op;
   const target = op === 'SELECT' || op === 'INSERT' || op === 'UPDATE' || op === 'DELETE' || op === 'WITH' ? TARGET.exec(text)?.[1] : undefined;
-  const table = target?.split('.').at(-1)!.trim().replace(/"/g, '');
+  const table = target?.split('.').at(-1)?.trim().replace(/"/g, '');
   if (table) attributes['db.collection.name'] = table;
   const summary = table ? `${op} ${table}` : op;
   attributes['db.query.summary'] = summary;

@@ -62,7 +62,8 @@ export function providerFetch(): typeof globalThis.fetch {
     if (url.origin !== GITHUB_BASE) return new Response('{"message":"no network in the fuzz run"}', { status: 503 });
     n += 1;
     // Each endpoint cycles on its own counter; half the token answers are good ones.
-    const k = (counts[url.pathname] = (counts[url.pathname] ?? 0) + 1);
+    const k = (counts[url.pathname] ?? 0) + 1;
+    counts[url.pathname] = k;
     if (url.pathname === '/login/oauth/access_token') return respond(TOKENS[k % 2 === 0 ? 0 : (k >> 1) % TOKENS.length]!);
     if (url.pathname === '/api/v3/user') { const u = users(); return respond(ok(u[k % u.length])); }
     if (url.pathname === '/api/v3/user/emails') { const e = emails(); return respond(ok(e[k % e.length])); }

@@ -25,6 +25,7 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
     arbitrary: fc.constantFrom(
       '', ' ', '\u0000', 'a\u0000b', '\ud800', 'x\udc00', '\udc00\ud800', '😀', '\u202e', '\ufeff', '\u2028', '\t\r\n',
       'null', 'undefined', 'true', '0', '-1', '1e309', 'NaN', '[]', '{}', '__proto__', 'constructor', 'toString',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a Log4Shell probe, sent as the literal text
       "' OR 1=1 --", '%s%n', '${jndi:ldap://x}', '<script>', '../../etc/passwd', 'a'.repeat(255), 'a'.repeat(256),
       'é'.repeat(128), 'x'.repeat(4096), '\\', '"', '\u00ff\u00fe',
     ),
