@@ -184,6 +184,16 @@ function build(c: Flat, local: boolean): Config {
       singlePerUser: c.SESSIONS_SINGLE_PER_USER, tags: c.SESSIONS_TAGS,
     },
     auditLog: { disablePostgres: c.AUDIT_LOG_DISABLE_POSTGRES },
+    mfa: {
+      challengeExpiry: c.MFA_CHALLENGE_EXPIRY_DURATION, factorExpiry: c.MFA_FACTOR_EXPIRY_DURATION,
+      rateLimitChallengeAndVerify: c.MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY,
+      maxEnrolledFactors: c.MFA_MAX_ENROLLED_FACTORS, maxVerifiedFactors: c.MFA_MAX_VERIFIED_FACTORS,
+      totp: { enrollEnabled: c.MFA_TOTP_ENROLL_ENABLED, verifyEnabled: c.MFA_TOTP_VERIFY_ENABLED },
+      phone: {
+        enrollEnabled: c.MFA_PHONE_ENROLL_ENABLED, verifyEnabled: c.MFA_PHONE_VERIFY_ENABLED, otpLength: c.MFA_PHONE_OTP_LENGTH,
+        maxFrequency: c.MFA_PHONE_MAX_FREQUENCY, template: c.MFA_PHONE_TEMPLATE,
+      },
+    },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,
       refreshTokenReuseInterval: c.SECURITY_REFRESH_TOKEN_REUSE_INTERVAL,

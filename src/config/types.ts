@@ -48,6 +48,12 @@ export interface Config {
     updatePasswordRequireCurrentPassword: boolean; manualLinkingEnabled: boolean; sbForwardedForEnabled: boolean;
     captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret?: string; timeout: number; verifyUrl?: string };
   };
+  mfa: {
+    challengeExpiry: number; factorExpiry: number; rateLimitChallengeAndVerify: number;
+    maxEnrolledFactors: number; maxVerifiedFactors: number;
+    totp: { enrollEnabled: boolean; verifyEnabled: boolean };
+    phone: { enrollEnabled: boolean; verifyEnabled: boolean; otpLength: number; maxFrequency: number; template: string };
+  };
   /** Seconds; 0 is no limit. */
   sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };
   auditLog: { disablePostgres: boolean };
