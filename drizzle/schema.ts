@@ -13,6 +13,8 @@ export function createTables(namespace: string) {
   const s = pgSchema(namespace);
 
   const aalLevel = s.enum('aal_level', ['aal1', 'aal2', 'aal3']);
+  const factorType = s.enum('factor_type', ['totp', 'webauthn', 'phone']);
+  const factorStatus = s.enum('factor_status', ['unverified', 'verified']);
   const codeChallengeMethod = s.enum('code_challenge_method', ['s256', 'plain']);
   const oneTimeTokenType = s.enum('one_time_token_type', [
     'confirmation_token', 'reauthentication_token', 'recovery_token',
@@ -108,6 +110,34 @@ export function createTables(namespace: string) {
     id: uuid('id').primaryKey(),
   });
 
+  const mfaFactors = s.table('mfa_factors', {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    friendlyName: text('friendly_name'),
+    factorType: factorType('factor_type').notNull(),
+    status: factorStatus('status').notNull(),
+    createdAt: timestamp('created_at', tz).notNull(),
+    updatedAt: timestamp('updated_at', tz).notNull(),
+    secret: text('secret'),
+    phone: text('phone'),
+    lastChallengedAt: timestamp('last_challenged_at', tz).unique(),
+    webAuthnCredential: jsonb('web_authn_credential'),
+    webAuthnAaguid: uuid('web_authn_aaguid'),
+    lastWebauthnChallengeData: jsonb('last_webauthn_challenge_data'),
+    // authsvc: the RFC 6238 step of the last TOTP code accepted (replay check; migration 0005).
+    lastTotpStep: bigint('last_totp_step', { mode: 'number' }),
+  });
+
+  const mfaChallenges = s.table('mfa_challenges', {
+    id: uuid('id').primaryKey(),
+    factorId: uuid('factor_id').notNull().references(() => mfaFactors.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at', tz).notNull(),
+    verifiedAt: timestamp('verified_at', tz),
+    ipAddress: inet('ip_address').notNull(),
+    otpCode: text('otp_code'),
+    webAuthnSessionData: jsonb('web_authn_session_data'),
+  });
+
   const oneTimeTokens = s.table('one_time_tokens', {
     id: uuid('id').primaryKey(),
     userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
@@ -168,8 +198,8 @@ export function createTables(namespace: string) {
   });
 
   return {
-    aalLevel, codeChallengeMethod, oneTimeTokenType,
-    users, identities, sessions, refreshTokens, mfaAmrClaims, oneTimeTokens, flowState, oauthClientStates,
+    aalLevel, codeChallengeMethod, oneTimeTokenType, factorType, factorStatus,
+    users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, oneTimeTokens, flowState, oauthClientStates,
     auditLogEntries, rateLimits, schemaMigrations,
   };
 }

@@ -21,6 +21,7 @@ import { featureGateRoutes } from './routes/feature-gates.ts';
 import { healthRoutes } from './routes/health.ts';
 import { inviteRoutes } from './routes/invite.ts';
 import { logoutRoutes } from './routes/logout.ts';
+import { mfaRoutes } from './routes/mfa.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { otpRoutes } from './routes/otp.ts';
 import { signupRoutes } from './routes/signup.ts';
@@ -110,6 +111,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     .route('/', adminGenerateLinkRoutes)
     .route('/', adminAuditRoutes)
     .route('/', externalRoutes)
+    .route('/', mfaRoutes)
     .route('/', featureGateRoutes)
     .route('/', openapiRoutes());
   app.route('/', api);

@@ -50,10 +50,12 @@ describe('switched-off features', () => {
     await expectError(await t.request('POST', '/oauth/token', {}), 404, 'feature_disabled', 'OAuth server is disabled');
   });
 
-  test('MFA: enrolment is refused per factor type, factors are not found, anonymous users are refused; supabase-js sees the same', async () => {
+  test('MFA: switched-off factor types are refused (WebAuthn always, phone by default, TOTP when turned off), unknown factors are not found, anonymous users are refused; supabase-js sees the same', async () => {
     const u = await signUpConfirmed(t);
     const auth = bearer(u.session.access_token);
-    await expectError(await t.request('POST', '/factors', { factor_type: 'totp' }, auth), 422, 'mfa_totp_enroll_not_enabled', 'MFA enroll is disabled for TOTP');
+    const totpOff = await buildTestApp(db, { AUTHSVC_MFA_TOTP_ENROLL_ENABLED: 'false' });
+    await expectError(await totpOff.request('POST', '/factors', { factor_type: 'totp' }, auth), 422, 'mfa_totp_enroll_not_enabled', 'MFA enroll is disabled for TOTP');
+    await expectError(await t.request('POST', '/factors', { factor_type: 'webauthn' }, auth), 422, 'mfa_webauthn_enroll_not_enabled', 'MFA enroll is disabled for WebAuthn');
     await expectError(await t.request('POST', '/factors', { factor_type: 'phone', phone: '+15555550100' }, auth), 422, 'mfa_phone_enroll_not_enabled', 'MFA enroll is disabled for Phone');
     await expectError(await t.request('POST', '/factors', { factor_type: 'sms' }, auth), 400, 'validation_failed', 'factor_type needs to be totp, phone, or webauthn');
     const id = crypto.randomUUID();
@@ -72,8 +74,8 @@ describe('switched-off features', () => {
     // Through supabase-js: the client surfaces GoTrue's code.
     const sb = supabaseClientFor(t.app);
     await sb.auth.setSession({ access_token: u.session.access_token, refresh_token: u.session.refresh_token });
-    const { error } = await sb.auth.mfa.enroll({ factorType: 'totp' });
-    expect(error).toMatchObject({ status: 422, code: 'mfa_totp_enroll_not_enabled' });
+    const { error } = await sb.auth.mfa.enroll({ factorType: 'phone', phone: '+15555550100' });
+    expect(error).toMatchObject({ status: 422, code: 'mfa_phone_enroll_not_enabled' });
   });
 });
 

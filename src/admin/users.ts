@@ -8,6 +8,7 @@ import { isSupportedPasswordHash } from '../crypto/password.ts';
 import { deleteRefreshTokensOfUser, deleteUserRow, findIdentity, findUserIdsByIdentityEmail, listUsersInAudience, setIdentity } from '../db/admin-users.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
+import { listFactors } from '../db/mfa.ts';
 import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import {
@@ -298,7 +299,7 @@ export async function adminUpdateUser(deps: Deps, userId: string, input: AdminUs
     if (ban !== undefined) patch.bannedUntil = bannedUntil(ban, now);
     const updated = await updateUser(tx, user.id, patch);
     await insertAudit(tx, { actor: adminActor(ctx), action: 'user_modified', traits: traits(updated), ip: ctx.ip, now });
-    return userJson(updated, await listIdentities(tx, [user.id]));
+    return userJson(updated, await listIdentities(tx, [user.id]), await listFactors(tx, user.id));
   });
 }
 
@@ -369,7 +370,7 @@ async function softDeleteUser(tx: Executor, user: UserRow, now: Date): Promise<v
 export async function adminGetUser(deps: Deps, userId: string): Promise<Json> {
   const user = await findUserById(deps.db, userId);
   if (!user) throw userNotFound();
-  return userJson(user, await listIdentities(deps.db, [user.id]));
+  return userJson(user, await listIdentities(deps.db, [user.id]), await listFactors(deps.db, user.id));
 }
 
 export async function adminListUsers(

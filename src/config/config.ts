@@ -174,6 +174,7 @@ function build(c: Flat, local: boolean): Config {
       header: c.RATE_LIMIT_HEADER, store: c.RATE_LIMIT_STORE, emailSent: c.RATE_LIMIT_EMAIL_SENT, smsSent: c.RATE_LIMIT_SMS_SENT,
       tokenRefresh: c.RATE_LIMIT_TOKEN_REFRESH, verify: c.RATE_LIMIT_VERIFY, otp: c.RATE_LIMIT_OTP,
       anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO,
+      mfaChallengeAndVerify: c.MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY,
     },
     password: {
       minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS,
@@ -184,6 +185,15 @@ function build(c: Flat, local: boolean): Config {
       singlePerUser: c.SESSIONS_SINGLE_PER_USER, tags: c.SESSIONS_TAGS,
     },
     auditLog: { disablePostgres: c.AUDIT_LOG_DISABLE_POSTGRES },
+    mfa: {
+      challengeExpiry: c.MFA_CHALLENGE_EXPIRY_DURATION, factorExpiry: c.MFA_FACTOR_EXPIRY_DURATION,
+      maxEnrolledFactors: c.MFA_MAX_ENROLLED_FACTORS, maxVerifiedFactors: c.MFA_MAX_VERIFIED_FACTORS,
+      totp: { enrollEnabled: c.MFA_TOTP_ENROLL_ENABLED, verifyEnabled: c.MFA_TOTP_VERIFY_ENABLED },
+      phone: {
+        enrollEnabled: c.MFA_PHONE_ENROLL_ENABLED, verifyEnabled: c.MFA_PHONE_VERIFY_ENABLED, otpLength: c.MFA_PHONE_OTP_LENGTH,
+        maxFrequency: c.MFA_PHONE_MAX_FREQUENCY, template: c.MFA_PHONE_TEMPLATE,
+      },
+    },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,
       refreshTokenReuseInterval: c.SECURITY_REFRESH_TOKEN_REUSE_INTERVAL,

@@ -124,6 +124,19 @@ const STATIC_FIELDS = {
   PASSWORD_HIBP_API_URL: f(withDefault(parseUrl, 'https://api.pwnedpasswords.com'), 'https://api.pwnedpasswords.com', 'Base URL of the Pwned Passwords range API (a mirror or proxy); authsvc only.'),
 
   AUDIT_LOG_DISABLE_POSTGRES: f(bool(false), 'false', 'Write no audit_log_entries rows; every audit entry is still logged as audit_event.'),
+  MFA_CHALLENGE_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300', 'Seconds a factor challenge may be verified; values below 300 count as 300.'),
+  MFA_FACTOR_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300s', 'Unverified factors never challenged and older than this are deleted at the next enrolment (at least 300 s).'),
+  MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: f(withDefault(nonNegativeNumber, 15), '15', 'Factor challenges, and separately verifications, per IP per minute (burst 30).'),
+  MFA_MAX_ENROLLED_FACTORS: f(withDefault(nonNegativeNumber, 10), '10', 'Most factors (verified or not) a user may have.'),
+  MFA_MAX_VERIFIED_FACTORS: f(withDefault(integer(0), 10), '10', 'Most verified factors a user may have.'),
+  MFA_TOTP_ENROLL_ENABLED: f(bool(true), 'true', 'Users may enrol TOTP factors.'),
+  MFA_TOTP_VERIFY_ENABLED: f(bool(true), 'true', 'TOTP factors may be challenged and verified.'),
+  MFA_PHONE_ENROLL_ENABLED: f(bool(false), 'false', 'Users may enrol phone (SMS/WhatsApp) factors.'),
+  MFA_PHONE_VERIFY_ENABLED: f(bool(false), 'false', 'Phone factors may be challenged and verified.'),
+  MFA_PHONE_OTP_LENGTH: f(withDefault(otpLength, 6), '6', 'Digits of a phone factor code, 6 to 10 (other values count as 6).'),
+  MFA_PHONE_MAX_FREQUENCY: f(withDefault(secondsOr(60), 60), '1m', 'Shortest time between two codes texted for one phone factor.'),
+  MFA_PHONE_TEMPLATE: f(textOr('Your code is {{ .Code }}'), 'Your code is {{ .Code }}', 'Text of a phone factor code.'),
+  SECURITY_DB_ENCRYPTION_ENCRYPT: f(bool(false), 'false', 'Encrypt TOTP secrets and phone factor codes at rest.'),
   SESSIONS_TIMEBOX: f(withDefault(seconds, 0), '0', 'Longest life of a session from its sign-in (e.g. 24h); a refresh after it is refused with session_expired. 0: no limit.'),
   SESSIONS_SINGLE_PER_USER: f(bool(false), 'false', 'Only the most recently refreshed session of a user (per tag) may refresh; the others get session_expired.'),
   SESSIONS_TAGS: f(withDefault(parseList, []), '', 'Session tags, comma-separated: with SESSIONS_SINGLE_PER_USER one session per tag; untagged sessions count as the first.'),
@@ -255,6 +268,9 @@ export function support(name: FieldName): Support {
   if (name === 'OPERATOR_TOKEN' || name === 'API_ENDPOINT') return no('multi-instance mode is not supported');
   if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
   if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');
+  // Running with factor secrets in plain text when the operator asked for them encrypted would be
+  // less protected than asked: refused.
+  if (name === 'SECURITY_DB_ENCRYPTION_ENCRYPT') return no('encrypting MFA secrets at rest is not built', true);
   if (name === 'MAILER_EXTERNAL_HOSTS') return no('links in emails always use API_EXTERNAL_URL');
   // As in GoTrue: Apple and Google are always reached at their own hosts, and only ID-token
   // providers have a nonce to skip.

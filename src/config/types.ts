@@ -38,7 +38,7 @@ export interface Config {
     redirectUrl?: string; flowStateExpiry: number; iosBundleId?: string;
     providers: Record<ProviderName, ProviderConfig>;
   };
-  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number };
+  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; mfaChallengeAndVerify: number };
   password: {
     minLength: number; requiredCharacters: string[];
     hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };
@@ -47,6 +47,12 @@ export interface Config {
     refreshTokenRotationEnabled: boolean; refreshTokenReuseInterval: number; updatePasswordRequireReauthentication: boolean;
     updatePasswordRequireCurrentPassword: boolean; manualLinkingEnabled: boolean; sbForwardedForEnabled: boolean;
     captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret?: string; timeout: number; verifyUrl?: string };
+  };
+  mfa: {
+    challengeExpiry: number; factorExpiry: number;
+    maxEnrolledFactors: number; maxVerifiedFactors: number;
+    totp: { enrollEnabled: boolean; verifyEnabled: boolean };
+    phone: { enrollEnabled: boolean; verifyEnabled: boolean; otpLength: number; maxFrequency: number; template: string };
   };
   /** Seconds; 0 is no limit. */
   sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };

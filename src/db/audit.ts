@@ -8,7 +8,9 @@ export type AuditAction =
   | 'login' | 'logout' | 'invite_accepted' | 'user_signedup' | 'user_invited' | 'user_deleted'
   | 'user_modified' | 'user_recovery_requested' | 'user_reauthenticate_requested'
   | 'user_confirmation_requested' | 'user_repeated_signup' | 'user_updated_password'
-  | 'token_revoked' | 'token_refreshed' | 'identity_linked' | 'identity_unlinked';
+  | 'token_revoked' | 'token_refreshed' | 'identity_linked' | 'identity_unlinked'
+  | 'factor_in_progress' | 'challenge_created' | 'verification_attempted' | 'factor_unenrolled'
+  | 'factor_updated' | 'factor_deleted';
 
 const LOG_TYPE: Record<AuditAction, string> = {
   login: 'account', logout: 'account', invite_accepted: 'account',
@@ -17,6 +19,8 @@ const LOG_TYPE: Record<AuditAction, string> = {
   user_modified: 'user', user_recovery_requested: 'user', user_reauthenticate_requested: 'user',
   user_confirmation_requested: 'user', user_repeated_signup: 'user', user_updated_password: 'user',
   identity_linked: 'user', identity_unlinked: 'user',
+  factor_in_progress: 'factor', challenge_created: 'factor', verification_attempted: 'factor',
+  factor_unenrolled: 'factor', factor_updated: 'factor', factor_deleted: 'factor',
 };
 
 export interface AuditEntry {

@@ -23,7 +23,7 @@ export interface Outbox {
 }
 
 export interface QueuedSms {
-  kind: 'confirmation' | 'phone_change' | 'reauthentication';
+  kind: 'confirmation' | 'phone_change' | 'reauthentication' | 'mfa';
   message: SmsMessage;
   /** Told the provider's message id once it has accepted the SMS (GoTrue answers it as `message_id`). */
   sent?: (messageId: string) => void;
@@ -70,6 +70,8 @@ export async function transactionThenSend<T>(deps: Deps, fn: (tx: Executor, out:
     } catch (err) {
       await takeBack(deps, undos, auditIds);
       // The provider's own words reach the client (as in GoTrue); anything else stays in the log.
+      // An MFA code's failed send is GoTrue's plain 500 (challengePhoneFactor).
+      if (text.kind === 'mfa') throw new ApiError(500, 'unexpected_failure', 'error sending message', undefined, err);
       const why = err instanceof SmsSendError ? err.message : 'the SMS provider could not be reached';
       throw new ApiError(422, 'sms_send_failed', `Error sending ${text.kind} OTP to provider: ${why}`, undefined, err);
     }

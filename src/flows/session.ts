@@ -13,6 +13,7 @@ import {
   findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken,
   listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, sessionsOfUser, touchSession,
 } from '../db/sessions.ts';
+import { type FactorRow, listFactors } from '../db/mfa.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
@@ -34,6 +35,8 @@ export interface IssuedSession {
   /** Known when the session was just written: the access token and user JSON need no re-read. */
   amr?: { method: string; timestamp: number }[];
   identities?: IdentityRow[];
+  /** The user's MFA factors, when already read. */
+  factors?: FactorRow[];
 }
 
 export interface TokenResponse {
@@ -89,6 +92,8 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
   const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr);
   const accessToken = await signJwt(deps.keys, claims);
   const identities = issued.identities ?? await listIdentities(ex, [issued.user.id]);
+  // supabase-js reads user.factors from the session to tell whether aal2 is the next level.
+  const factors = issued.factors ?? await listFactors(ex, issued.user.id);
   const expiresAt = claims.exp as number;
   return {
     body: {
@@ -97,7 +102,7 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
       expires_in: expiresAt - (claims.iat as number),
       expires_at: expiresAt,
       refresh_token: issued.refreshToken,
-      user: userJson(issued.user, identities),
+      user: userJson(issued.user, identities, factors),
       ...extra,
     },
     headers: {

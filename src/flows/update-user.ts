@@ -4,6 +4,7 @@ import { timingSafeEqual } from '../crypto/encoding.ts';
 import { tokenHash } from '../crypto/otp.ts';
 import { insertAudit } from '../db/audit.ts';
 import { isUniqueViolation, transaction } from '../db/database.ts';
+import { hasVerifiedFactor, listFactors } from '../db/mfa.ts';
 import { OTT_TYPES, clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { findUserById, findUserByPhone, listIdentities, updateUser, type NewUser, type UserRow } from '../db/users.ts';
@@ -105,11 +106,15 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
   const newPhone = p.phone ? validatePhone(p.phone) : undefined;
   const changePhone = newPhone !== undefined && newPhone !== (user.phone ?? '');
   const channel = newPhone !== undefined ? parseChannel(deps, p.channel) : 'sms';
+  const newEmail = p.email ? validateEmail(p.email) : undefined;
+  const changeEmail = newEmail !== undefined && newEmail !== (user.email ?? '');
+  // GoTrue's UserUpdate: with MFA on, an aal1 session cannot take over the account's sign-in details.
+  if ((p.password || changeEmail || changePhone) && auth.session?.aal !== 'aal2' && await hasVerifiedFactor(deps.db, user.id)) {
+    throw new ApiError(401, 'insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.');
+  }
   if (changePhone && await findUserByPhone(deps.db, newPhone, user.aud ?? '')) {
     throw new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
   }
-  const newEmail = p.email ? validateEmail(p.email) : undefined;
-  const changeEmail = newEmail !== undefined && newEmail !== (user.email ?? '');
   const pkce = parsePkce(p);
   const encryptedPassword = p.password !== undefined ? await newPasswordHash(deps, auth, p, p.password, newEmail) : undefined;
   // The email change goes first, in its own transaction: its mails must be out before anything
@@ -146,7 +151,7 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
     }
     const updated = await updateUser(tx, user.id, patch);
     await insertAudit(tx, { actor: updated, action: 'user_modified', ip, now });
-    return userJson(updated, await listIdentities(tx, [user.id]));
+    return userJson(updated, await listIdentities(tx, [user.id]), await listFactors(tx, user.id));
   });
 }
 

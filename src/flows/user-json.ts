@@ -1,5 +1,7 @@
 // The user and identity objects exactly as GoTrue serialises them (field order included).
+import type { FactorRow } from '../db/mfa.ts';
 import type { IdentityRow, UserRow } from '../db/users.ts';
+import { factorJson } from '../mfa/factor-json.ts';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : undefined);
 
@@ -18,8 +20,11 @@ export function identityJson(i: IdentityRow): Record<string, unknown> {
   return out;
 }
 
-/** `identities`: an array when loaded, `null` when not (GoTrue's list endpoints). */
-export function userJson(u: UserRow, identities: IdentityRow[] | null): Record<string, unknown> {
+/**
+ * `identities`: an array when loaded, `null` when not (GoTrue's list endpoints). `factors`: the
+ * user's MFA factors; the key is left out when there are none (GoTrue's omitempty).
+ */
+export function userJson(u: UserRow, identities: IdentityRow[] | null, factors: FactorRow[] = []): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: u.id,
     aud: u.aud ?? '',
@@ -50,5 +55,6 @@ export function userJson(u: UserRow, identities: IdentityRow[] | null): Record<s
   opt('banned_until', iso(u.bannedUntil));
   opt('deleted_at', iso(u.deletedAt));
   out.is_anonymous = u.isAnonymous;
+  if (factors.length > 0) out.factors = factors.map(factorJson);
   return out;
 }

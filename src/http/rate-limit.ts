@@ -12,7 +12,8 @@ import { ApiError } from './errors.ts';
 import type { RateLimitStore } from './rate-limit-store.ts';
 import { isIp } from './request-meta.ts';
 
-export type LimitName = 'token' | 'verify' | 'otp' | 'magiclink' | 'recover' | 'resend' | 'signup' | 'user' | 'anonymous';
+export type LimitName = 'token' | 'verify' | 'otp' | 'magiclink' | 'recover' | 'resend' | 'signup' | 'user' | 'anonymous'
+  | 'mfa_challenge' | 'mfa_verify';
 
 const FIVE_MINUTES = 300;
 
@@ -21,6 +22,8 @@ export function bucketFor(name: LimitName, cfg: Config['rateLimit']): Bucket {
   switch (name) {
     case 'token': return { capacity: 30, refillPerSecond: cfg.tokenRefresh / FIVE_MINUTES };
     case 'verify': return { capacity: 30, refillPerSecond: cfg.verify / FIVE_MINUTES };
+    // MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: N per minute, burst 30, one bucket per endpoint.
+    case 'mfa_challenge': case 'mfa_verify': return { capacity: 30, refillPerSecond: cfg.mfaChallengeAndVerify / 60 };
     case 'anonymous': return { capacity: cfg.anonymousUsers, refillPerSecond: cfg.anonymousUsers / 3600 };
     default: return { capacity: 30, refillPerSecond: cfg.otp / FIVE_MINUTES };
   }

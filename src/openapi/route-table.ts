@@ -5,8 +5,8 @@
 import type { z } from 'zod';
 import { AdminUserBody, DeleteBody } from '../routes/admin-users.ts';
 import { GenerateLinkBody } from '../routes/admin-generate-link.ts';
-import { EnrollBody } from '../routes/feature-gates.ts';
 import { InviteBody } from '../routes/invite.ts';
+import { AdminFactorBody, ChallengeBody, EnrollBody, VerifyBody as FactorVerifyBody } from '../routes/mfa.ts';
 import { MagicLinkBody, OtpBody, RecoverBody, ResendBody } from '../routes/otp.ts';
 import { SignupBody } from '../routes/signup.ts';
 import { IdTokenBody, PasswordBody, PkceBody, RefreshBody } from '../routes/token.ts';
@@ -90,17 +90,30 @@ function gated(): Operation[] {
 }
 
 function mfa(): Operation[] {
-  const notFound: Record<string, Reply> = { 404: { description: '404 `mfa_factor_not_found` (a user has no factors), or `validation_failed` for an id that is not a UUID.', error: true } };
-  const op = (method: Method, path: string, summary: string, replies: Record<string, Reply>, auth: Operation['auth'] = 'user'): Operation =>
-    ({ method, path, summary, tag: 'mfa', auth, replies });
+  const factorErrors: Record<string, Reply> = { 404: { description: '`mfa_factor_not_found`, or `validation_failed` for an id that is not a UUID.', error: true } };
+  const unprocessable = (description: string): Reply => ({ description, error: true });
+  const factor = { type: 'object', description: 'A factor (GoTrue models.Factor): id, created_at, updated_at, status, friendly_name?, factor_type, phone, last_challenged_at.' };
+  const op = (o: Omit<Operation, 'tag' | 'auth'>, auth: Operation['auth'] = 'user'): Operation => ({ ...o, tag: 'mfa', auth });
   return [
-    { ...op('post', '/factors', 'Enrol a factor: refused for every type (422 mfa_<type>_enroll_not_enabled)', { 422: { description: 'Enrolment is off.', error: true } }), body: EnrollBody, gotrue: 'EnrollFactor' },
-    op('delete', '/factors/{factor_id}', 'Unenrol a factor', notFound),
-    op('post', '/factors/{factor_id}/challenge', 'Challenge a factor', notFound),
-    op('post', '/factors/{factor_id}/verify', 'Verify a challenge', notFound),
-    op('get', '/admin/users/{user_id}/factors', 'A user\'s factors: always none', { 200: json({ type: 'array', maxItems: 0 }) }, 'admin'),
-    op('put', '/admin/users/{user_id}/factors/{factor_id}', 'Update a user\'s factor', notFound, 'admin'),
-    op('delete', '/admin/users/{user_id}/factors/{factor_id}', 'Delete a user\'s factor', notFound, 'admin'),
+    op({
+      method: 'post', path: '/factors', summary: 'Enrol a TOTP or phone factor (WebAuthn: 422 mfa_webauthn_enroll_not_enabled)', gotrue: 'EnrollFactor', body: EnrollBody,
+      replies: { 200: json({ type: 'object', description: '{id, type, friendly_name, totp?: {qr_code, secret, uri}, phone?}' }), 403: { description: '`insufficient_aal`: a verified factor exists and the session is aal1.', error: true }, 422: unprocessable('Type disabled, name conflict, too many factors, or a verified phone factor exists.') },
+    }),
+    op({
+      method: 'post', path: '/factors/{factor_id}/challenge', summary: 'Challenge a factor (a phone factor is texted a code)', gotrue: 'ChallengeFactor', body: ChallengeBody, bodyOptional: true,
+      replies: { 200: json({ type: 'object', description: '{id, type, expires_at}' }), ...factorErrors, 422: unprocessable('Verification disabled for the factor type.'), 429: unprocessable('`over_sms_send_rate_limit` or `over_request_rate_limit`.') },
+    }),
+    op({
+      method: 'post', path: '/factors/{factor_id}/verify', summary: 'Verify a challenge: the session becomes aal2', gotrue: 'VerifyFactor', body: FactorVerifyBody,
+      replies: { 200: json('Session'), ...factorErrors, 422: unprocessable('`mfa_verification_failed`, `mfa_challenge_expired`, `mfa_ip_address_mismatch`, `mfa_factor_not_found` (unknown challenge).') },
+    }),
+    op({
+      method: 'delete', path: '/factors/{factor_id}', summary: 'Unenrol a factor (a verified one needs aal2)', gotrue: 'UnenrollFactor',
+      replies: { 200: json({ type: 'object', properties: { id: str } }), ...factorErrors, 422: unprocessable('`insufficient_aal`.') },
+    }),
+    op({ method: 'get', path: '/admin/users/{user_id}/factors', summary: 'A user\'s factors (`[]` when none)', gotrue: 'adminUserGetFactors', replies: { 200: json({ type: 'array', items: factor }) } }, 'admin'),
+    op({ method: 'put', path: '/admin/users/{user_id}/factors/{factor_id}', summary: 'Rename a factor, or change a phone factor\'s number', gotrue: 'adminUserUpdateFactor', body: AdminFactorBody, replies: { 200: json(factor), ...factorErrors } }, 'admin'),
+    op({ method: 'delete', path: '/admin/users/{user_id}/factors/{factor_id}', summary: 'Delete a user\'s factor', gotrue: 'adminUserDeleteFactor', replies: { 200: json(factor), ...factorErrors } }, 'admin'),
   ];
 }
 

@@ -1,0 +1,74 @@
+// POST /factors/{id}/challenge — GoTrue: mfa.go ChallengeFactor (challengeTOTPFactor,
+// challengePhoneFactor). A phone challenge's code is texted after the commit (flows/outbox.ts);
+// a failed send takes the challenge, the stamp and the counted text back.
+import type { AuthContext } from '../app-env.ts';
+import { generateOtp } from '../crypto/otp.ts';
+import { insertAudit } from '../db/audit.ts';
+import type { Executor } from '../db/database.ts';
+import { deleteChallenge, type FactorRow, findFactor, insertChallenge, stampChallenged, updateFactor } from '../db/mfa.ts';
+import { consume, release } from '../db/rate-limits.ts';
+import type { Deps } from '../deps.ts';
+import { transactionThenSend } from '../flows/outbox.ts';
+import { parseChannel, renderSms } from '../flows/phone-tokens.ts';
+import { ApiError, unprocessable } from '../http/errors.ts';
+import type { SmsChannel } from '../sms/provider.ts';
+import { factorNotFound } from './load-factor.ts';
+
+/** Stored when the adapter knows no client address: verify compares it all the same. */
+export const UNKNOWN_IP = '0.0.0.0';
+
+export function requireVerifyEnabled(deps: Deps, factor: FactorRow): void {
+  const cfg = deps.config.mfa;
+  if (factor.factorType === 'phone' && !cfg.phone.verifyEnabled) throw unprocessable('mfa_phone_verify_not_enabled', 'MFA verification is disabled for Phone');
+  if (factor.factorType === 'totp' && !cfg.totp.verifyEnabled) throw unprocessable('mfa_totp_verify_not_enabled', 'MFA verification is disabled for TOTP');
+  if (factor.factorType === 'webauthn') throw unprocessable('mfa_webauthn_verify_not_enabled', 'MFA verification is disabled for WebAuthn');
+}
+
+export interface ChallengeAnswer {
+  id: string;
+  type: string;
+  expires_at: number;
+}
+
+export async function challengeFactor(
+  deps: Deps, auth: AuthContext, factorId: string, channelIn: string | undefined, ip: string | undefined,
+): Promise<ChallengeAnswer> {
+  const now = deps.now();
+  const micros = deps.randomBytes(2).reduce((a, b) => a * 256 + b, 0);
+  const channel: SmsChannel | undefined = channelIn === undefined ? undefined : parseChannel(deps, channelIn);
+  const created = await transactionThenSend(deps, async (tx, out) => {
+    const factor = await findFactor(tx, factorId, { forUpdate: true });
+    if (!factor || factor.userId !== auth.user.id) throw factorNotFound();
+    let otpCode: string | null = null;
+    if (factor.factorType === 'phone') {
+      const cfg = deps.config.mfa.phone;
+      const last = factor.lastChallengedAt;
+      const left = last ? last.getTime() + cfg.maxFrequency * 1000 - now.getTime() : 0;
+      if (left > 0) {
+        throw new ApiError(429, 'over_sms_send_rate_limit', `For security purposes, you can only request this after ${Math.ceil(left / 1000)} seconds.`);
+      }
+      // GoTrue does not count MFA texts against RATE_LIMIT_SMS_SENT; every text here does.
+      const limit = deps.config.rateLimit.smsSent;
+      if (!(await consume(tx, 'sms_sent', limit, now))) throw new ApiError(429, 'over_sms_send_rate_limit', 'SMS rate limit exceeded');
+      out.undo((u) => release(u, 'sms_sent', limit, now));
+      otpCode = generateOtp(cfg.otpLength, deps.randomBytes);
+      out.sms({ kind: 'mfa', message: { phone: factor.phone ?? '', message: renderSms(cfg.template, otpCode), channel: channel ?? 'sms', otp: otpCode } });
+    }
+    const challenge = await insertChallenge(tx, { id: crypto.randomUUID(), factorId: factor.id, createdAt: now, ipAddress: ip ?? UNKNOWN_IP, otpCode });
+    out.undo((u) => deleteChallenge(u, challenge.id));
+    await stampChallenged(tx, factor.id, now, micros);
+    out.undo((u) => restoreStamp(u, factor));
+    await insertAudit(tx, { actor: auth.user, action: 'challenge_created', traits: { factor_id: factor.id, factor_status: factor.status }, ip, now });
+    return { challenge, factor };
+  });
+  return {
+    id: created.challenge.id,
+    type: created.factor.factorType,
+    expires_at: Math.floor(created.challenge.createdAt.getTime() / 1000) + Math.floor(deps.config.mfa.challengeExpiry),
+  };
+}
+
+async function restoreStamp(ex: Executor, factor: FactorRow): Promise<void> {
+  await updateFactor(ex, factor.id, { lastChallengedAt: factor.lastChallengedAt });
+}
+

@@ -1,0 +1,17 @@
+// The seam for GoTrue's MFA verification attempt hook (a later issue): it runs before a TOTP or
+// phone code's validity decides the answer, and may reject the attempt (403
+// mfa_verification_rejected). Until hooks exist every attempt continues.
+import type { Deps } from '../deps.ts';
+
+export interface VerificationAttempt {
+  factorId: string;
+  factorType: 'totp' | 'phone';
+  userId: string;
+  valid: boolean;
+}
+
+export type AttemptDecision = { decision: 'continue' } | { decision: 'reject'; message: string };
+
+export async function mfaVerificationAttempt(_deps: Deps, _attempt: VerificationAttempt): Promise<AttemptDecision> {
+  return { decision: 'continue' };
+}

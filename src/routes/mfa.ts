@@ -1,0 +1,75 @@
+// MFA factors — GoTrue: mfa.go (EnrollFactor, ChallengeFactor, VerifyFactor, UnenrollFactor) and
+// admin.go (adminUserGetFactors, adminUserUpdateFactor, adminUserDeleteFactor). Order as GoTrue's
+// middleware: bearer, not anonymous, the factor's look-up, the per-IP limit, then the body.
+import { Hono, type MiddlewareHandler } from 'hono';
+import { z } from 'zod';
+import { parseUuid, userIdParam } from '../admin/users.ts';
+import type { AppEnv } from '../app-env.ts';
+import { requireAdmin } from '../http/admin-auth.ts';
+import { requireAuth } from '../http/auth.ts';
+import { forbidden } from '../http/errors.ts';
+import { enforceRateLimit } from '../http/rate-limit.ts';
+import { optStr, readJson } from '../http/read-json.ts';
+import { requestMeta } from '../http/request-meta.ts';
+import { challengeFactor, requireVerifyEnabled } from '../mfa/challenge.ts';
+import { enrollFactor } from '../mfa/enroll.ts';
+import { loadFactor } from '../mfa/load-factor.ts';
+import { adminDeleteFactor, adminListFactors, adminUpdateFactor, unenrollFactor } from '../mfa/manage.ts';
+import { verifyFactor } from '../mfa/verify.ts';
+
+export const EnrollBody = z.object({ factor_type: optStr, friendly_name: optStr, issuer: optStr, phone: optStr });
+export const ChallengeBody = z.object({ channel: optStr });
+// A challenge_id that is not a UUID is a JSON decoding error in GoTrue (uuid.UUID field): bad_json.
+const challengeId = z.string().refine((s) => parseUuid(s) !== null, 'not a UUID').nullish().transform((v) => (v ? parseUuid(v)! : undefined));
+export const VerifyBody = z.object({ challenge_id: challengeId, code: optStr });
+export const AdminFactorBody = z.object({ friendly_name: optStr, phone: optStr });
+
+const notAnonymous: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.var.auth.user.isAnonymous) throw forbidden('no_authorization', 'Anonymous user not allowed to perform these actions');
+  await next();
+};
+
+export const mfaRoutes = new Hono<AppEnv>();
+
+mfaRoutes.post('/factors', requireAuth, notAnonymous, async (c) => {
+  const body = await readJson(c, EnrollBody);
+  return c.json(await enrollFactor(c.var.deps, c.var.auth, body, requestMeta(c).ip));
+});
+
+mfaRoutes.post('/factors/:factor_id/challenge', requireAuth, notAnonymous, async (c) => {
+  const deps = c.var.deps;
+  const factor = await loadFactor(deps.db, c.var.auth.user.id, c.req.param('factor_id'));
+  await enforceRateLimit(c, 'mfa_challenge');
+  requireVerifyEnabled(deps, factor);
+  // A TOTP challenge reads no body; a phone challenge needs one (GoTrue: empty → bad_json).
+  const channel = factor.factorType === 'phone' ? (await readJson(c, ChallengeBody)).channel : undefined;
+  return c.json(await challengeFactor(deps, c.var.auth, factor.id, channel, requestMeta(c).ip));
+});
+
+mfaRoutes.post('/factors/:factor_id/verify', requireAuth, notAnonymous, async (c) => {
+  const deps = c.var.deps;
+  const factor = await loadFactor(deps.db, c.var.auth.user.id, c.req.param('factor_id'));
+  await enforceRateLimit(c, 'mfa_verify');
+  const body = await readJson(c, VerifyBody);
+  return c.json(await verifyFactor(deps, c.var.auth, factor, { challengeId: body.challenge_id, code: body.code }, requestMeta(c).ip));
+});
+
+mfaRoutes.delete('/factors/:factor_id', requireAuth, notAnonymous, async (c) => {
+  const factor = await loadFactor(c.var.deps.db, c.var.auth.user.id, c.req.param('factor_id'));
+  return c.json(await unenrollFactor(c.var.deps, c.var.auth, factor, requestMeta(c).ip));
+});
+
+mfaRoutes.get('/admin/users/:user_id/factors', requireAdmin, async (c) => {
+  return c.json(await adminListFactors(c.var.deps, userIdParam(c.req.param('user_id'))));
+});
+
+mfaRoutes.put('/admin/users/:user_id/factors/:factor_id', requireAdmin, async (c) => {
+  const userId = userIdParam(c.req.param('user_id'));
+  const body = await readJson(c, AdminFactorBody);
+  return c.json(await adminUpdateFactor(c.var.deps, userId, c.req.param('factor_id'), body, null, requestMeta(c).ip));
+});
+
+mfaRoutes.delete('/admin/users/:user_id/factors/:factor_id', requireAdmin, async (c) => {
+  const userId = userIdParam(c.req.param('user_id'));
+  return c.json(await adminDeleteFactor(c.var.deps, userId, c.req.param('factor_id'), null, requestMeta(c).ip));
+});
