@@ -1,4 +1,5 @@
 // Hono context variables: deps plus per-request facts, nothing else.
+import type { FactorRow } from './db/mfa.ts';
 import type { JWTPayload } from 'jose';
 import type { Database } from './db/database.ts';
 import type { SessionRow } from './db/sessions.ts';
@@ -13,6 +14,8 @@ export interface AuthContext {
   session: SessionRow | undefined;
   /** The user's identities as read with the user (oldest first). */
   identities: IdentityRow[];
+  /** The user's MFA factors, read in the same statement (oldest first). */
+  factors: FactorRow[];
 }
 
 /**

@@ -1,12 +1,23 @@
 // MFA factors and challenges (GoTrue's mfa_factors, mfa_challenges), and the session's side of
 // an AAL change: its AMR rows, sessions.aal and sessions.factor_id.
-import { and, asc, eq, inArray, lt, ne, notExists, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, ne, notExists, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
+import { jsonValue, mapRow, type RawRow } from './prepared.ts';
 
 export type FactorRow = Executor['t']['mfaFactors']['$inferSelect'];
 export type NewFactor = Executor['t']['mfaFactors']['$inferInsert'];
 export type ChallengeRow = Executor['t']['mfaChallenges']['$inferSelect'];
 export type FactorType = FactorRow['factorType'];
+
+/** SQL: a user's factors as one `json` array, oldest first (read back with `mapFactors`), for statements that already read the user. */
+export function factorsJson(t: Executor['t'], userId: SQL): SQL {
+  return sql`(select coalesce(json_agg(f order by f.created_at, f.id), '[]'::json) from ${t.mfaFactors} f where f.user_id = ${userId})`;
+}
+
+/** A `json_agg` of factor rows. */
+export function mapFactors(ex: Executor, agg: unknown): FactorRow[] {
+  return (jsonValue<RawRow[] | null>(agg) ?? []).map((r) => mapRow<FactorRow>(ex.t.mfaFactors, r));
+}
 
 /** A user's factors, oldest first (GoTrue's FindFactorsByUser). */
 export async function listFactors(ex: Executor, userId: string): Promise<FactorRow[]> {

@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import { type AuditEntry, auditRecord, auditRecordsJson } from './audit.ts';
 import type { Executor } from './database.ts';
 import { jsonValue, mapRow, type RawRow, statement } from './prepared.ts';
+import { factorsJson, type FactorRow, mapFactors } from './mfa.ts';
 import type { SessionRow } from './sessions.ts';
 import { type IdentityRow, identitiesJson, mapIdentities, NIL_UUID, type UserRow } from './users.ts';
 
@@ -31,7 +32,8 @@ const createStmt = statement('create_session', (t) => sql`
   ), u as (
     update ${t.users} set last_sign_in_at = ${p('now')}::timestamptz where id = ${p('uid')}::uuid returning *
   )
-  select row_to_json(s) as session, row_to_json(u) as "user", ${identitiesJson(t, sql`u.id`)} as identities
+  select row_to_json(s) as session, row_to_json(u) as "user", ${identitiesJson(t, sql`u.id`)} as identities,
+    ${factorsJson(t, sql`u.id`)} as factors
   from s, u`);
 
 export interface NewSession {
@@ -51,6 +53,8 @@ export interface SessionState {
   user: UserRow;
   session: SessionRow;
   identities: IdentityRow[];
+  /** The user's MFA factors (user.factors in every session response). */
+  factors: FactorRow[];
 }
 
 /** Inserts the session, its AMR claim and first refresh token, the audit entries; stamps last_sign_in_at. */
@@ -65,6 +69,7 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
     user: mapRow(ex.t.users, jsonValue(row.user)),
     session: mapRow(ex.t.sessions, jsonValue(row.session)),
     identities: mapIdentities(ex, row.identities),
+    factors: mapFactors(ex, row.factors),
   };
 }
 
@@ -124,7 +129,7 @@ const rotateStmt = statement('refresh_rotate', (t) => sql`
     (select coalesce(json_agg(json_build_object('method', m.authentication_method, 'at', m.updated_at)
                               order by m.updated_at desc), '[]'::json)
        from ${t.mfaAmrClaims} m where m.session_id = touched.id) as amr,
-    ${identitiesJson(t, sql`u.id`)} as identities
+    ${identitiesJson(t, sql`u.id`)} as identities, ${factorsJson(t, sql`u.id`)} as factors
   from touched, u`);
 
 export interface Rotation {
@@ -166,5 +171,6 @@ export async function rotateRefreshToken(ex: Executor, r: Rotation): Promise<(Se
     session: mapRow(ex.t.sessions, jsonValue<RawRow>(row.session)),
     amr,
     identities: mapIdentities(ex, row.identities),
+    factors: mapFactors(ex, row.factors),
   };
 }

@@ -1,6 +1,7 @@
 // Users: look-ups are scoped by audience, as GoTrue's are.
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
+import { factorsJson, type FactorRow, mapFactors } from './mfa.ts';
 import { jsonValue, mapRow, type RawRow, statement } from './prepared.ts';
 
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
@@ -126,13 +127,13 @@ export function identitiesJson(t: Executor['t'], userId: SQL): SQL {
 }
 
 const authContextStmt = statement('auth_context', (t) => sql`
-  select row_to_json(u) as "user", ${identitiesJson(t, sql`u.id`)} as identities,
+  select row_to_json(u) as "user", ${identitiesJson(t, sql`u.id`)} as identities, ${factorsJson(t, sql`u.id`)} as factors,
     (select row_to_json(s) from ${t.sessions} s where s.id = ${sql.placeholder('sid')}::uuid) as session
   from ${t.users} u where u.id = ${sql.placeholder('uid')}::uuid`);
 
-/** Everything an authenticated request needs, in one statement: the user, its identities, the session. */
+/** Everything an authenticated request needs, in one statement: the user, its identities and MFA factors, the session. */
 export async function loadAuthContext(ex: Executor, userId: string, sessionId: string | null): Promise<{
-  user: UserRow; identities: IdentityRow[]; session: Executor['t']['sessions']['$inferSelect'] | undefined;
+  user: UserRow; identities: IdentityRow[]; factors: FactorRow[]; session: Executor['t']['sessions']['$inferSelect'] | undefined;
 } | undefined> {
   const row = (await authContextStmt(ex, { uid: userId, sid: sessionId }))[0];
   if (!row) return undefined;
@@ -140,6 +141,7 @@ export async function loadAuthContext(ex: Executor, userId: string, sessionId: s
   return {
     user: mapRow<UserRow>(ex.t.users, jsonValue(row.user)),
     identities: mapIdentities(ex, row.identities),
+    factors: mapFactors(ex, row.factors),
     session: session ? mapRow(ex.t.sessions, session) : undefined,
   };
 }

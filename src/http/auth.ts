@@ -24,15 +24,15 @@ export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const sid = claims.session_id;
   const hasSid = sid !== undefined && sid !== null && sid !== '';
   if (hasSid && (typeof sid !== 'string' || !UUID_RE.test(sid))) throw forbidden('bad_jwt', 'invalid claim: session_id claim must be a UUID');
-  // One statement: the user, its identities and the named session.
+  // One statement: the user, its identities and factors, and the named session.
   const found = await loadAuthContext(deps.db, sub.toLowerCase(), hasSid ? (sid as string).toLowerCase() : null);
   // A soft-deleted user (DELETE /admin/users, should_soft_delete) no longer exists for its tokens.
   if (!found || found.user.deletedAt) throw forbidden('user_not_found', 'User from sub claim in JWT does not exist');
-  const { user, identities, session } = found;
+  const { user, identities, factors, session } = found;
   if (hasSid && (!session || session.userId !== user.id)) {
     throw forbidden('session_not_found', 'Session from session_id claim in JWT does not exist');
   }
   if (isBanned(user, deps.now())) throw forbidden('user_banned', 'User is banned');
-  c.set('auth', { claims, user, session, identities });
+  c.set('auth', { claims, user, session, identities, factors });
   await next();
 };

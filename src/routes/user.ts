@@ -3,7 +3,6 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
-import { listFactors } from '../db/mfa.ts';
 import { findUserById } from '../db/users.ts';
 import { queueEmailToken } from '../flows/email-tokens.ts';
 import { transactionThenSend } from '../flows/outbox.ts';
@@ -29,7 +28,7 @@ userRoutes.get('/user', requireAuth, async (c) => {
   const aud = c.req.header('x-jwt-aud');
   const tokenAud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
   if (aud && aud !== (tokenAud ?? '')) throw validationFailed("Token audience doesn't match request audience");
-  return c.json(userJson(user, identities, await listFactors(c.var.deps.db, user.id)));
+  return c.json(userJson(user, identities, c.var.auth.factors));
 });
 
 userRoutes.put('/user', requireAuth, async (c) => {
