@@ -480,3 +480,28 @@ describe('supabase-js', () => {
     expect(after.data!.factors).toHaveLength(0);
   });
 });
+
+describe('last_challenged_at is unique across factors (GoTrue\'s schema)', () => {
+  test('two factors challenged in the same millisecond with the same random microsecond: the second tries another, both 200', async () => {
+    // The stamp's microsecond comes from deps.randomBytes(2): the first three draws collide.
+    const draws = [[0, 7], [0, 7], [0, 7], [0, 9]];
+    const fixed = Date.now();
+    const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, {
+      now: () => new Date(fixed),
+      randomBytes: (n) => (n === 2 && draws.length > 0 ? new Uint8Array(draws.shift()!) : crypto.getRandomValues(new Uint8Array(n))),
+    });
+    const ids: string[] = [];
+    for (const who of ['a', 'b']) {
+      const { session } = await signUpConfirmed(t, uniqueEmail(`stamp-${who}`));
+      const enrolled = await t.request('POST', '/factors', { factor_type: 'totp', friendly_name: who }, bearer(session.access_token));
+      expect(enrolled.status).toBe(200);
+      const factorId = ((await enrolled.json()) as Json).id;
+      const res = await t.request('POST', `/factors/${factorId}/challenge`, {}, bearer(session.access_token));
+      expect(res.status).toBe(200);
+      ids.push(factorId);
+    }
+    expect(draws).toEqual([]);
+    const rows = await Promise.all(ids.map(async (id) => (await db.orm.select().from(db.t.mfaFactors).where(eq(db.t.mfaFactors.id, id)))[0]!));
+    expect(new Set(rows.map((r) => r.lastChallengedAt!.getTime()))).toEqual(new Set([rows[0]!.lastChallengedAt!.getTime()]));
+  });
+});

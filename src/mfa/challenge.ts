@@ -4,7 +4,7 @@
 import type { AuthContext } from '../app-env.ts';
 import { generateOtp } from '../crypto/otp.ts';
 import { insertAudit } from '../db/audit.ts';
-import type { Executor } from '../db/database.ts';
+import { type Executor, isUniqueViolation } from '../db/database.ts';
 import { deleteChallenge, type FactorRow, findFactor, insertChallenge, stampChallenged, updateFactor } from '../db/mfa.ts';
 import { consume, release } from '../db/rate-limits.ts';
 import type { Deps } from '../deps.ts';
@@ -34,8 +34,22 @@ export async function challengeFactor(
   deps: Deps, auth: AuthContext, factorId: string, channelIn: string | undefined, ip: string | undefined,
 ): Promise<ChallengeAnswer> {
   const now = deps.now();
-  const micros = deps.randomBytes(2).reduce((a, b) => a * 256 + b, 0);
   const channel: SmsChannel | undefined = channelIn === undefined ? undefined : parseChannel(deps, channelIn);
+  // last_challenged_at is UNIQUE across all factors (GoTrue's schema): two factors stamped with
+  // the same random microsecond of one millisecond (about 1 in 1,000 when that happens) try again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await challengeOnce(deps, auth, factorId, channel, ip, now);
+    } catch (err) {
+      if (attempt >= 3 || !isUniqueViolation(err)) throw err;
+    }
+  }
+}
+
+async function challengeOnce(
+  deps: Deps, auth: AuthContext, factorId: string, channel: SmsChannel | undefined, ip: string | undefined, now: Date,
+): Promise<ChallengeAnswer> {
+  const micros = deps.randomBytes(2).reduce((a, b) => a * 256 + b, 0);
   const created = await transactionThenSend(deps, async (tx, out) => {
     const factor = await findFactor(tx, factorId, { forUpdate: true });
     if (!factor || factor.userId !== auth.user.id) throw factorNotFound();
