@@ -38,24 +38,7 @@ export function matchTotp(key: Uint8Array, code: string, at: Date): number | und
   return matched;
 }
 
-const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-/** Upper-case RFC 4648 base32 without padding: how TOTP secrets are shown and stored. */
-export function base32Upper(bytes: Uint8Array): string {
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const b of bytes) {
-    value = ((value << 8) | b) & 0xffff;
-    bits += 8;
-    while (bits >= 5) {
-      out += B32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += B32[(value << (5 - bits)) & 31];
-  return out;
-}
+const B32_UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
 /** Decodes a stored secret (case and `=` padding ignored); undefined when it is not base32. */
 export function fromBase32(text: string): Uint8Array | undefined {
@@ -64,7 +47,7 @@ export function fromBase32(text: string): Uint8Array | undefined {
   let bits = 0;
   let value = 0;
   for (const ch of s) {
-    const v = B32.indexOf(ch);
+    const v = B32_UPPER.indexOf(ch);
     if (v < 0) return undefined;
     value = ((value << 5) | v) & 0xffff;
     bits += 5;

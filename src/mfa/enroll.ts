@@ -1,12 +1,12 @@
 // POST /factors — GoTrue: mfa.go EnrollFactor (enrollTOTPFactor, enrollPhoneFactor). WebAuthn
 // enrolment keeps its "not enabled" answer until WebAuthn factors are built.
+import { base32 } from '../crypto/encoding.ts';
 import type { AuthContext } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { deleteExpiredFactors, deleteUnverifiedPhoneFactors, type FactorRow, insertFactor, listFactors } from '../db/mfa.ts';
 import { findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { base32Upper } from '../crypto/totp.ts';
 import { validatePhone } from '../flows/validate.ts';
 import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
 import { totpUri } from './otpauth.ts';
@@ -101,7 +101,8 @@ function newTotp(deps: Deps, user: UserRow, issuerIn: string | undefined): { sec
   // number is as good a label for an authenticator app (a deliberate difference).
   const account = user.email || (user.phone ? `+${user.phone}` : '');
   if (!account) throw new ApiError(500, 'unexpected_failure', 'Error generating QR Code');
-  const secret = base32Upper(deps.randomBytes(20));
+  // Upper-case RFC 4648 base32 without padding, as GoTrue shows and stores TOTP secrets.
+  const secret = base32(deps.randomBytes(20)).toUpperCase();
   const uri = totpUri(issuer, account, secret);
   let qr: string;
   try {
