@@ -335,4 +335,16 @@ describe('recovery codes: races', () => {
     expect(((await (await status(t, aal2.access_token)).json()) as Json).remaining).toBe(8);
     expect((await setRow(userId))!.failedVerificationCount).toBe(3);
   });
+
+  test('two generations at once: one set (the other 422 mfa_verified_factor_exists), its codes the ones that work', async () => {
+    const t = await app();
+    const { email, password, aal2 } = await userWithTotp(t);
+    const answers = await Promise.all([1, 2].map(() => t.request('POST', '/factors/recovery-codes', {}, bearer(aal2.access_token))));
+    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as Json })));
+    const won = bodies.filter((b) => b.status === 200);
+    expect(won).toHaveLength(1);
+    expect(bodies.filter((b) => b.status !== 200).map((b) => [b.status, b.body.code])).toEqual([[422, 'mfa_verified_factor_exists']]);
+    const aal1 = await signIn(t, email, password);
+    expect((await verifyCode(t, aal1.access_token, won[0]!.body.codes[0])).status).toBe(200);
+  });
 });
