@@ -3,7 +3,7 @@
 // test/migrate.test.ts keeps these definitions equal to what the migrations create.
 import { sql } from 'drizzle-orm';
 import {
-  bigint, bigserial, boolean, doublePrecision, inet, json, jsonb, pgSchema, smallint, text, timestamp, uuid, varchar,
+  bigint, bigserial, boolean, doublePrecision, inet, integer, json, jsonb, pgSchema, smallint, text, timestamp, unique, uuid, varchar,
 } from 'drizzle-orm/pg-core';
 
 const tz = { withTimezone: true, mode: 'date' } as const;
@@ -138,6 +138,25 @@ export function createTables(namespace: string) {
     webAuthnSessionData: jsonb('web_authn_session_data'),
   });
 
+  // authsvc: MFA recovery codes (migration 0006; GoTrue keeps a set as an mfa_factors row).
+  const mfaRecoveryCodeSets = s.table('mfa_user_recovery_code_sets', {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id').notNull().unique().references(() => users.id, { onDelete: 'cascade' }),
+    friendlyName: text('friendly_name').notNull(),
+    failedVerificationCount: integer('failed_verification_count').notNull().default(0),
+    verificationLockedUntil: timestamp('verification_locked_until', tz),
+    createdAt: timestamp('created_at', tz).notNull(),
+    updatedAt: timestamp('updated_at', tz).notNull(),
+  });
+
+  const mfaRecoveryCodes = s.table('mfa_user_recovery_codes', {
+    id: uuid('id').primaryKey(),
+    setId: uuid('set_id').notNull().references(() => mfaRecoveryCodeSets.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    createdAt: timestamp('created_at', tz).notNull(),
+    usedAt: timestamp('used_at', tz),
+  }, (t) => [unique().on(t.setId, t.codeHash)]);
+
   const oneTimeTokens = s.table('one_time_tokens', {
     id: uuid('id').primaryKey(),
     userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
@@ -199,7 +218,7 @@ export function createTables(namespace: string) {
 
   return {
     aalLevel, codeChallengeMethod, oneTimeTokenType, factorType, factorStatus,
-    users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, oneTimeTokens, flowState, oauthClientStates,
+    users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, mfaRecoveryCodeSets, mfaRecoveryCodes, oneTimeTokens, flowState, oauthClientStates,
     auditLogEntries, rateLimits, schemaMigrations,
   };
 }

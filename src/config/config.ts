@@ -193,6 +193,9 @@ function build(c: Flat, local: boolean): Config {
         enrollEnabled: c.MFA_PHONE_ENROLL_ENABLED, verifyEnabled: c.MFA_PHONE_VERIFY_ENABLED, otpLength: c.MFA_PHONE_OTP_LENGTH,
         maxFrequency: c.MFA_PHONE_MAX_FREQUENCY, template: c.MFA_PHONE_TEMPLATE,
       },
+      recoveryCodes: {
+        enrollEnabled: c.MFA_RECOVERY_CODES_ENROLL_ENABLED, verifyEnabled: c.MFA_RECOVERY_CODES_VERIFY_ENABLED, count: c.MFA_RECOVERY_CODES_COUNT,
+      },
     },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,

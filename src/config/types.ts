@@ -53,6 +53,7 @@ export interface Config {
     maxEnrolledFactors: number; maxVerifiedFactors: number;
     totp: { enrollEnabled: boolean; verifyEnabled: boolean };
     phone: { enrollEnabled: boolean; verifyEnabled: boolean; otpLength: number; maxFrequency: number; template: string };
+    recoveryCodes: { enrollEnabled: boolean; verifyEnabled: boolean; count: number };
   };
   /** Seconds; 0 is no limit. */
   sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };

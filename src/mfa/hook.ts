@@ -1,11 +1,12 @@
-// The seam for GoTrue's MFA verification attempt hook (a later issue): it runs before a TOTP or
-// phone code's validity decides the answer, and may reject the attempt (403
+// The seam for GoTrue's MFA verification attempt hook (a later issue): it runs before a TOTP,
+// phone or recovery code's validity decides the answer, and may reject the attempt (403
 // mfa_verification_rejected). Until hooks exist every attempt continues.
 import type { Deps } from '../deps.ts';
 
 export interface VerificationAttempt {
   factorId: string;
-  factorType: 'totp' | 'phone';
+  /** `recovery_code`: factorId is the recovery-code set's id. */
+  factorType: 'totp' | 'phone' | 'recovery_code';
   userId: string;
   valid: boolean;
 }

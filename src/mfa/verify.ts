@@ -1,17 +1,15 @@
 // POST /factors/{id}/verify — GoTrue: mfa.go VerifyFactor (verifyTOTPFactor, verifyPhoneFactor)
-// and token.go updateMFASessionAndClaims. One transaction holds the challenge and factor rows:
+// and the session upgrade of upgrade-session.ts. One transaction holds the challenge and factor rows:
 // two verifies of one challenge, or one TOTP code sent twice, cannot both win.
 import type { AuthContext } from '../app-env.ts';
-import { sha256Hex, timingSafeEqual } from '../crypto/encoding.ts';
-import { base32 } from '../crypto/encoding.ts';
+import { timingSafeEqual } from '../crypto/encoding.ts';
 import { fromBase32, matchTotp } from '../crypto/totp.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import {
-  type ChallengeRow, deleteChallenge, deleteLowAalSessions, deleteOtherUnverifiedFactors, type FactorRow, findFactor,
-  lockChallenge, markChallengeVerified, setSessionAal, updateFactor, upsertAmrClaim,
+  type ChallengeRow, deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, lockChallenge,
+  markChallengeVerified, updateFactor,
 } from '../db/mfa.ts';
-import { findSession, insertRefreshToken, revokeSessionTokens } from '../db/sessions.ts';
 import type { Deps } from '../deps.ts';
 import { takeCodeAttempt } from '../flows/code-attempts.ts';
 import { type TokenResponse, tokenResponse } from '../flows/session.ts';
@@ -19,6 +17,7 @@ import { ApiError, forbidden, unprocessable, validationFailed } from '../http/er
 import { SmsSendError } from '../sms/provider.ts';
 import { requireVerifyEnabled, UNKNOWN_IP } from './challenge.ts';
 import { mfaVerificationAttempt } from './hook.ts';
+import { upgradeSessionToAal2 } from './upgrade-session.ts';
 
 export interface VerifyInput {
   challengeId: string | undefined;
@@ -79,7 +78,6 @@ export async function verifyFactor(
   }
 
   const now = deps.now();
-  const refreshToken = base32(deps.randomBytes(20));
   const outcome = await transaction(deps.db, async (tx) => {
     const challenge = await lockChallenge(tx, challengeId, factor.id);
     const again = challengeRefusal(deps, challenge, ip);
@@ -102,27 +100,20 @@ export async function verifyFactor(
     if (!valid) {
       throw unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered');
     }
-    const current = await findSession(tx, session.id, { forUpdate: true });
-    if (!current) throw forbidden('session_not_found', 'Session from session_id claim in JWT does not exist');
     await insertAudit(tx, {
       actor: auth.user, action: 'verification_attempted', ip: ipIn, now,
       traits: { factor_id: factor.id, challenge_id: challengeId, factor_type: type },
     });
     await markChallengeVerified(tx, challengeId, now);
     await updateFactor(tx, factor.id, { status: 'verified', updatedAt: now, ...(step !== undefined ? { lastTotpStep: step } : {}) });
-    await upsertAmrClaim(tx, session.id, AMR_METHOD[type], now);
-    await setSessionAal(tx, session.id, 'aal2', factor.id, now);
-    // The pre-MFA refresh token must not refresh into aal2: the session gets a fresh one.
-    await revokeSessionTokens(tx, session.id, now);
-    await insertRefreshToken(tx, { tokenHash: sha256Hex(refreshToken), parentHash: null, userId: auth.user.id, sessionId: session.id, now });
-    await deleteLowAalSessions(tx, auth.user.id);
+    const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: factor.id, method: AMR_METHOD[type], now });
     await deleteOtherUnverifiedFactors(tx, auth.user.id, type, factor.id);
-    return { session: (await findSession(tx, session.id))! } as const;
+    return upgraded;
   });
   if ('expired' in outcome) {
     await deleteChallenge(deps.db, challengeId);
     throw challengeExpired(challengeId);
   }
-  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken });
+  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken });
   return issued.body;
 }

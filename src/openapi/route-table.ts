@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { AdminUserBody, DeleteBody } from '../routes/admin-users.ts';
 import { GenerateLinkBody } from '../routes/admin-generate-link.ts';
 import { InviteBody } from '../routes/invite.ts';
-import { AdminFactorBody, ChallengeBody, EnrollBody, VerifyBody as FactorVerifyBody } from '../routes/mfa.ts';
+import { AdminFactorBody, ChallengeBody, EnrollBody, RecoveryCodesBody, RecoveryVerifyBody, VerifyBody as FactorVerifyBody } from '../routes/mfa.ts';
 import { MagicLinkBody, OtpBody, RecoverBody, ResendBody } from '../routes/otp.ts';
 import { SignupBody } from '../routes/signup.ts';
 import { IdTokenBody, PasswordBody, PkceBody, RefreshBody } from '../routes/token.ts';
@@ -98,6 +98,26 @@ function mfa(): Operation[] {
     op({
       method: 'post', path: '/factors', summary: 'Enrol a TOTP or phone factor (WebAuthn: 422 mfa_webauthn_enroll_not_enabled)', gotrue: 'EnrollFactor', body: EnrollBody,
       replies: { 200: json({ type: 'object', description: '{id, type, friendly_name, totp?: {qr_code, secret, uri}, phone?}' }), 403: { description: '`insufficient_aal`: a verified factor exists and the session is aal1.', error: true }, 422: unprocessable('Type disabled, name conflict, too many factors, or a verified phone factor exists.') },
+    }),
+    op({
+      method: 'get', path: '/factors/recovery-codes', summary: 'The user\'s recovery-code set: codes in all and unused',
+      replies: { 200: json({ type: 'object', description: '{id, type: "recovery_code", total, remaining}' }), 404: { description: '`mfa_factor_not_found`: the user has no recovery codes.', error: true } },
+    }),
+    op({
+      method: 'post', path: '/factors/recovery-codes', summary: 'Generate recovery codes (aal2; shown once)', body: RecoveryCodesBody, bodyOptional: true,
+      replies: { 200: json({ type: 'object', description: '{id, type, friendly_name, total, codes}' }), 403: { description: '`insufficient_aal`.', error: true }, 422: unprocessable('`mfa_recovery_codes_enroll_not_enabled`, or `mfa_verified_factor_exists` (the user has a set).') },
+    }),
+    op({
+      method: 'post', path: '/factors/recovery-codes/verify', summary: 'Use a recovery code: the session becomes aal2 (AMR mfa/recovery_code)', body: RecoveryVerifyBody,
+      replies: { 200: json('Session'), 404: { description: '`mfa_factor_not_found`: the user has no recovery codes.', error: true }, 422: unprocessable('`mfa_verification_failed` or `mfa_recovery_codes_verify_not_enabled`.'), 429: unprocessable('`over_request_rate_limit`: five wrong codes lock the set for 15 minutes, or the per-IP limit.') },
+    }),
+    op({
+      method: 'post', path: '/factors/recovery-codes/regenerate', summary: 'Replace the recovery codes (aal2): earlier codes stop working',
+      replies: { 200: json({ type: 'object', description: '{id, type, friendly_name, total, codes}' }), 403: { description: '`insufficient_aal`.', error: true }, 404: { description: '`mfa_factor_not_found`.', error: true }, 422: unprocessable('`mfa_recovery_codes_enroll_not_enabled`.') },
+    }),
+    op({
+      method: 'delete', path: '/factors/recovery-codes', summary: 'Delete the recovery codes (aal2)',
+      replies: { 200: json({ type: 'object', properties: { id: str } }), 403: { description: '`insufficient_aal`.', error: true }, 404: { description: '`mfa_factor_not_found`.', error: true } },
     }),
     op({
       method: 'post', path: '/factors/{factor_id}/challenge', summary: 'Challenge a factor (a phone factor is texted a code)', gotrue: 'ChallengeFactor', body: ChallengeBody, bodyOptional: true,

@@ -9,12 +9,14 @@ import { requireAdmin } from '../http/admin-auth.ts';
 import { requireAuth } from '../http/auth.ts';
 import { forbidden } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
-import { optStr, readJson } from '../http/read-json.ts';
+import { optStr, readJson, readOptionalJson } from '../http/read-json.ts';
 import { requestMeta } from '../http/request-meta.ts';
 import { challengeFactor, requireVerifyEnabled } from '../mfa/challenge.ts';
 import { enrollFactor } from '../mfa/enroll.ts';
 import { loadFactor } from '../mfa/load-factor.ts';
 import { adminDeleteFactor, adminListFactors, adminUpdateFactor, unenrollFactor } from '../mfa/manage.ts';
+import { deleteRecoveryCodes, generateRecoveryCodes, recoveryCodeStatus, regenerateRecoveryCodes } from '../mfa/recovery-codes.ts';
+import { verifyRecoveryCode } from '../mfa/recovery-verify.ts';
 import { verifyFactor } from '../mfa/verify.ts';
 
 export const EnrollBody = z.object({ factor_type: optStr, friendly_name: optStr, issuer: optStr, phone: optStr });
@@ -23,6 +25,8 @@ export const ChallengeBody = z.object({ channel: optStr });
 const challengeId = z.string().refine((s) => parseUuid(s) !== null, 'not a UUID').nullish().transform((v) => (v ? parseUuid(v)! : undefined));
 export const VerifyBody = z.object({ challenge_id: challengeId, code: optStr });
 export const AdminFactorBody = z.object({ friendly_name: optStr, phone: optStr });
+export const RecoveryCodesBody = z.object({ friendly_name: optStr });
+export const RecoveryVerifyBody = z.object({ code: optStr });
 
 const notAnonymous: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.var.auth.user.isAnonymous) throw forbidden('no_authorization', 'Anonymous user not allowed to perform these actions');
@@ -34,6 +38,31 @@ export const mfaRoutes = new Hono<AppEnv>();
 mfaRoutes.post('/factors', requireAuth, notAnonymous, async (c) => {
   const body = await readJson(c, EnrollBody);
   return c.json(await enrollFactor(c.var.deps, c.var.auth, body, requestMeta(c).ip));
+});
+
+// Recovery codes (GoTrue after our reference: supabase/auth#2762–#2780). Registered before the
+// /factors/:factor_id routes, which would otherwise take "recovery-codes" for a malformed id.
+mfaRoutes.get('/factors/recovery-codes', requireAuth, notAnonymous, async (c) => {
+  return c.json(await recoveryCodeStatus(c.var.deps, c.var.auth));
+});
+
+mfaRoutes.post('/factors/recovery-codes', requireAuth, notAnonymous, async (c) => {
+  const body = await readOptionalJson(c, RecoveryCodesBody);
+  return c.json(await generateRecoveryCodes(c.var.deps, c.var.auth, body, requestMeta(c).ip));
+});
+
+mfaRoutes.post('/factors/recovery-codes/verify', requireAuth, notAnonymous, async (c) => {
+  await enforceRateLimit(c, 'mfa_verify');
+  const body = await readJson(c, RecoveryVerifyBody);
+  return c.json(await verifyRecoveryCode(c.var.deps, c.var.auth, body.code, requestMeta(c).ip));
+});
+
+mfaRoutes.post('/factors/recovery-codes/regenerate', requireAuth, notAnonymous, async (c) => {
+  return c.json(await regenerateRecoveryCodes(c.var.deps, c.var.auth, requestMeta(c).ip));
+});
+
+mfaRoutes.delete('/factors/recovery-codes', requireAuth, notAnonymous, async (c) => {
+  return c.json(await deleteRecoveryCodes(c.var.deps, c.var.auth, requestMeta(c).ip));
 });
 
 mfaRoutes.post('/factors/:factor_id/challenge', requireAuth, notAnonymous, async (c) => {

@@ -1,0 +1,66 @@
+// POST /factors/recovery-codes/verify (supabase/auth#2764): an aal1 session becomes aal2 with AMR
+// `mfa/recovery_code`. The set's row lock serialises verifications: of two uses of one code
+// exactly one wins, and parallel guesses are all counted. Five wrong codes in a row lock the set
+// for fifteen minutes (a right code then is refused too); a right code or a regeneration resets.
+import type { AuthContext } from '../app-env.ts';
+import { timingSafeEqual } from '../crypto/encoding.ts';
+import { insertAudit } from '../db/audit.ts';
+import { transaction } from '../db/database.ts';
+import { findRecoverySet, unusedRecoveryCodes, updateRecoverySet, useRecoveryCode } from '../db/mfa-recovery-codes.ts';
+import type { Deps } from '../deps.ts';
+import { type TokenResponse, tokenResponse } from '../flows/session.ts';
+import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
+import { mfaVerificationAttempt } from './hook.ts';
+import { factorNotFound } from './load-factor.ts';
+import { CODE_SHAPE, hashRecoveryCode, normaliseRecoveryCode, RECOVERY_CODE_AMR, RECOVERY_CODE_TYPE } from './recovery-codes.ts';
+import { upgradeSessionToAal2 } from './upgrade-session.ts';
+
+export const MAX_FAILED_RECOVERY_CODES = 5;
+export const RECOVERY_LOCK_SECONDS = 15 * 60;
+
+const locked = (until: Date, now: Date) => new ApiError(
+  429, 'over_request_rate_limit',
+  `Too many invalid recovery codes. For security purposes, you can only try again after ${Math.ceil((until.getTime() - now.getTime()) / 1000)} seconds.`,
+);
+
+export async function verifyRecoveryCode(
+  deps: Deps, auth: AuthContext, codeIn: string | undefined, ip: string | undefined,
+): Promise<TokenResponse['body']> {
+  if (!deps.config.mfa.recoveryCodes.verifyEnabled) throw unprocessable('mfa_recovery_codes_verify_not_enabled', 'MFA verification is disabled for recovery codes');
+  const code = normaliseRecoveryCode(codeIn ?? '');
+  if (code === '') throw validationFailed('Code needs to be non-empty');
+  const session = auth.session;
+  if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a recovery code');
+  const now = deps.now();
+  const outcome = await transaction(deps.db, async (tx) => {
+    const set = await findRecoverySet(tx, auth.user.id, { forUpdate: true });
+    if (!set) throw factorNotFound();
+    if (set.verificationLockedUntil && set.verificationLockedUntil > now) throw locked(set.verificationLockedUntil, now);
+    // Every unused code is compared (constant time each): no look-up by hash, no early exit.
+    const hash = CODE_SHAPE.test(code) ? hashRecoveryCode(set.id, code) : '';
+    let match: string | undefined;
+    for (const c of await unusedRecoveryCodes(tx, set.id)) if (timingSafeEqual(c.codeHash, hash) && hash !== '') match = c.id;
+    const decision = await mfaVerificationAttempt(deps, { factorId: set.id, factorType: RECOVERY_CODE_TYPE, userId: auth.user.id, valid: match !== undefined });
+    if (decision.decision === 'reject') throw forbidden('mfa_verification_rejected', decision.message);
+    await insertAudit(tx, {
+      actor: auth.user, action: 'verification_attempted', ip, now,
+      traits: { factor_id: set.id, factor_type: RECOVERY_CODE_TYPE, success: match !== undefined },
+    });
+    if (match === undefined || !(await useRecoveryCode(tx, match, now))) {
+      // Returned, not thrown: the count must be committed.
+      const failures = set.failedVerificationCount + 1;
+      const lock = failures >= MAX_FAILED_RECOVERY_CODES;
+      await updateRecoverySet(tx, set.id, {
+        failedVerificationCount: lock ? 0 : failures,
+        verificationLockedUntil: lock ? new Date(now.getTime() + RECOVERY_LOCK_SECONDS * 1000) : null,
+        updatedAt: now,
+      });
+      return { failed: true } as const;
+    }
+    await updateRecoverySet(tx, set.id, { failedVerificationCount: 0, verificationLockedUntil: null, updatedAt: now });
+    return upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: set.id, method: RECOVERY_CODE_AMR, now });
+  });
+  if ('failed' in outcome) throw unprocessable('mfa_verification_failed', 'Invalid recovery code entered');
+  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken });
+  return issued.body;
+}
