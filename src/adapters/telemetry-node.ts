@@ -7,7 +7,9 @@ import { DiagLogLevel, diag, metrics, propagation, trace } from '@opentelemetry/
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, type Sampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, type Sampler, type SpanExporter, TraceIdRatioBasedSampler, TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import { otlpSignalUrl, parseKeyValues, resourceAttributes } from '../telemetry/otel-config.ts';
@@ -111,8 +113,11 @@ function sampler(env: Env, logger: Logger): { sampler: Sampler; parentBased: boo
 
 const positive = (v: string | undefined): number | undefined => (v && Number(v) > 0 ? Number(v) : undefined);
 
-/** DEBUG=true: the SDK's diagnostics through our logger, with the exporter headers' values blanked. */
-function diagnostics(config: Config, env: Env, logger: Logger): void {
+/**
+ * The SDK's diagnostics through our logger, with the exporter headers' values blanked: all of them
+ * with DEBUG=true, else warnings and errors (a failed export, spans dropped from a full queue).
+ */
+function diagnostics(config: Config, env: Env, logger: Logger, level: DiagLogLevel): void {
   const secrets = [config.otel.exporterOtlpHeaders, env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, env.OTEL_EXPORTER_OTLP_METRICS_HEADERS]
     .flatMap((h) => Object.values(parseKeyValues(h))).filter((v) => v.length > 0);
   const scrub = (msg: string, args: unknown[]) => {
@@ -121,7 +126,7 @@ function diagnostics(config: Config, env: Env, logger: Logger): void {
     return text;
   };
   const at = (level: 'error' | 'warn' | 'info' | 'debug') => (msg: string, ...args: unknown[]) => logger[level](`otel: ${scrub(msg, args)}`);
-  diag.setLogger({ error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('debug') }, DiagLogLevel.DEBUG);
+  diag.setLogger({ error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('debug') }, level);
 }
 
 /** A collector URL for the log: no user name or password. */
@@ -144,13 +149,50 @@ function safeJson(v: unknown): string {
   }
 }
 
+/** OTEL_EXPORTER_OTLP_{TRACES_,}COMPRESSION=gzip, read here so a value from .env counts too. */
+function gzip(env: Env): boolean {
+  return (env.OTEL_EXPORTER_OTLP_TRACES_COMPRESSION || env.OTEL_EXPORTER_OTLP_COMPRESSION)?.trim().toLowerCase() === 'gzip';
+}
+
+/**
+ * The SDK's tracer provider, BatchSpanProcessor (OTEL_BSP_*) and OTLP/HTTP exporter
+ * (http/protobuf or http/json; URL, headers, compression, timeout from the standard variables).
+ * No context manager: child spans get their parent passed (telemetry/tracing.ts).
+ */
+async function sdkTracerProvider(o: Otlp, env: Env, resource: Resource, sampler: Sampler): Promise<TracerProvider> {
+  const { OTLPTraceExporter } = o.protocol === 'http/json'
+    ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
+  type Options = NonNullable<ConstructorParameters<typeof OTLPTraceExporter>[0]>;
+  const timeout = positive(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || env.OTEL_EXPORTER_OTLP_TIMEOUT);
+  const exporter: SpanExporter = new OTLPTraceExporter({
+    url: o.url, headers: o.headers,
+    ...(gzip(env) ? { compression: 'gzip' as Options['compression'] } : {}),
+    ...(timeout ? { timeoutMillis: timeout } : {}),
+  });
+  const maxQueueSize = positive(env.OTEL_BSP_MAX_QUEUE_SIZE) ?? 2048;
+  const processor = new BatchSpanProcessor({
+    exporter, maxQueueSize,
+    maxExportBatchSize: Math.min(positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE) ?? 512, maxQueueSize),
+    scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY) ?? 5000,
+    exportTimeoutMillis: positive(env.OTEL_BSP_EXPORT_TIMEOUT) ?? 30_000,
+  });
+  return new TracerProvider({ resource, sampler, spanProcessors: [processor] });
+}
+
 export async function startNodeTelemetry(config: Config, env: Env, logger: Logger, version: string): Promise<Telemetry> {
-  if (config.debug) diagnostics(config, env, logger);
+  if (config.debug) diagnostics(config, env, logger, DiagLogLevel.DEBUG);
+  else if (config.tracing.enabled || config.metrics.enabled) diagnostics(config, env, logger, DiagLogLevel.WARN);
   const resource = telemetryResource(config, version);
   const parts: { shutdown(): Promise<void> }[] = [];
   if (config.tracing.enabled) {
     const o = otlpSettings(config, env, 'traces');
     checkProtocol(o, logger);
+    if (env.AUTHSVC_AB_TRACER !== 'recorder') {
+      const provider = await sdkTracerProvider(o, env, resource, sampler(env, logger).sampler);
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+      trace.setGlobalTracerProvider(provider);
+      parts.push(provider);
+    } else {
     const encoder = spanEncoder(o.protocol as OtlpProtocol, resourceAttributes(config, version));
     const sender = await traceSender(o, encoder.contentType, logger);
     const maxQueueSize = positive(env.OTEL_BSP_MAX_QUEUE_SIZE) ?? 2048;
@@ -165,6 +207,7 @@ export async function startNodeTelemetry(config: Config, env: Env, logger: Logge
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(recorder);
     parts.push(provider);
+    }
     logger.info(`tracing: OTLP ${o.protocol} to ${o.url ? withoutCredentials(o.url) : 'the exporter default (OTEL_EXPORTER_OTLP_ENDPOINT or localhost:4318)'}`);
   }
   if (config.metrics.enabled) {
