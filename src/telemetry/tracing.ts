@@ -1,5 +1,5 @@
 // Spans through @opentelemetry/api only: without a registered tracer provider (TRACING_ENABLED=
-// false, the default) every call here is the API's no-op. The adapters register span-recorder.ts
+// false, the default) every call here is the API's no-op. The adapters register the SDK's tracer provider
 // (telemetry-node.ts, telemetry-workers.ts).
 // Span names and attributes never carry parameter values, bodies, headers or query strings.
 //
