@@ -47,7 +47,6 @@ const HELP = `npm run bench [-- options]
                       http/protobuf to a collector stand-in in this process; compare with a run without
   --sample-ratio <r>  with --tracing: OTEL_TRACES_SAMPLER=parentbased_traceidratio at r (0..1) instead of
                       always_on (every request)
-  --tracer <impl>     with --tracing: sdk (default) or recorder, for the A/B of docs/decisions/tracer.md
   --footprint         start-up time and idle RSS (3 starts each, Postgres and embedded); no load
   --node-flags <f>    Node flags for authsvc in place of those \`npm start\` passes (package.json),
                       e.g. --node-flags="" for Node's defaults
@@ -64,7 +63,7 @@ function parseCli() {
       pglite: { type: 'boolean' }, 'database-url': { type: 'string' }, threadpool: { type: 'string' },
       pool: { type: 'string' }, users: { type: 'string' }, only: { type: 'string' }, 'no-peer': { type: 'boolean' },
       'no-ceilings': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' }, 'count-queries': { type: 'boolean' },
-      json: { type: 'string' }, footprint: { type: 'boolean' }, tracing: { type: 'boolean' }, 'sample-ratio': { type: 'string' }, tracer: { type: 'string' }, 'node-flags': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      json: { type: 'string' }, footprint: { type: 'boolean' }, tracing: { type: 'boolean' }, 'sample-ratio': { type: 'string' }, 'node-flags': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
@@ -82,7 +81,6 @@ function parseCli() {
     if (!(n >= 0 && n <= 1)) throw new Error(`--sample-ratio: expected a number from 0 to 1, got "${v}"`);
     return n;
   };
-  if (values.tracer !== undefined && values.tracer !== 'sdk' && values.tracer !== 'recorder') throw new Error(`--tracer: sdk or recorder, got "${values.tracer}"`);
   const seconds = values.quick ? num(values.duration, 2, 'duration') : num(values.duration, 10, 'duration');
   const only = new Set<Scenario>();
   for (const s of (values.only ?? SCENARIOS.join(',')).split(',').map((x) => x.trim()).filter(Boolean)) {
@@ -108,7 +106,6 @@ function parseCli() {
     footprint: !!values.footprint,
     tracing: !!values.tracing,
     sampleRatio: values['sample-ratio'] === undefined ? undefined : ratio(values['sample-ratio']),
-    tracer: values.tracer === 'recorder' ? 'recorder' : 'sdk',
     nodeFlags: values['node-flags'] === undefined ? undefined : values['node-flags'].split(/\s+/).filter(Boolean),
   };
 }
@@ -252,7 +249,6 @@ async function main(): Promise<void> {
         OTEL_BSP_MAX_QUEUE_SIZE: '65536', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2048',
         ...(args.sampleRatio === undefined ? { OTEL_TRACES_SAMPLER: 'always_on' }
           : { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(args.sampleRatio) }),
-        AUTHSVC_AB_TRACER: args.tracer,
       } : {}),
     },
   });
@@ -400,7 +396,7 @@ async function main(): Promise<void> {
     `${connections} connections, ${seconds}s per scenario after ${warmup}s warm-up, UV_THREADPOOL_SIZE=${args.threadpool}, ` +
       `DB_MAX_POOL_SIZE=${args.pool ?? 'default'}, ${args.pglite ? 0 : args.users} background users, load average at start ${m.loadAvg1.toFixed(2)}` +
       (args.quick ? ' — QUICK RUN: smoke numbers' : '') + (args.countQueries ? ' — COUNTING PROXY IN PATH' : '') +
-      (args.cpuProf ? ' — UNDER --cpu-prof' : '') + (args.tracing ? ` — TRACING ON (${args.sampleRatio === undefined ? 100 : args.sampleRatio * 100}% sampled, ${args.tracer}, OTLP http/protobuf to a local sink)` : ''),
+      (args.cpuProf ? ' — UNDER --cpu-prof' : '') + (args.tracing ? ` — TRACING ON (${args.sampleRatio === undefined ? 100 : args.sampleRatio * 100}% sampled, OTLP http/protobuf to a local sink)` : ''),
   ];
   if (m.loadAvg1 > m.cores * 0.5) head.push(`warning: the machine was busy at start (load ${m.loadAvg1.toFixed(2)} on ${m.cores} cores): numbers are not comparable`);
   const table = renderTable(
