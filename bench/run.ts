@@ -45,6 +45,8 @@ const HELP = `npm run bench [-- options]
                       statements / round trips per request (adds a hop: not the numbers to quote)
   --tracing           authsvc with TRACING_ENABLED (every request sampled), exporting OTLP
                       http/protobuf to a collector stand-in in this process; compare with a run without
+  --sample-ratio <r>  with --tracing: OTEL_TRACES_SAMPLER=parentbased_traceidratio at r (0..1) instead of
+                      always_on (every request)
   --footprint         start-up time and idle RSS (3 starts each, Postgres and embedded); no load
   --node-flags <f>    Node flags for authsvc in place of those \`npm start\` passes (package.json),
                       e.g. --node-flags="" for Node's defaults
@@ -61,7 +63,7 @@ function parseCli() {
       pglite: { type: 'boolean' }, 'database-url': { type: 'string' }, threadpool: { type: 'string' },
       pool: { type: 'string' }, users: { type: 'string' }, only: { type: 'string' }, 'no-peer': { type: 'boolean' },
       'no-ceilings': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' }, 'count-queries': { type: 'boolean' },
-      json: { type: 'string' }, footprint: { type: 'boolean' }, tracing: { type: 'boolean' }, 'node-flags': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      json: { type: 'string' }, footprint: { type: 'boolean' }, tracing: { type: 'boolean' }, 'sample-ratio': { type: 'string' }, 'node-flags': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
@@ -72,6 +74,11 @@ function parseCli() {
     if (v === undefined) return d;
     const n = Number(v);
     if (!Number.isFinite(n) || n < 0) throw new Error(`--${name}: expected a number, got "${v}"`);
+    return n;
+  };
+  const ratio = (v: string) => {
+    const n = Number(v);
+    if (!(n >= 0 && n <= 1)) throw new Error(`--sample-ratio: expected a number from 0 to 1, got "${v}"`);
     return n;
   };
   const seconds = values.quick ? num(values.duration, 2, 'duration') : num(values.duration, 10, 'duration');
@@ -98,6 +105,7 @@ function parseCli() {
     json: values.json,
     footprint: !!values.footprint,
     tracing: !!values.tracing,
+    sampleRatio: values['sample-ratio'] === undefined ? undefined : ratio(values['sample-ratio']),
     nodeFlags: values['node-flags'] === undefined ? undefined : values['node-flags'].split(/\s+/).filter(Boolean),
   };
 }
@@ -238,7 +246,9 @@ async function main(): Promise<void> {
       // Every request sampled; a queue deep enough that no span is dropped under load.
       ...(sink ? {
         AUTHSVC_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-        OTEL_TRACES_SAMPLER: 'always_on', OTEL_BSP_MAX_QUEUE_SIZE: '65536', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2048',
+        OTEL_BSP_MAX_QUEUE_SIZE: '65536', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2048',
+        ...(args.sampleRatio === undefined ? { OTEL_TRACES_SAMPLER: 'always_on' }
+          : { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(args.sampleRatio) }),
       } : {}),
     },
   });
@@ -386,7 +396,7 @@ async function main(): Promise<void> {
     `${connections} connections, ${seconds}s per scenario after ${warmup}s warm-up, UV_THREADPOOL_SIZE=${args.threadpool}, ` +
       `DB_MAX_POOL_SIZE=${args.pool ?? 'default'}, ${args.pglite ? 0 : args.users} background users, load average at start ${m.loadAvg1.toFixed(2)}` +
       (args.quick ? ' — QUICK RUN: smoke numbers' : '') + (args.countQueries ? ' — COUNTING PROXY IN PATH' : '') +
-      (args.cpuProf ? ' — UNDER --cpu-prof' : '') + (args.tracing ? ' — TRACING ON (100% sampled, OTLP http/protobuf to a local sink)' : ''),
+      (args.cpuProf ? ' — UNDER --cpu-prof' : '') + (args.tracing ? ` — TRACING ON (${args.sampleRatio === undefined ? 100 : args.sampleRatio * 100}% sampled, OTLP http/protobuf to a local sink)` : ''),
   ];
   if (m.loadAvg1 > m.cores * 0.5) head.push(`warning: the machine was busy at start (load ${m.loadAvg1.toFixed(2)} on ${m.cores} cores): numbers are not comparable`);
   const table = renderTable(

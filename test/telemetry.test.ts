@@ -246,6 +246,34 @@ describe('sampling and the per-signal OTLP variables', () => {
   });
 });
 
+describe('the batch processor and the exporter settings', () => {
+  test('OTEL_EXPORTER_OTLP_COMPRESSION=gzip: bodies are gzipped; beyond OTEL_BSP_MAX_QUEUE_SIZE spans are dropped and the log says how many', async () => {
+    // A collector that takes a second to answer: while the first batch is out, the queue (2) fills.
+    const slow = await startOtlpReceiver({ delayMs: 1000 });
+    const server = await startServer({
+      env: {
+        ...baseEnv, AUTHSVC_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: slow.url, OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
+        OTEL_BSP_MAX_QUEUE_SIZE: '2', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2', OTEL_BSP_SCHEDULE_DELAY: '50',
+      },
+    });
+    try {
+      for (let i = 0; i < 2; i++) expect((await call(server, 'GET', '/settings')).status).toBe(200);
+      await slow.waitFor(() => slow.requests.length > 0 || undefined);
+      await Promise.all(Array.from({ length: 20 }, async () => expect((await call(server, 'GET', '/settings')).status).toBe(200)));
+      // The count is logged when the next span finds room in the queue again.
+      await new Promise((r) => setTimeout(r, 2500));
+      expect((await call(server, 'GET', '/settings')).status).toBe(200);
+      const line = await slow.waitFor(() => server.lines.find((l) => /Dropped \d+ spans because maxQueueSize reached/.test(l)));
+      expect(Number(/Dropped (\d+) spans/.exec(line)![1])).toBeGreaterThanOrEqual(10);
+      expect(slow.requests[0]!.headers['content-encoding']).toBe('gzip');
+      expect(slow.spans.filter((s) => s.name === 'GET /settings').length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await server.stop();
+      await slow.close();
+    }
+  });
+});
+
 describe('OTLP http/json: traces and pushed metrics', () => {
   test('spans and metrics arrive as OTLP/JSON', async () => {
     const receiver = await startOtlpReceiver();

@@ -3,17 +3,17 @@
 // Configured by the standard variables only: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
 // OTEL_EXPORTER_OTLP_{,TRACES_,METRICS_}{ENDPOINT,PROTOCOL,HEADERS}, OTEL_METRIC_EXPORT_INTERVAL,
 // OTEL_EXPORTER_PROMETHEUS_HOST/PORT, OTEL_TRACES_SAMPLER(_ARG), OTEL_BSP_*.
-import { DiagLogLevel, diag, metrics, propagation, trace } from '@opentelemetry/api';
+import { metrics, propagation, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, type Sampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, type Sampler, type SpanExporter, TraceIdRatioBasedSampler, TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import { otlpSignalUrl, parseKeyValues, resourceAttributes } from '../telemetry/otel-config.ts';
-import { type EncodedBatch, type OtlpProtocol, spanEncoder } from '../telemetry/otlp-trace-encoding.ts';
-import { BatchingSpanSink, type SendBatch } from '../telemetry/span-export.ts';
-import { SpanRecorder } from '../telemetry/span-recorder.ts';
+import { otelDiagnostics } from '../telemetry/otel-diagnostics.ts';
 import { registerRuntimeMetrics } from './runtime-metrics.ts';
 
 export interface Telemetry {
@@ -46,31 +46,6 @@ function checkProtocol(o: Otlp, logger: Logger): void {
   }
 }
 
-/**
- * Sends encoded span batches through the SDK's OTLP/HTTP transport: the URL, headers, timeout and
- * compression from the standard variables, retries with back-off on 429/502/503/504, at most 30
- * requests in flight. Only the encoding is ours (span-recorder.ts says why).
- */
-async function traceSender(o: Otlp, contentType: string, logger: Logger): Promise<{ send: SendBatch; shutdown(): Promise<void> }> {
-  const { convertLegacyHttpOptions, createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
-  const { JsonTraceSerializer, ProtobufTraceSerializer } = await import('@opentelemetry/otlp-transformer');
-  const responses = o.protocol === 'http/json' ? JsonTraceSerializer : ProtobufTraceSerializer;
-  const delegate = createOtlpHttpExportDelegate(
-    convertLegacyHttpOptions({ url: o.url, headers: o.headers }, 'TRACES', 'v1/traces', { 'Content-Type': contentType }),
-    { serializeRequest: (batch: EncodedBatch) => batch.body, deserializeResponse: (data: Uint8Array) => responses.deserializeResponse(data) },
-    'otlp_http_span_exporter', { name: 'span', countItems: (batch: EncodedBatch) => batch.length }, undefined,
-  );
-  return {
-    send: (batch) => new Promise<void>((done) => {
-      delegate.export(batch, (result) => {
-        if (result.code !== 0) logger.warn('trace export failed', { error: result.error?.message ?? 'unknown', spans: batch.length });
-        done();
-      });
-    }),
-    shutdown: () => delegate.shutdown(),
-  };
-}
-
 async function metricReader(config: Config, env: Env, logger: Logger): Promise<MetricReader> {
   if (config.metrics.exporter === 'prometheus') {
     const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
@@ -89,11 +64,8 @@ async function metricReader(config: Config, env: Env, logger: Logger): Promise<M
   return new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(30_000, interval) });
 }
 
-/**
- * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, as the SDK's samplers; the default is
- * parentbased_always_on (every request). `parentBased`: children follow their parent.
- */
-function sampler(env: Env, logger: Logger): { sampler: Sampler; parentBased: boolean } {
+/** OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, as the SDK's samplers; the default is parentbased_always_on (every request). */
+function sampler(env: Env, logger: Logger): Sampler {
   const name = (env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on').trim().toLowerCase();
   const arg = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
   const ratio = Number.isFinite(arg) && arg >= 0 && arg <= 1 ? arg : 1;
@@ -104,25 +76,12 @@ function sampler(env: Env, logger: Logger): { sampler: Sampler; parentBased: boo
   const make = root[parented ? name.slice('parentbased_'.length) : name];
   if (!make) {
     logger.warn(`OTEL_TRACES_SAMPLER=${name} is not supported: using parentbased_always_on`);
-    return { sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }), parentBased: true };
+    return new ParentBasedSampler({ root: new AlwaysOnSampler() });
   }
-  return parented ? { sampler: new ParentBasedSampler({ root: make() }), parentBased: true } : { sampler: make(), parentBased: false };
+  return parented ? new ParentBasedSampler({ root: make() }) : make();
 }
 
 const positive = (v: string | undefined): number | undefined => (v && Number(v) > 0 ? Number(v) : undefined);
-
-/** DEBUG=true: the SDK's diagnostics through our logger, with the exporter headers' values blanked. */
-function diagnostics(config: Config, env: Env, logger: Logger): void {
-  const secrets = [config.otel.exporterOtlpHeaders, env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, env.OTEL_EXPORTER_OTLP_METRICS_HEADERS]
-    .flatMap((h) => Object.values(parseKeyValues(h))).filter((v) => v.length > 0);
-  const scrub = (msg: string, args: unknown[]) => {
-    let text = [msg, ...args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : safeJson(a)))].join(' ');
-    for (const s of secrets) text = text.split(s).join('[redacted]');
-    return text;
-  };
-  const at = (level: 'error' | 'warn' | 'info' | 'debug') => (msg: string, ...args: unknown[]) => logger[level](`otel: ${scrub(msg, args)}`);
-  diag.setLogger({ error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('debug') }, DiagLogLevel.DEBUG);
-}
 
 /** A collector URL for the log: no user name or password. */
 function withoutCredentials(url: string): string {
@@ -136,34 +95,49 @@ function withoutCredentials(url: string): string {
   }
 }
 
-function safeJson(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
+/** OTEL_EXPORTER_OTLP_{TRACES_,}COMPRESSION=gzip, read here so a value from .env counts too. */
+function gzip(env: Env): boolean {
+  return (env.OTEL_EXPORTER_OTLP_TRACES_COMPRESSION || env.OTEL_EXPORTER_OTLP_COMPRESSION)?.trim().toLowerCase() === 'gzip';
+}
+
+/**
+ * The SDK's tracer provider, BatchSpanProcessor (OTEL_BSP_*) and OTLP/HTTP exporter
+ * (http/protobuf or http/json; URL, headers, compression, timeout from the standard variables).
+ * No context manager: child spans get their parent passed (telemetry/tracing.ts).
+ */
+async function sdkTracerProvider(o: Otlp, env: Env, resource: Resource, sampler: Sampler): Promise<TracerProvider> {
+  const { OTLPTraceExporter } = o.protocol === 'http/json'
+    ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
+  type Options = NonNullable<ConstructorParameters<typeof OTLPTraceExporter>[0]>;
+  const timeout = positive(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || env.OTEL_EXPORTER_OTLP_TIMEOUT);
+  const exporter: SpanExporter = new OTLPTraceExporter({
+    url: o.url, headers: o.headers,
+    ...(gzip(env) ? { compression: 'gzip' as Options['compression'] } : {}),
+    ...(timeout ? { timeoutMillis: timeout } : {}),
+  });
+  const maxQueueSize = positive(env.OTEL_BSP_MAX_QUEUE_SIZE) ?? 2048;
+  const processor = new BatchSpanProcessor({
+    exporter, maxQueueSize,
+    maxExportBatchSize: Math.min(positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE) ?? 512, maxQueueSize),
+    scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY) ?? 5000,
+    exportTimeoutMillis: positive(env.OTEL_BSP_EXPORT_TIMEOUT) ?? 30_000,
+  });
+  return new TracerProvider({ resource, sampler, spanProcessors: [processor] });
 }
 
 export async function startNodeTelemetry(config: Config, env: Env, logger: Logger, version: string): Promise<Telemetry> {
-  if (config.debug) diagnostics(config, env, logger);
+  const headerValues = [config.otel.exporterOtlpHeaders, env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, env.OTEL_EXPORTER_OTLP_METRICS_HEADERS]
+    .flatMap((h) => Object.values(parseKeyValues(h)));
+  otelDiagnostics(logger, headerValues, config.debug);
   const resource = telemetryResource(config, version);
   const parts: { shutdown(): Promise<void> }[] = [];
   if (config.tracing.enabled) {
     const o = otlpSettings(config, env, 'traces');
     checkProtocol(o, logger);
-    const encoder = spanEncoder(o.protocol as OtlpProtocol, resourceAttributes(config, version));
-    const sender = await traceSender(o, encoder.contentType, logger);
-    const maxQueueSize = positive(env.OTEL_BSP_MAX_QUEUE_SIZE) ?? 2048;
-    const sink = new BatchingSpanSink(encoder, sender.send, {
-      scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY) ?? 1000, maxQueueSize,
-      maxExportBatchSize: Math.min(positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE) ?? 512, maxQueueSize),
-      onDropped: (count) => logger.warn(`tracing: ${count} spans dropped, the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE=${maxQueueSize})`),
-    });
-    const recorder = new SpanRecorder({ ...sampler(env, logger), sink });
-    const provider = { shutdown: async () => { await recorder.shutdown(); await sender.shutdown(); } };
+    const provider = await sdkTracerProvider(o, env, resource, sampler(env, logger));
     // No context manager: child spans get their parent passed (telemetry/tracing.ts).
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(recorder);
+    trace.setGlobalTracerProvider(provider);
     parts.push(provider);
     logger.info(`tracing: OTLP ${o.protocol} to ${o.url ? withoutCredentials(o.url) : 'the exporter default (OTEL_EXPORTER_OTLP_ENDPOINT or localhost:4318)'}`);
   }

@@ -186,7 +186,7 @@ async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
   }
   const fetchFn: typeof fetch = (input, init) => fetch(input, init);
   const tracing = config.tracing.enabled
-    ? (await import('./telemetry-workers.ts')).startWorkersTracing(config, VERSION, logger, fetchFn)
+    ? (await import('./telemetry-workers.ts')).startWorkersTracing(config, VERSION, logger)
     : undefined;
   const base: Omit<Deps, 'db'> = {
     config,

@@ -1,5 +1,5 @@
 // Spans through @opentelemetry/api only: without a registered tracer provider (TRACING_ENABLED=
-// false, the default) every call here is the API's no-op. The adapters register span-recorder.ts
+// false, the default) every call here is the API's no-op. The adapters register the SDK's
 // (telemetry-node.ts, telemetry-workers.ts).
 // Span names and attributes never carry parameter values, bodies, headers or query strings.
 //
@@ -69,7 +69,7 @@ export function statementSummary(text: string, preparedName?: string): { name: s
   if (table) attributes['db.collection.name'] = table;
   const summary = table ? `${op} ${table}` : op;
   attributes['db.query.summary'] = summary;
-  // Frozen: the same object goes with every run of the statement (the encoder caches its bytes).
+  // Frozen: the same object goes with every run of the statement.
   return { name: preparedName || summary, attributes: Object.freeze(attributes) };
 }
 

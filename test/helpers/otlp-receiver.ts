@@ -2,6 +2,7 @@
 // http/json, decodes the spans (a small protobuf wire-format reader, field numbers from
 // opentelemetry-proto) and keeps the metric names. Loopback only.
 import { type Server, createServer } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 
 export interface ReceivedSpan {
   traceId: string;
@@ -141,7 +142,8 @@ export function decodeTraceJson(body: string): ReceivedSpan[] {
   return spans;
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/** `delayMs`: each answer waits that long (a slow collector). A gzip body is unzipped first. */
+export async function startOtlpReceiver(opts: { delayMs?: number } = {}): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const metricNames = new Set<string>();
   const requests: OtlpRequest[] = [];
@@ -150,7 +152,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = Buffer.concat(chunks);
+      const sent = Buffer.concat(chunks);
+      const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(sent) : sent;
       const contentType = req.headers['content-type'] ?? '';
       const path = req.url ?? '';
       requests.push({ path, contentType, headers: req.headers });
@@ -161,8 +164,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         const doc = JSON.parse(body.toString('utf8')) as { resourceMetrics?: { scopeMetrics?: { metrics?: { name: string }[] }[] }[] };
         for (const rm of doc.resourceMetrics ?? []) for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metricNames.add(m.name);
       }
-      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
-      res.end(json ? '{}' : '');
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
+        res.end(json ? '{}' : '');
+      }, opts.delayMs ?? 0);
     });
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
