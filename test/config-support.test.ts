@@ -16,6 +16,7 @@ const BASE: Env = { ...GOTRUE_ENV, GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For' }
 const CANDIDATES = [
   'true', 'false', '7', '2h', 'https://example.com/x', 'postgres://other@db/x', 'x', 'a,b', 'twilio', 'prometheus',
   'debug', 'turnstile', 'postgres', '+15555550100:123456', '2040-01-01T00:00:00Z', '10/1h',
+  'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
   JSON.stringify([{ kty: 'oct', k: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', kid: 'k1', key_ops: ['sign', 'verify'], alg: 'HS256' }]),
 ];
 
@@ -24,6 +25,10 @@ const COMPANIONS: Record<string, Env> = {
   RESEND_BASE_URL: { GOTRUE_RESEND_API_KEY: 're_x' },
   PASSWORD_HIBP_FAIL_CLOSED: { GOTRUE_PASSWORD_HIBP_ENABLED: 'true' },
   SECURITY_CAPTCHA_ENABLED: { GOTRUE_SECURITY_CAPTCHA_SECRET: 's' },
+  SECURITY_DB_ENCRYPTION_ENCRYPT: {
+    GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: 'k1', GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
+    GOTRUE_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: 'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
+  },
   // Whichever provider a sample names, its credentials are there.
   SMS_PROVIDER: {
     GOTRUE_SMS_TWILIO_ACCOUNT_SID: 'AC1', GOTRUE_SMS_TWILIO_AUTH_TOKEN: 't', GOTRUE_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { FIELD_NAMES, type FieldName, type Flat, FLAT_SCHEMA, GITLAB_URL, unbuiltSettings, upper } from './fields.ts';
 import { allowsBare, candidateKeys, label, resolve } from './names.ts';
 import { type Config, type ConfigResult, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName, type Support } from './types.ts';
-import { algorithmOf, DEFAULT_DATA_DIR } from './values.ts';
+import { algorithmOf, DEFAULT_DATA_DIR, isDbEncryptionKey } from './values.ts';
 
 const SMS_CREDENTIALS: Record<SmsProviderName, string[]> = {
   twilio: ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_MESSAGE_SERVICE_SID'],
@@ -26,6 +26,17 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
   if (!isSet('JWT_KEYS')) required('JWT_SECRET', ' (or set JWT_KEYS)');
   if (!local && !isSet('RESEND_API_KEY')) required('SMTP_HOST', ' unless RESEND_API_KEY is set');
   if (c.SECURITY_CAPTCHA_ENABLED) required('SECURITY_CAPTCHA_SECRET', ' when SECURITY_CAPTCHA_ENABLED is true');
+  // GoTrue's DatabaseEncryptionConfiguration.Validate (the decryption keys are checked as they parse).
+  if (c.SECURITY_DB_ENCRYPTION_ENCRYPT) {
+    const id = c.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID;
+    if (id === '') problem('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID', 'is required when SECURITY_DB_ENCRYPTION_ENCRYPT is true');
+    if (!isDbEncryptionKey(c.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY)) {
+      problem('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY', 'must be 256 bits of unpadded base64url when SECURITY_DB_ENCRYPTION_ENCRYPT is true');
+    }
+    if (id !== '' && !c.SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS[id]) {
+      problem('SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS', `must also hold the encryption key (id "${id}")`);
+    }
+  }
   if (c.MAILER_AUTOCONFIRM && c.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS) {
     problem('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS', 'cannot be true while MAILER_AUTOCONFIRM is true');
   }
@@ -204,6 +215,10 @@ function build(c: Flat, local: boolean): Config {
       updatePasswordRequireCurrentPassword: c.SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD,
       manualLinkingEnabled: c.SECURITY_MANUAL_LINKING_ENABLED,
       sbForwardedForEnabled: c.SECURITY_SB_FORWARDED_FOR_ENABLED,
+      dbEncryption: {
+        encrypt: c.SECURITY_DB_ENCRYPTION_ENCRYPT, encryptionKeyId: c.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID,
+        encryptionKey: c.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY, decryptionKeys: c.SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS,
+      },
       captcha: {
         enabled: c.SECURITY_CAPTCHA_ENABLED, provider: c.SECURITY_CAPTCHA_PROVIDER,
         secret: c.SECURITY_CAPTCHA_SECRET, timeout: c.SECURITY_CAPTCHA_TIMEOUT, verifyUrl: c.SECURITY_CAPTCHA_VERIFY_URL,

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
 import { type ConfigVariable, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
-import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
+import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
 
 const rawValue = z.string().optional();
 
@@ -139,7 +139,10 @@ const STATIC_FIELDS = {
   MFA_RECOVERY_CODES_ENROLL_ENABLED: f(bool(false), 'false', 'Users may generate MFA recovery codes (an aal2 session is needed).'),
   MFA_RECOVERY_CODES_VERIFY_ENABLED: f(bool(false), 'false', 'MFA recovery codes may be used to reach aal2.'),
   MFA_RECOVERY_CODES_COUNT: f(withDefault(integer(5, 20), 10), '10', 'Recovery codes in a set, 5 to 20 (other values stop start-up).'),
-  SECURITY_DB_ENCRYPTION_ENCRYPT: f(bool(false), 'false', 'Encrypt TOTP secrets and phone factor codes at rest.'),
+  SECURITY_DB_ENCRYPTION_ENCRYPT: f(bool(false), 'false', 'Store TOTP secrets and phone factor codes encrypted (GoTrue\'s format: AES-256-GCM under a per-row HKDF-SHA256 key); values written plain or under an older key are re-encrypted when next verified.'),
+  SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: f(textOr(''), 'required when encrypting', 'Id of the key new values are encrypted with; it must also be in SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS.'),
+  SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: f(textOr(''), 'required when encrypting', 'The encryption key: 32 random bytes in unpadded base64url.'),
+  SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: f(withDefault(parseDecryptionKeys, {}), '', 'Keys that open stored values, as id:key,id:key (each 32 bytes in unpadded base64url); read even when SECURITY_DB_ENCRYPTION_ENCRYPT is false, so values encrypted before stay readable.'),
   SESSIONS_TIMEBOX: f(withDefault(seconds, 0), '0', 'Longest life of a session from its sign-in (e.g. 24h); a refresh after it is refused with session_expired. 0: no limit.'),
   SESSIONS_SINGLE_PER_USER: f(bool(false), 'false', 'Only the most recently refreshed session of a user (per tag) may refresh; the others get session_expired.'),
   SESSIONS_TAGS: f(withDefault(parseList, []), '', 'Session tags, comma-separated: with SESSIONS_SINGLE_PER_USER one session per tag; untagged sessions count as the first.'),
@@ -271,9 +274,6 @@ export function support(name: FieldName): Support {
   if (name === 'OPERATOR_TOKEN' || name === 'API_ENDPOINT') return no('multi-instance mode is not supported');
   if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
   if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');
-  // Running with factor secrets in plain text when the operator asked for them encrypted would be
-  // less protected than asked: refused.
-  if (name === 'SECURITY_DB_ENCRYPTION_ENCRYPT') return no('encrypting MFA secrets at rest is not built', true);
   if (name === 'MAILER_EXTERNAL_HOSTS') return no('links in emails always use API_EXTERNAL_URL');
   // As in GoTrue: Apple and Google are always reached at their own hosts, and only ID-token
   // providers have a nonce to skip.

@@ -46,6 +46,8 @@ export interface Config {
   security: {
     refreshTokenRotationEnabled: boolean; refreshTokenReuseInterval: number; updatePasswordRequireReauthentication: boolean;
     updatePasswordRequireCurrentPassword: boolean; manualLinkingEnabled: boolean; sbForwardedForEnabled: boolean;
+    /** SECURITY_DB_ENCRYPTION_*: GoTrue's encrypted strings for factor secrets and phone codes. */
+    dbEncryption: { encrypt: boolean; encryptionKeyId: string; encryptionKey: string; decryptionKeys: Record<string, string> };
     captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret?: string; timeout: number; verifyUrl?: string };
   };
   mfa: {

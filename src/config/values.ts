@@ -195,3 +195,23 @@ export const wholeSecondsOr = (fallback: number) => (raw: string) => {
   if (!Number.isInteger(n)) throw new Error(`expected a whole number of seconds, got "${raw}"`);
   return n;
 };
+
+/** A SECURITY_DB_ENCRYPTION key: 256 bits in unpadded base64url (Go's RawURLEncoding), i.e. 43 characters. */
+export const isDbEncryptionKey = (key: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(key);
+
+/**
+ * SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `id:key,id:key` (envconfig's map syntax), every key
+ * checked as GoTrue's Validate does. Messages name key ids, never keys.
+ */
+export function parseDecryptionKeys(raw: string): Record<string, string> {
+  const keys: Record<string, string> = Object.create(null);
+  if (raw === '') return keys;
+  raw.split(',').forEach((pair, i) => {
+    const parts = pair.split(':');
+    if (parts.length !== 2) throw new Error(`item ${i + 1} is not id:key`);
+    const [id, key] = parts as [string, string];
+    if (!isDbEncryptionKey(key)) throw new Error(`decryption key with ID "${id}" must be 256 bits of unpadded base64url`);
+    keys[id] = key;
+  });
+  return keys;
+}

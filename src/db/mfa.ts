@@ -86,6 +86,11 @@ export async function markChallengeVerified(ex: Executor, id: string, now: Date)
   await ex.orm.update(ex.t.mfaChallenges).set({ verifiedAt: now }).where(eq(ex.t.mfaChallenges.id, id));
 }
 
+/** Rewrites a challenge's stored code (re-encryption under the current key). */
+export async function setChallengeOtpCode(ex: Executor, id: string, otpCode: string): Promise<void> {
+  await ex.orm.update(ex.t.mfaChallenges).set({ otpCode }).where(eq(ex.t.mfaChallenges.id, id));
+}
+
 export async function deleteChallenge(ex: Executor, id: string): Promise<void> {
   await ex.orm.delete(ex.t.mfaChallenges).where(eq(ex.t.mfaChallenges.id, id));
 }

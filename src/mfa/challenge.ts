@@ -3,6 +3,7 @@
 // a failed send takes the challenge, the stamp and the counted text back.
 import type { AuthContext } from '../app-env.ts';
 import { generateOtp } from '../crypto/otp.ts';
+import { sealSecret } from '../crypto/encrypted-string.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation } from '../db/database.ts';
 import { deleteChallenge, type FactorRow, findFactor, insertChallenge, stampChallenged, updateFactor } from '../db/mfa.ts';
@@ -68,7 +69,10 @@ async function challengeOnce(
       otpCode = generateOtp(cfg.otpLength, deps.randomBytes);
       out.sms({ kind: 'mfa', message: { phone: factor.phone ?? '', message: renderSms(cfg.template, otpCode), channel: channel ?? 'sms', otp: otpCode } });
     }
-    const challenge = await insertChallenge(tx, { id: crypto.randomUUID(), factorId: factor.id, createdAt: now, ipAddress: ip ?? UNKNOWN_IP, otpCode });
+    const id = crypto.randomUUID();
+    // Encrypted under SECURITY_DB_ENCRYPTION_ENCRYPT, bound to the challenge id (GoTrue's SetOtpCode).
+    const stored = otpCode === null ? null : await sealSecret(deps.config.security.dbEncryption, id, otpCode, deps.randomBytes);
+    const challenge = await insertChallenge(tx, { id, factorId: factor.id, createdAt: now, ipAddress: ip ?? UNKNOWN_IP, otpCode: stored });
     out.undo((u) => deleteChallenge(u, challenge.id));
     await stampChallenged(tx, factor.id, now, micros);
     out.undo((u) => restoreStamp(u, factor));

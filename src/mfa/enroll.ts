@@ -2,6 +2,7 @@
 // enrolment keeps its "not enabled" answer until WebAuthn factors are built.
 import { base32 } from '../crypto/encoding.ts';
 import type { AuthContext } from '../app-env.ts';
+import { sealSecret } from '../crypto/encrypted-string.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { deleteExpiredFactors, deleteUnverifiedPhoneFactors, type FactorRow, insertFactor, listFactors } from '../db/mfa.ts';
@@ -72,9 +73,12 @@ export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollIn
       throw unprocessable('too_many_enrolled_mfa_factors', 'Maximum number of verified factors reached, unenroll to continue');
     }
     if (verified > 0 && session.aal !== 'aal2') throw forbidden('insufficient_aal', 'AAL2 required to enroll a new factor');
+    const id = crypto.randomUUID();
+    // Encrypted under SECURITY_DB_ENCRYPTION_ENCRYPT, bound to the factor id (GoTrue's SetSecret).
+    const secret = totp ? await sealSecret(deps.config.security.dbEncryption, id, totp.secret, deps.randomBytes) : null;
     const row = await insertFactor(tx, {
-      id: crypto.randomUUID(), userId: user.id, friendlyName, factorType: type, status: 'unverified',
-      createdAt: now, updatedAt: now, secret: totp?.secret ?? null, phone: phone ?? null,
+      id, userId: user.id, friendlyName, factorType: type, status: 'unverified',
+      createdAt: now, updatedAt: now, secret, phone: phone ?? null,
     });
     const traits: Record<string, unknown> = { factor_id: row.id };
     if (type === 'phone') traits.factor_type = type;

@@ -3,12 +3,13 @@
 // two verifies of one challenge, or one TOTP code sent twice, cannot both win.
 import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
+import { DecryptionError, openSecret, sealSecret } from '../crypto/encrypted-string.ts';
 import { fromBase32, matchTotp } from '../crypto/totp.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import {
   type ChallengeRow, deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, lockChallenge,
-  markChallengeVerified, updateFactor,
+  markChallengeVerified, setChallengeOtpCode, updateFactor,
 } from '../db/mfa.ts';
 import type { Deps } from '../deps.ts';
 import { takeCodeAttempt } from '../flows/code-attempts.ts';
@@ -37,6 +38,21 @@ function challengeRefusal(deps: Deps, c: ChallengeRow | undefined, ip: string): 
   if (c.verifiedAt || c.ipAddress !== ip) return ipMismatch();
   if (deps.now().getTime() > c.createdAt.getTime() + deps.config.mfa.challengeExpiry * 1000) return 'expired';
   return undefined;
+}
+
+/**
+ * A factor secret or phone code as stored: in clear, plain or GoTrue's encrypted string. One that
+ * does not open (its key id is not in SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS, or the wrong key)
+ * answers as GoTrue does: 500 "Database error verifying MFA TOTP secret", the cause (key id and
+ * row id only) logged.
+ */
+async function openStored(deps: Deps, id: string, stored: string): Promise<{ value: string; reEncrypt: boolean }> {
+  try {
+    return await openSecret(deps.config.security.dbEncryption, id, stored);
+  } catch (err) {
+    if (err instanceof DecryptionError) throw new ApiError(500, 'unexpected_failure', 'Database error verifying MFA TOTP secret', undefined, err);
+    throw err;
+  }
 }
 
 export async function verifyFactor(
@@ -78,6 +94,7 @@ export async function verifyFactor(
   }
 
   const now = deps.now();
+  const encryption = deps.config.security.dbEncryption;
   const outcome = await transaction(deps.db, async (tx) => {
     const challenge = await lockChallenge(tx, challengeId, factor.id);
     const again = challengeRefusal(deps, challenge, ip);
@@ -87,19 +104,34 @@ export async function verifyFactor(
     if (!locked) throw challengeNotFound();
     let step: number | undefined;
     let valid: boolean;
+    // The stored secret in clear, and a write that re-encrypts it under the current key when due.
+    let reseal: (() => Promise<void>) | undefined;
     if (type === 'totp') {
-      const key = locked.secret ? fromBase32(locked.secret) : undefined;
+      const secret = locked.secret ? await openStored(deps, factor.id, locked.secret) : undefined;
+      if (secret?.reEncrypt) {
+        const plain = secret.value;
+        reseal = async () => void (await updateFactor(tx, factor.id, { secret: await sealSecret(encryption, factor.id, plain, deps.randomBytes) }));
+      }
+      const key = secret ? fromBase32(secret.value) : undefined;
       step = key ? matchTotp(key, code, now) : undefined;
       // A code is good once: its step must be later than the last one accepted (RFC 6238 §5.2).
       valid = step !== undefined && (locked.lastTotpStep === null || step > locked.lastTotpStep);
+    } else if (verifiedByProvider) {
+      valid = true;
     } else {
-      valid = verifiedByProvider || (challenge!.otpCode !== null && timingSafeEqual(challenge!.otpCode, code));
+      const otp = challenge!.otpCode !== null ? await openStored(deps, challengeId, challenge!.otpCode) : undefined;
+      // GoTrue re-encrypts a phone code only when the code was wrong: a right one is spent.
+      if (otp?.reEncrypt) {
+        const plain = otp.value;
+        reseal = async () => setChallengeOtpCode(tx, challengeId, await sealSecret(encryption, challengeId, plain, deps.randomBytes));
+      }
+      valid = otp !== undefined && timingSafeEqual(otp.value, code);
+      if (valid) reseal = undefined;
     }
     const decision = await mfaVerificationAttempt(deps, { factorId: factor.id, factorType: type, userId: auth.user.id, valid });
     if (decision.decision === 'reject') throw forbidden('mfa_verification_rejected', decision.message);
-    if (!valid) {
-      throw unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered');
-    }
+    await reseal?.();
+    if (!valid) return { failed: unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered') } as const;
     await insertAudit(tx, {
       actor: auth.user, action: 'verification_attempted', ip: ipIn, now,
       traits: { factor_id: factor.id, challenge_id: challengeId, factor_type: type },
@@ -110,6 +142,8 @@ export async function verifyFactor(
     await deleteOtherUnverifiedFactors(tx, auth.user.id, type, factor.id);
     return upgraded;
   });
+  // Returned, not thrown, so that the re-encryption above is committed (as GoTrue writes it on a wrong code too).
+  if ('failed' in outcome) throw outcome.failed;
   if ('expired' in outcome) {
     await deleteChallenge(deps.db, challengeId);
     throw challengeExpired(challengeId);
