@@ -267,3 +267,28 @@ describe('SECURITY_DB_ENCRYPTION_* settings (GoTrue\'s DatabaseEncryptionConfigu
     expect(errors({ GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: 'not-a-key' })).toEqual([]);
   });
 });
+
+describe('users.encrypted_password in GoTrue\'s encrypted-string format (a GoTrue database with encryption on)', () => {
+  test('the password grant, a repeated signup\'s check and PUT /user\'s current password open it under the user\'s id; no key opens it: 500, no session', async () => {
+    const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: 'true', ...ENCRYPT_K1 });
+    const { email, password, session } = await signUpConfirmed(t, uniqueEmail('enc-pw'));
+    const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
+    // What GoTrue's SetPassword writes under encryption: the bcrypt hash sealed with the user's id, by node:crypto here.
+    const sealed = nodeEncrypt(row!.id, row!.encryptedPassword!, 'k1', K1, Buffer.alloc(12, 7));
+    await db.orm.update(db.t.users).set({ encryptedPassword: sealed }).where(eq(db.t.users.id, row!.id));
+
+    expect((await t.request('POST', '/token?grant_type=password', { email, password })).status).toBe(200);
+    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'not-the-password-1' })).status).toBe(400);
+    const wrongCurrent = await t.request('PUT', '/user', { password: 'a-new-password-1', current_password: 'not-the-password-1' }, { authorization: `Bearer ${session.access_token}` });
+    expect(await wrongCurrent.json()).toMatchObject({ error_code: 'current_password_invalid' });
+    const changed = await t.request('PUT', '/user', { password: 'a-new-password-1', current_password: password }, { authorization: `Bearer ${session.access_token}` });
+    expect(changed.status).toBe(200);
+
+    await db.orm.update(db.t.users).set({ encryptedPassword: nodeEncrypt(row!.id, '$2a$10$x', 'k9', K2, Buffer.alloc(12, 3)) }).where(eq(db.t.users.id, row!.id));
+    const unknownKey = await t.request('POST', '/token?grant_type=password', { email, password });
+    expect(unknownKey.status).toBe(500);
+    const body = (await unknownKey.json()) as Record<string, unknown>;
+    expect(body.access_token).toBeUndefined();
+    expect(JSON.stringify(body)).not.toContain('k9');
+  });
+});

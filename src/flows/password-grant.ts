@@ -3,6 +3,7 @@ import { findUserByEmail, findUserByPhone, isBanned } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { passwordWeakness } from './password-check.ts';
+import { storedPasswordHash } from './stored-password.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { formatPhone } from './validate.ts';
 
@@ -34,7 +35,7 @@ export async function passwordGrant(
     await deps.hasher.verify(password, DUMMY_HASH);
     throw badRequest('user_banned', 'User is banned');
   }
-  if (!(await deps.hasher.verify(password, user.encryptedPassword))) throw invalidCredentials();
+  if (!(await deps.hasher.verify(password, await storedPasswordHash(deps, user)))) throw invalidCredentials();
   if (p.email && !user.emailConfirmedAt) throw badRequest('email_not_confirmed', 'Email not confirmed');
   if (p.phone && !user.phoneConfirmedAt) throw badRequest('phone_not_confirmed', 'Phone not confirmed');
   const weak = await passwordWeakness(deps, password, { failOpen: true });

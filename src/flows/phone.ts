@@ -1,6 +1,7 @@
 // The phone half of sign-up and sign-in (GoTrue: signup.go's phone branch, otp.go SmsOtp,
 // resend.go, verify.go smsVerify): codes texted by the SMS provider, checked here by hash (or by
 // Twilio Verify), each consumed once under the user's row lock.
+import { storedPasswordHash } from './stored-password.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { tokenHash } from '../crypto/otp.ts';
 import { generatePassword } from '../crypto/password-policy.ts';
@@ -60,7 +61,7 @@ export async function signupWithPhone(deps: Deps, s: PhoneSignup): Promise<Signu
       let user: UserRow;
       if (existing) {
         if (autoconfirm) {
-          const ok = existing.encryptedPassword ? await deps.hasher.verify(s.password, existing.encryptedPassword) : false;
+          const ok = existing.encryptedPassword ? await deps.hasher.verify(s.password, await storedPasswordHash(deps, existing)) : false;
           if (!ok) throw userAlreadyExists();
         }
         user = existing;

@@ -1,6 +1,7 @@
 // POST /signup with email and password, and anonymous sign-in (GoTrue: api.Signup,
 // api.SignupAnonymously). Everything a signup writes happens in one transaction; the
 // confirmation email goes out after it commits (outbox.ts).
+import { storedPasswordHash } from './stored-password.ts';
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import {
@@ -76,7 +77,7 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
         // Unconfirmed: the caller's identity is unproven, so nothing of the record changes but
         // the pending password (below). Under autoconfirm only the account's own password may confirm it.
         if (autoconfirm) {
-          const ok = existing.encryptedPassword ? await deps.hasher.verify(s.password, existing.encryptedPassword) : false;
+          const ok = existing.encryptedPassword ? await deps.hasher.verify(s.password, await storedPasswordHash(deps, existing)) : false;
           if (!ok) throw userAlreadyExists();
         }
         user = existing;

@@ -1,4 +1,5 @@
 // PUT /user — GoTrue: api.UserUpdate (metadata, password, email change, phone change).
+import { storedPasswordHash } from './stored-password.ts';
 import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { tokenHash } from '../crypto/otp.ts';
@@ -82,14 +83,15 @@ async function newPasswordHash(deps: Deps, auth: AuthContext, p: UserUpdate, pas
     }
   }
   if (user.encryptedPassword) {
+    const current = await storedPasswordHash(deps, user);
     // SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD, except in a session opened by a code or
     // link (the user may be recovering a forgotten password), as in GoTrue.
     if (cfg.security.updatePasswordRequireCurrentPassword && !isRecoverySession(auth)) {
       const message = 'Current password required when setting new password.';
       if (!p.current_password) throw badRequest('current_password_required', message);
-      if (!(await deps.hasher.verify(p.current_password, user.encryptedPassword))) throw badRequest('current_password_invalid', message);
+      if (!(await deps.hasher.verify(p.current_password, current))) throw badRequest('current_password_invalid', message);
     }
-    if (await deps.hasher.verify(password, user.encryptedPassword)) {
+    if (await deps.hasher.verify(password, current)) {
       throw new ApiError(422, 'same_password', 'New password should be different from the old password.');
     }
   }
