@@ -72,6 +72,40 @@ export function createTables(namespace: string) {
     id: uuid('id').primaryKey().defaultRandom(),
   });
 
+  // OAuth 2.1 server (migration 0009; GoTrue's tables).
+  const oauthRegistrationType = s.enum('oauth_registration_type', ['dynamic', 'manual']);
+  const oauthClientType = s.enum('oauth_client_type', ['public', 'confidential']);
+  const oauthAuthorizationStatus = s.enum('oauth_authorization_status', ['pending', 'approved', 'denied', 'expired']);
+  const oauthResponseType = s.enum('oauth_response_type', ['code']);
+
+  const oauthClients = s.table('oauth_clients', {
+    id: uuid('id').primaryKey(),
+    /** base64url(SHA-256(secret)), GoTrue's format; NULL for public clients. */
+    clientSecretHash: text('client_secret_hash'),
+    registrationType: oauthRegistrationType('registration_type').notNull(),
+    /** Comma-joined, as GoTrue stores them. */
+    redirectUris: text('redirect_uris').notNull(),
+    grantTypes: text('grant_types').notNull(),
+    clientName: text('client_name'),
+    clientUri: text('client_uri'),
+    logoUri: text('logo_uri'),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
+    deletedAt: timestamp('deleted_at', tz),
+    clientType: oauthClientType('client_type').notNull().default('confidential'),
+    tokenEndpointAuthMethod: text('token_endpoint_auth_method').notNull(),
+  });
+
+  const oauthConsents = s.table('oauth_consents', {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: uuid('client_id').notNull().references(() => oauthClients.id, { onDelete: 'cascade' }),
+    /** Space-joined. */
+    scopes: text('scopes').notNull(),
+    grantedAt: timestamp('granted_at', tz).notNull().defaultNow(),
+    revokedAt: timestamp('revoked_at', tz),
+  }, (t) => [unique('oauth_consents_user_client_unique').on(t.userId, t.clientId)]);
+
   const sessions = s.table('sessions', {
     id: uuid('id').primaryKey(),
     userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
@@ -86,6 +120,33 @@ export function createTables(namespace: string) {
     tag: text('tag'),
     refreshTokenHmacKey: text('refresh_token_hmac_key'),
     refreshTokenCounter: bigint('refresh_token_counter', { mode: 'number' }),
+    // OAuth server sessions (migration 0009): the client, its granted scopes and (authsvc) the
+    // RFC 8707 resource its access tokens are for.
+    oauthClientId: uuid('oauth_client_id').references(() => oauthClients.id, { onDelete: 'cascade' }),
+    scopes: text('scopes'),
+    resource: text('resource'),
+  });
+
+  const oauthAuthorizations = s.table('oauth_authorizations', {
+    id: uuid('id').primaryKey(),
+    authorizationId: text('authorization_id').notNull().unique(),
+    clientId: uuid('client_id').notNull().references(() => oauthClients.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    redirectUri: text('redirect_uri').notNull(),
+    scope: text('scope').notNull(),
+    state: text('state'),
+    resource: text('resource'),
+    codeChallenge: text('code_challenge'),
+    codeChallengeMethod: codeChallengeMethod('code_challenge_method'),
+    responseType: oauthResponseType('response_type').notNull().default('code'),
+    status: oauthAuthorizationStatus('status').notNull().default('pending'),
+    authorizationCode: text('authorization_code').unique(),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', tz).notNull(),
+    approvedAt: timestamp('approved_at', tz),
+    nonce: text('nonce'),
+    // authsvc: the session the code was exchanged for (a second use of the code ends it).
+    sessionId: uuid('session_id'),
   });
 
   const refreshTokens = s.table('refresh_tokens', {
@@ -218,6 +279,7 @@ export function createTables(namespace: string) {
 
   return {
     aalLevel, codeChallengeMethod, oneTimeTokenType, factorType, factorStatus,
+    oauthRegistrationType, oauthClientType, oauthAuthorizationStatus, oauthResponseType, oauthClients, oauthAuthorizations, oauthConsents,
     users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, mfaRecoveryCodeSets, mfaRecoveryCodes, oneTimeTokens, flowState, oauthClientStates,
     auditLogEntries, rateLimits, schemaMigrations,
   };

@@ -22,6 +22,7 @@ import { healthRoutes } from './routes/health.ts';
 import { inviteRoutes } from './routes/invite.ts';
 import { logoutRoutes } from './routes/logout.ts';
 import { mfaRoutes } from './routes/mfa.ts';
+import { oauthServerRoutes } from './routes/oauth-server.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { otpRoutes } from './routes/otp.ts';
 import { signupRoutes } from './routes/signup.ts';
@@ -112,6 +113,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     .route('/', adminAuditRoutes)
     .route('/', externalRoutes)
     .route('/', mfaRoutes)
+    .route('/', oauthServerRoutes)
     .route('/', featureGateRoutes)
     .route('/', openapiRoutes());
   app.route('/', api);

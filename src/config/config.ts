@@ -186,6 +186,12 @@ function build(c: Flat, local: boolean): Config {
       tokenRefresh: c.RATE_LIMIT_TOKEN_REFRESH, verify: c.RATE_LIMIT_VERIFY, otp: c.RATE_LIMIT_OTP,
       anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO,
       mfaChallengeAndVerify: c.MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY,
+      oauthClientRegister: c.RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER,
+    },
+    oauthServer: {
+      enabled: c.OAUTH_SERVER_ENABLED, allowDynamicRegistration: c.OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION,
+      authorizationPath: c.OAUTH_SERVER_AUTHORIZATION_PATH, authorizationTtl: c.OAUTH_SERVER_AUTHORIZATION_TTL,
+      defaultScope: c.OAUTH_SERVER_DEFAULT_SCOPE,
     },
     password: {
       minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS,

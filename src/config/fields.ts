@@ -115,6 +115,13 @@ const STATIC_FIELDS = {
   RATE_LIMIT_OTP: f(withDefault(nonNegativeNumber, 30), '30', 'OTP-sending requests per IP per 5 minutes.'),
   RATE_LIMIT_ANONYMOUS_USERS: f(withDefault(nonNegativeNumber, 30), '30', 'Anonymous sign-ins per IP per hour.'),
   RATE_LIMIT_SSO: f(withDefault(nonNegativeNumber, 30), '30', 'SSO requests per IP per 5 minutes.'),
+  RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: f(withDefault(nonNegativeNumber, 10), '10', 'OAuth dynamic client registrations (POST /oauth/clients/register) per IP per 5 minutes (burst 30).'),
+
+  OAUTH_SERVER_ENABLED: f(bool(false), 'false', 'Act as an OAuth 2.1 / OpenID Connect authorization server (/oauth/*, /admin/oauth/*, /user/oauth/*); off, those routes answer 404 feature_disabled.'),
+  OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: f(bool(false), 'false', 'Anyone may register an OAuth client at POST /oauth/clients/register (RFC 7591; MCP clients need it); also adds registration_endpoint to discovery.'),
+  OAUTH_SERVER_AUTHORIZATION_PATH: f(textOr(''), '', 'Path on SITE_URL of the app\'s consent page; /oauth/authorize redirects there with ?authorization_id=. Required for the authorization flow.'),
+  OAUTH_SERVER_AUTHORIZATION_TTL: f(withDefault(seconds, 600), '10m', 'Lifetime of a pending authorization and of its authorization code.'),
+  OAUTH_SERVER_DEFAULT_SCOPE: f(textOr('email'), 'email', 'Scope of an authorization request that names none.'),
 
   PASSWORD_MIN_LENGTH: f(withDefault(atLeast(6), 6), '6', 'Minimum password length in bytes; values below 6 count as 6.'),
   PASSWORD_REQUIRED_CHARACTERS: f(withDefault(parseRequiredCharacters, []), '', 'Character sets separated by ":"; a password needs one of each. "\\:" is a literal colon.'),

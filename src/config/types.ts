@@ -38,7 +38,7 @@ export interface Config {
     redirectUrl?: string; flowStateExpiry: number; iosBundleId?: string;
     providers: Record<ProviderName, ProviderConfig>;
   };
-  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; mfaChallengeAndVerify: number };
+  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; mfaChallengeAndVerify: number; oauthClientRegister: number };
   password: {
     minLength: number; requiredCharacters: string[];
     hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };
@@ -57,6 +57,8 @@ export interface Config {
     phone: { enrollEnabled: boolean; verifyEnabled: boolean; otpLength: number; maxFrequency: number; template: string };
     recoveryCodes: { enrollEnabled: boolean; verifyEnabled: boolean; count: number };
   };
+  /** OAUTH_SERVER_*: authsvc as an OAuth 2.1 / OIDC provider. */
+  oauthServer: { enabled: boolean; allowDynamicRegistration: boolean; authorizationPath: string; authorizationTtl: number; defaultScope: string };
   /** Seconds; 0 is no limit. */
   sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };
   auditLog: { disablePostgres: boolean };

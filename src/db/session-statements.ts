@@ -75,7 +75,7 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
 
 // One statement, one round trip, one commit. The session row is locked first (as in the
 // transactional path), and only when the token is live, its session was created with the
-// instance-wide child key (no per-session key), has not expired (not_after, SESSIONS_TIMEBOX,
+// instance-wide child key (no per-session key), is not an OAuth client's (its client is checked there), has not expired (not_after, SESSIONS_TIMEBOX,
 // SESSIONS_INACTIVITY_TIMEOUT, as flows/session.ts's sessionRefusal) and its user is not banned.
 // `r` re-checks `revoked = false` on the newest row version after any wait, so of two concurrent
 // rotations of one token exactly one gets a row back; everything else gets none and takes the
@@ -89,7 +89,7 @@ const rotateStmt = statement('refresh_rotate', (t) => sql`
   ), s as (
     select s.id, tok.id as token_id from tok join ${t.sessions} s on s.id = tok.session_id
       join ${t.users} u on u.id = s.user_id
-    where s.refresh_token_hmac_key is null
+    where s.refresh_token_hmac_key is null and s.oauth_client_id is null
       and (s.not_after is null or s.not_after >= ${p('now')}::timestamptz)
       and (${p('timebox')}::float8 = 0
            or s.created_at + ${p('timebox')}::float8 * interval '1 second' >= ${p('now')}::timestamptz)

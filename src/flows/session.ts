@@ -16,12 +16,12 @@ import {
 import { type FactorRow, listFactors } from '../db/mfa.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import { ApiError, badRequest, OAuthApiError } from '../http/errors.ts';
 import { userJson } from './user-json.ts';
 
 export type AmrMethod =
   | 'password' | 'otp' | 'magiclink' | 'recovery' | 'invite' | 'email/signup' | 'email_change'
-  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml';
+  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml' | 'oauth_provider/authorization_code';
 
 export interface RequestMeta {
   ip?: string;
@@ -84,13 +84,25 @@ export async function accessTokenClaims(
   claims.amr = amr ?? await listAmrClaims(ex, session.id);
   claims.session_id = session.id;
   claims.is_anonymous = user.isAnonymous;
+  // A session issued to an OAuth client (oauth-server/): GoTrue's client_id and scope claims, and
+  // (authsvc, RFC 8707) the resource the client asked for as the audience.
+  if (session.oauthClientId) claims.client_id = session.oauthClientId;
+  if (session.scopes !== null && session.scopes !== undefined) claims.scope = session.scopes;
+  if (session.resource) claims.aud = session.resource;
   return claims;
+}
+
+/** The signed access token of a session and its claims. */
+export async function signAccessToken(
+  deps: Deps, ex: Executor, issued: Pick<IssuedSession, 'user' | 'session' | 'amr'>,
+): Promise<{ token: string; claims: Record<string, unknown> }> {
+  const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr);
+  return { token: await signJwt(deps.keys, claims), claims };
 }
 
 /** GoTrue's AccessTokenResponse plus its sb-auth-* headers. */
 export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSession, extra: Record<string, unknown> = {}): Promise<TokenResponse> {
-  const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr);
-  const accessToken = await signJwt(deps.keys, claims);
+  const { token: accessToken, claims } = await signAccessToken(deps, ex, issued);
   const identities = issued.identities ?? await listIdentities(ex, [issued.user.id]);
   // supabase-js reads user.factors from the session to tell whether aal2 is the next level.
   const factors = issued.factors ?? await listFactors(ex, issued.user.id);
@@ -115,6 +127,9 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
 
 type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
 
+/** Who refreshes: an ordinary client of /token, or the OAuth client authenticated at /oauth/token. */
+export interface RefreshAs { oauthClientId?: string }
+
 /**
  * grant_type=refresh_token. The common case, a live token of a valid session, is one statement
  * (db/session-statements.ts). Everything else (revoked tokens and the reuse window, bans,
@@ -122,17 +137,27 @@ type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
  * the session row lock serialises all refreshes of a session.
  */
 export async function refreshSession(deps: Deps, token: string, meta: RequestMeta): Promise<TokenResponse> {
+  const issued = await rotateSession(deps, token, meta, {});
+  return tokenResponse(deps, deps.db, issued);
+}
+
+/**
+ * Rotates a refresh token: its session with the child token. The one-statement path serves
+ * ordinary sessions only (it skips OAuth clients' sessions); an OAuth client's refresh, and any
+ * refresh of an OAuth session, take the transaction, which checks the client.
+ */
+export async function rotateSession(deps: Deps, token: string, meta: RequestMeta, as: RefreshAs): Promise<IssuedSession> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = sha256Hex(token);
   // SESSIONS_SINGLE_PER_USER compares the user's sessions first: the transactional path does.
-  if (deps.config.sessions.singlePerUser) return refreshInTransaction(deps, token, hash, meta);
+  if (deps.config.sessions.singlePerUser || as.oauthClientId) return refreshInTransaction(deps, token, hash, meta, as);
   const child = childToken(deps, null, token);
   const rotated = await rotateRefreshToken(deps.db, {
     tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
     timebox: deps.config.sessions.timebox, inactivityTimeout: deps.config.sessions.inactivityTimeout,
   });
-  if (rotated) return tokenResponse(deps, deps.db, { ...rotated, refreshToken: child });
-  return refreshInTransaction(deps, token, hash, meta);
+  if (rotated) return { ...rotated, refreshToken: child };
+  return refreshInTransaction(deps, token, hash, meta, as);
 }
 
 /**
@@ -185,7 +210,18 @@ function childToken(deps: Deps, sessionKey: string | null, parent: string): stri
   return base32(hmacSha256(key, utf8(parent)).subarray(0, 20));
 }
 
-async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta): Promise<TokenResponse> {
+/** GoTrue's RefreshTokenGrant client check: an OAuth session refreshes only through its own client. */
+function clientRefusal(session: SessionRow, as: RefreshAs): OAuthApiError | undefined {
+  if (session.oauthClientId) {
+    if (!as.oauthClientId) return new OAuthApiError('invalid_client', 'Client authentication required for OAuth session');
+    if (as.oauthClientId !== session.oauthClientId) return new OAuthApiError('invalid_client', "Client does not match the session's OAuth client");
+  } else if (as.oauthClientId) {
+    return new OAuthApiError('invalid_client', 'Client authentication not allowed for non-OAuth session');
+  }
+  return undefined;
+}
+
+async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta, as: RefreshAs): Promise<IssuedSession> {
   const cfg = deps.config.security;
   const outcome = await transaction(deps.db, async (tx): Promise<RefreshOutcome & { tx?: Executor }> => {
     const found = await findRefreshToken(tx, hash);
@@ -205,6 +241,8 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, row.updatedAt, now, deps.config.sessions)) {
       throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
     }
+    const wrongClient = clientRefusal(session, as);
+    if (wrongClient) throw wrongClient;
     const sessionKey = session.refreshTokenHmacKey || null;
     let child: string;
     if (!row.revoked) {
@@ -236,5 +274,5 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     return { ok: { user, session, refreshToken: child } };
   });
   if ('reuse' in outcome) throw outcome.reuse;
-  return tokenResponse(deps, deps.db, outcome.ok);
+  return outcome.ok;
 }

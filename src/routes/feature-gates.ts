@@ -1,15 +1,16 @@
 // Features authsvc does not have yet answer as GoTrue does when they are switched off, with the
 // error codes clients show to users, instead of a bare 404: SAML SSO, Web3 sign-in (in
-// routes/token.ts), passkeys and the OAuth 2.1 server. (WebAuthn factors: mfa/enroll.ts.)
+// routes/token.ts) and passkeys; the OAuth 2.1 server when OAUTH_SERVER_ENABLED is off (its
+// routes: routes/oauth-server.ts). (WebAuthn factors: mfa/enroll.ts.)
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { requireAuth } from '../http/auth.ts';
 import { notFound } from '../http/errors.ts';
+import { requireOAuthServer } from './oauth-server.ts';
 
 const samlDisabled = () => notFound('saml_provider_disabled', 'SAML 2.0 is disabled');
 const passkeysDisabled = () => notFound('passkey_disabled', 'Passkeys are disabled');
-const oauthServerDisabled = () => notFound('feature_disabled', 'OAuth server is disabled');
 
 export const featureGateRoutes = new Hono<AppEnv>();
 
@@ -19,7 +20,9 @@ for (const path of ['/sso', '/sso/*']) featureGateRoutes.all(path, () => { throw
 // GoTrue: requirePasskeyEnabled on the /passkeys group (before authentication).
 for (const path of ['/passkeys', '/passkeys/*']) featureGateRoutes.all(path, () => { throw passkeysDisabled(); });
 
-// GoTrue: requireOAuthServerEnabled (behind the admin check on /admin/oauth, the user check on /user/oauth).
-featureGateRoutes.all('/admin/oauth/*', requireAdmin, () => { throw oauthServerDisabled(); });
-featureGateRoutes.all('/user/oauth/*', requireAuth, () => { throw oauthServerDisabled(); });
-for (const path of ['/oauth/*', '/.well-known/oauth-authorization-server']) featureGateRoutes.all(path, () => { throw oauthServerDisabled(); });
+// GoTrue: requireOAuthServerEnabled (behind the admin check on /admin/oauth, the user check on
+// /user/oauth): 404 feature_disabled when off; when on, a path the server does not have is a plain 404.
+const unknownRoute = () => { throw notFound('not_found', 'Not Found'); };
+featureGateRoutes.all('/admin/oauth/*', requireAdmin, requireOAuthServer, unknownRoute);
+featureGateRoutes.all('/user/oauth/*', requireAuth, requireOAuthServer, unknownRoute);
+for (const path of ['/oauth/*', '/.well-known/oauth-authorization-server']) featureGateRoutes.all(path, requireOAuthServer, unknownRoute);

@@ -4,6 +4,7 @@ import type { AppEnv } from '../app-env.ts';
 import { PROVIDERS } from '../config/types.ts';
 import { isDatabaseUnavailable, pingDatabase } from '../db/database.ts';
 import { databaseUnavailable } from '../http/error-body.ts';
+import { serverMetadata } from '../oauth-server/discovery.ts';
 
 // GoTrue lists these too; authsvc does not implement them, so they always read false.
 const GOTRUE_ONLY_PROVIDERS = ['snapchat', 'fly', 'kakao', 'linkedin_oidc', 'slack_oidc', 'zoom'] as const;
@@ -54,32 +55,11 @@ healthRoutes.get('/settings', (c) => {
   });
 });
 
-// GoTrue: api.WellKnownOpenID — the discovery document. GoTrue builds every URL on JWT_ISSUER
-// (relative when it is unset); authsvc falls back to API_EXTERNAL_URL so the URLs stay usable.
+// GoTrue: api.WellKnownOpenID — the discovery document (served whether or not the OAuth server is on).
 healthRoutes.get('/.well-known/openid-configuration', (c) => {
   const { config, keys } = c.var.deps;
-  const base = (config.jwt.issuer || config.api.externalUrl).replace(/\/+$/, '');
   c.header('Cache-Control', 'public, max-age=600');
-  return c.json({
-    issuer: config.jwt.issuer ?? '',
-    authorization_endpoint: `${base}/oauth/authorize`,
-    token_endpoint: `${base}/oauth/token`,
-    jwks_uri: `${base}/.well-known/jwks.json`,
-    userinfo_endpoint: `${base}/oauth/userinfo`,
-    scopes_supported: ['openid', 'profile', 'email', 'phone', 'offline_access'],
-    response_types_supported: ['code'],
-    response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
-    subject_types_supported: ['public'],
-    // The algorithms this server signs and accepts (GoTrue lists a fixed RS256, HS256, ES256).
-    id_token_signing_alg_values_supported: keys.algorithms,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    claims_supported: [
-      'sub', 'aud', 'iss', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'email_verified', 'phone_number',
-      'phone_number_verified', 'name', 'picture', 'preferred_username', 'updated_at',
-    ],
-    code_challenge_methods_supported: ['S256', 'plain'],
-  });
+  return c.json(serverMetadata(config, keys.algorithms));
 });
 
 // GoTrue: api.WellKnownJwks — public halves of asymmetric keys only.

@@ -1,0 +1,161 @@
+// authsvc as an OAuth 2.1 / OpenID Connect authorization server — GoTrue: api.go's /oauth,
+// /admin/oauth and /user/oauth groups (oauthserver/*). The switch (OAUTH_SERVER_ENABLED) is
+// checked where GoTrue checks it: first on /oauth/* and the metadata, after the admin or user
+// check on /admin/oauth and /user/oauth. Off, routes/feature-gates.ts answers.
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../app-env.ts';
+import { requireAdmin } from '../http/admin-auth.ts';
+import { requireAuth } from '../http/auth.ts';
+import { ApiError, badRequest, forbidden, notFound, validationFailed } from '../http/errors.ts';
+import { enforceRateLimit } from '../http/rate-limit.ts';
+import { optStr, readBodyText, readJson } from '../http/read-json.ts';
+import { requestMeta } from '../http/request-meta.ts';
+import { authorize } from '../oauth-server/authorize.ts';
+import { authenticateClient } from '../oauth-server/client-auth.ts';
+import { deleteClient, loadClient, regenerateSecret, registerClient, clientJson, updateClient } from '../oauth-server/clients.ts';
+import { listOAuthClients } from '../db/oauth-clients.ts';
+import { authorizationDetails, checkOrigin, decideAuthorization } from '../oauth-server/consent.ts';
+import { serverMetadata } from '../oauth-server/discovery.ts';
+import { oauthToken, type TokenParams } from '../oauth-server/token.ts';
+import { revokeGrant, userGrants, userInfo } from '../oauth-server/user-grants.ts';
+
+const strList = z.array(z.string()).nullish().transform((v) => v ?? undefined);
+export const ClientRegisterBody = z.object({
+  redirect_uris: strList, client_type: optStr, token_endpoint_auth_method: optStr, grant_types: strList,
+  client_name: optStr, client_uri: optStr, logo_uri: optStr,
+});
+export const ClientUpdateBody = z.object({
+  redirect_uris: strList, grant_types: strList, client_name: optStr, client_uri: optStr, logo_uri: optStr,
+  token_endpoint_auth_method: optStr,
+});
+export const ConsentBody = z.object({ action: optStr });
+export const OAuthTokenBody = z.object({
+  grant_type: optStr, code: optStr, refresh_token: optStr, redirect_uri: optStr, client_id: optStr,
+  client_secret: optStr, code_verifier: optStr, resource: optStr,
+});
+
+export const oauthServerDisabled = () => notFound('feature_disabled', 'OAuth server is disabled');
+
+export const requireOAuthServer: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!c.var.deps.config.oauthServer.enabled) throw oauthServerDisabled();
+  await next();
+};
+
+/** GoTrue decodes these bodies with json.NewDecoder: any decoding failure is this one message. */
+async function readClientJson<S extends z.ZodObject>(c: Context<AppEnv>, schema: S): Promise<z.infer<S>> {
+  try {
+    return await readJson(c, schema);
+  } catch (err) {
+    if (err instanceof ApiError && err.errorCode === 'bad_json') throw new ApiError(400, 'bad_json', 'Invalid JSON body');
+    throw err;
+  }
+}
+
+export const oauthServerRoutes = new Hono<AppEnv>();
+
+const metadata = (c: Context<AppEnv>) => {
+  c.header('Cache-Control', 'public, max-age=600');
+  return c.json(serverMetadata(c.var.deps.config, c.var.deps.keys.algorithms));
+};
+oauthServerRoutes.get('/.well-known/oauth-authorization-server', requireOAuthServer, metadata);
+
+// --- admin: client management -------------------------------------------------------------
+
+oauthServerRoutes.post('/admin/oauth/clients', requireAdmin, requireOAuthServer, async (c) => {
+  const body = await readClientJson(c, ClientRegisterBody);
+  return c.json(await registerClient(c.var.deps, body, 'manual'), 201);
+});
+
+// GoTrue ignores page/per_page here and sends no pagination headers; an empty list is `{}`.
+oauthServerRoutes.get('/admin/oauth/clients', requireAdmin, requireOAuthServer, async (c) => {
+  const clients = await listOAuthClients(c.var.deps.db);
+  return c.json(clients.length > 0 ? { clients: clients.map((k) => clientJson(k)) } : {});
+});
+
+// GoTrue: Admin → gate → LoadOAuthServerClient (the handlers' first step here).
+const clientPath = '/admin/oauth/clients/:client_id';
+const pathClient = (c: Context<AppEnv>) => loadClient(c.var.deps, c.req.param('client_id') ?? '');
+oauthServerRoutes.get(clientPath, requireAdmin, requireOAuthServer, async (c) => c.json(clientJson(await pathClient(c))));
+oauthServerRoutes.put(clientPath, requireAdmin, requireOAuthServer, async (c) => {
+  const client = await pathClient(c);
+  const body = await readClientJson(c, ClientUpdateBody);
+  return c.json(await updateClient(c.var.deps, client, body));
+});
+oauthServerRoutes.delete(clientPath, requireAdmin, requireOAuthServer, async (c) => {
+  await deleteClient(c.var.deps, await pathClient(c));
+  return c.body(null, 204);
+});
+oauthServerRoutes.post(`${clientPath}/regenerate_secret`, requireAdmin, requireOAuthServer, async (c) => {
+  return c.json(await regenerateSecret(c.var.deps, await pathClient(c)));
+});
+
+// --- the OAuth endpoints ---------------------------------------------------------------------
+
+oauthServerRoutes.post('/oauth/clients/register', requireOAuthServer, async (c) => {
+  await enforceRateLimit(c, 'oauth_client_register');
+  if (!c.var.deps.config.oauthServer.allowDynamicRegistration) {
+    throw forbidden('oauth_dynamic_client_registration_disabled', 'Dynamic client registration is not enabled');
+  }
+  const body = await readClientJson(c, ClientRegisterBody);
+  return c.json(await registerClient(c.var.deps, body, 'dynamic'), 201);
+});
+
+oauthServerRoutes.get('/oauth/authorize', requireOAuthServer, async (c) => {
+  return c.redirect(await authorize(c.var.deps, c.req.query()), 302);
+});
+
+oauthServerRoutes.get('/oauth/authorizations/:authorization_id', requireOAuthServer, requireAuth, async (c) => {
+  checkOrigin(c.var.deps, c.req.header('origin'));
+  return c.json(await authorizationDetails(c.var.deps, c.var.auth.user, c.req.param('authorization_id')));
+});
+
+oauthServerRoutes.post('/oauth/authorizations/:authorization_id/consent', requireOAuthServer, requireAuth, async (c) => {
+  checkOrigin(c.var.deps, c.req.header('origin'));
+  let body: z.infer<typeof ConsentBody>;
+  try {
+    body = await readJson(c, ConsentBody);
+  } catch (err) {
+    if (err instanceof ApiError && err.errorCode === 'bad_json') throw new ApiError(400, 'bad_json', 'invalid JSON body');
+    throw err;
+  }
+  if (body.action !== 'approve' && body.action !== 'deny') throw validationFailed("action must be 'approve' or 'deny'");
+  return c.json(await decideAuthorization(c.var.deps, c.var.auth.user, c.req.param('authorization_id'), body.action));
+});
+
+/** The token request's parameters: a JSON body when Content-Type says so, else a form. */
+async function tokenParams(c: Context<AppEnv>): Promise<TokenParams & { client_id?: string; client_secret?: string }> {
+  if ((c.req.header('content-type') ?? '').includes('application/json')) {
+    try {
+      return await readJson(c, OAuthTokenBody);
+    } catch (err) {
+      if (err instanceof ApiError && err.errorCode === 'bad_json') throw badRequest('invalid_credentials', 'Invalid client credentials: failed to parse JSON body');
+      throw err;
+    }
+  }
+  const form = new URLSearchParams(await readBodyText(c));
+  const get = (k: string) => form.get(k) ?? undefined;
+  return {
+    grant_type: get('grant_type'), code: get('code'), refresh_token: get('refresh_token'), redirect_uri: get('redirect_uri'),
+    client_id: get('client_id'), client_secret: get('client_secret'), code_verifier: get('code_verifier'), resource: get('resource'),
+  };
+}
+
+oauthServerRoutes.post('/oauth/token', requireOAuthServer, async (c) => {
+  const deps = c.var.deps;
+  const params = await tokenParams(c);
+  const client = await authenticateClient(deps, c.req.header('authorization'), params);
+  const body = await oauthToken(deps, client, params, requestMeta(c));
+  return c.json(body, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+});
+
+oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuth, (c) => c.json(userInfo(c.var.auth.user, c.var.auth.session)));
+
+// --- the user's grants -----------------------------------------------------------------------
+
+oauthServerRoutes.get('/user/oauth/grants', requireAuth, requireOAuthServer, async (c) => c.json(await userGrants(c.var.deps, c.var.auth.user)));
+
+oauthServerRoutes.delete('/user/oauth/grants', requireAuth, requireOAuthServer, async (c) => {
+  await revokeGrant(c.var.deps, c.var.auth.user, c.req.query('client_id'), requestMeta(c));
+  return c.body(null, 204);
+});
