@@ -103,7 +103,7 @@ describe('GET /.well-known/openid-configuration', () => {
         'sub', 'aud', 'iss', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'email_verified', 'phone_number',
         'phone_number_verified', 'name', 'picture', 'preferred_username', 'updated_at',
       ],
-      code_challenge_methods_supported: ['S256', 'plain'],
+      code_challenge_methods_supported: ['S256'],
     });
     // The whole document: a field added, dropped or renamed shows here.
     expect(doc).toEqual(document('https://project.example.com/auth/v1', 'https://project.example.com/auth/v1/'));

@@ -18,7 +18,8 @@ let t: TestApp;
 let doc: Json;
 beforeAll(async () => {
   db = await openTestDb();
-  t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+  // The OAuth server on: its documented routes reach their handlers (off, they answer 404 feature_disabled).
+  t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_OAUTH_SERVER_ENABLED: 'true' });
   const res = await t.request('GET', '/openapi.json');
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);

@@ -7,6 +7,7 @@ import { AdminUserBody, DeleteBody } from '../routes/admin-users.ts';
 import { GenerateLinkBody } from '../routes/admin-generate-link.ts';
 import { InviteBody } from '../routes/invite.ts';
 import { AdminFactorBody, ChallengeBody, EnrollBody, RecoveryCodesBody, RecoveryVerifyBody, VerifyBody as FactorVerifyBody } from '../routes/mfa.ts';
+import { ClientRegisterBody, ClientUpdateBody, ConsentBody, OAuthTokenBody } from '../routes/oauth-server.ts';
 import { MagicLinkBody, OtpBody, RecoverBody, ResendBody } from '../routes/otp.ts';
 import { SignupBody } from '../routes/signup.ts';
 import { IdTokenBody, PasswordBody, PkceBody, RefreshBody } from '../routes/token.ts';
@@ -66,7 +67,6 @@ const disabled = (code: string): Record<string, Reply> => ({ 404: { description:
 function gated(): Operation[] {
   const sso = disabled('saml_provider_disabled');
   const passkeys = disabled('passkey_disabled');
-  const oauthServer = disabled('feature_disabled');
   const op = (method: Method, path: string, summary: string, replies: Record<string, Reply>, auth?: Operation['auth']): Operation =>
     ({ method, path, summary, tag: 'disabled', replies, ...(auth ? { auth } : {}) });
   return [
@@ -79,13 +79,35 @@ function gated(): Operation[] {
     op('post', '/passkeys/authentication/options', 'Passkey sign-in options', passkeys),
     op('post', '/passkeys/authentication/verify', 'Passkey sign-in', passkeys),
     op('delete', '/passkeys/{passkey_id}', 'Delete a passkey', passkeys),
-    op('get', '/oauth/authorize', 'OAuth 2.1 server: authorize (any method under /oauth answers the same)', oauthServer),
-    op('post', '/oauth/token', 'OAuth 2.1 server: token', oauthServer),
-    op('get', '/oauth/userinfo', 'OAuth 2.1 server: userinfo', oauthServer),
-    op('get', '/.well-known/oauth-authorization-server', 'OAuth 2.1 server metadata', oauthServer),
-    op('get', '/admin/oauth/clients', 'OAuth 2.1 server: list clients (any method under /admin/oauth)', oauthServer, 'admin'),
-    op('post', '/admin/oauth/clients', 'OAuth 2.1 server: register a client', oauthServer, 'admin'),
-    op('get', '/user/oauth/grants', 'OAuth 2.1 server: the user\'s grants (any method under /user/oauth)', oauthServer, 'user'),
+  ];
+}
+
+/** authsvc as an OAuth 2.1 / OIDC provider (routes/oauth-server.ts); 404 feature_disabled while OAUTH_SERVER_ENABLED is off. */
+function oauthServer(): Operation[] {
+  const off = 'While OAUTH_SERVER_ENABLED is off: 404 `feature_disabled`.';
+  const op = (o: Omit<Operation, 'tag'>): Operation => ({ ...o, tag: 'oauth-server' });
+  const client = json({ type: 'object', description: 'GoTrue\'s OAuthServerClientResponse: client_id, client_secret (on creation and regeneration only), client_type, redirect_uris, token_endpoint_auth_method, grant_types, response_types, client_name?, client_uri?, logo_uri?, registration_type, created_at, updated_at.' });
+  const oauthError = { description: 'OAuth error body `{error, error_description}` (invalid_request, invalid_grant, invalid_client, unsupported_grant_type, access_denied), or `invalid_credentials` for client authentication.', error: true };
+  const clientErrors: Record<string, Reply> = { 404: { description: `\`oauth_client_not_found\`. ${off}`, error: true } };
+  const authorizeQuery: Param[] = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'resource', 'code_challenge', 'code_challenge_method', 'nonce']
+    .map((name) => ({ name, ...(name === 'client_id' || name === 'redirect_uri' || name.startsWith('code_challenge') ? { required: true } : {}) }));
+  const form = { type: 'object', properties: Object.fromEntries(Object.keys(OAuthTokenBody.shape).map((k) => [k, { type: 'string' }])) };
+  return [
+    op({ method: 'get', path: '/.well-known/oauth-authorization-server', summary: 'Authorization server metadata (RFC 8414)', gotrue: 'WellKnownOpenID', replies: { 200: json('OpenIdConfiguration'), 404: { description: off, error: true } } }),
+    op({ method: 'post', path: '/oauth/clients/register', summary: 'Dynamic client registration (RFC 7591; OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION)', gotrue: 'OAuthServerClientDynamicRegister', body: ClientRegisterBody, replies: { 201: client, 403: { description: '`oauth_dynamic_client_registration_disabled`.', error: true } } }),
+    op({ method: 'get', path: '/oauth/authorize', summary: 'Start an authorization (PKCE S256 required): redirect to the consent page', gotrue: 'OAuthServerAuthorize', query: authorizeQuery, replies: { 302: redirect('To SITE_URL + OAUTH_SERVER_AUTHORIZATION_PATH?authorization_id=…, or back to the client with ?error=….') } }),
+    op({ method: 'get', path: '/oauth/authorizations/{authorization_id}', summary: 'The request the consent page shows (or {redirect_url} when already granted)', gotrue: 'OAuthServerGetAuthorization', auth: 'user', replies: { 200: json({ type: 'object', description: '{authorization_id, redirect_uri, client, user, scope, resource?} or {redirect_url}.' }), 404: { description: '`oauth_authorization_not_found`.', error: true } } }),
+    op({ method: 'post', path: '/oauth/authorizations/{authorization_id}/consent', summary: 'Approve or deny the request', gotrue: 'OAuthServerConsent', auth: 'user', body: ConsentBody, replies: { 200: json({ type: 'object', description: '{redirect_url}: the client\'s redirect URI with ?code=&state= or ?error=access_denied.' }), 404: { description: '`oauth_authorization_not_found`.', error: true } } }),
+    op({ method: 'post', path: '/oauth/token', summary: 'Exchange a code or refresh token (client_secret_basic, client_secret_post or none)', gotrue: 'OAuthToken', form, replies: { 200: json({ type: 'object', description: '{access_token, expires_in, id_token?, refresh_token, token_type}.' }), 400: oauthError } }),
+    op({ method: 'get', path: '/oauth/userinfo', summary: 'OIDC UserInfo: claims the session\'s scopes grant', gotrue: 'OAuthUserInfo', auth: 'user', replies: { 200: json({ type: 'object', description: '{sub, email?, email_verified?, name?, picture?, preferred_username?, updated_at?, user_metadata?, phone?, phone_verified?}.' }) } }),
+    op({ method: 'get', path: '/user/oauth/grants', summary: 'The clients the user has granted access', gotrue: 'UserListOAuthGrants', auth: 'user', replies: { 200: json({ type: 'array', items: { type: 'object' } }) } }),
+    op({ method: 'delete', path: '/user/oauth/grants', summary: 'Revoke a grant: its consent and the client\'s sessions', gotrue: 'UserRevokeOAuthGrant', auth: 'user', query: [{ name: 'client_id', required: true }], replies: { 204: { description: 'Revoked.' }, 404: { description: '`oauth_consent_not_found`.', error: true } } }),
+    op({ method: 'post', path: '/admin/oauth/clients', summary: 'Register a client', gotrue: 'AdminOAuthServerClientRegister', auth: 'admin', body: ClientRegisterBody, replies: { 201: client } }),
+    op({ method: 'get', path: '/admin/oauth/clients', summary: 'List clients (newest first; {} when none)', gotrue: 'OAuthServerClientList', auth: 'admin', replies: { 200: json({ type: 'object', description: '{clients: [...]}' }) } }),
+    op({ method: 'get', path: '/admin/oauth/clients/{client_id}', summary: 'Get a client', gotrue: 'OAuthServerClientGet', auth: 'admin', replies: { 200: client, ...clientErrors } }),
+    op({ method: 'put', path: '/admin/oauth/clients/{client_id}', summary: 'Update a client', gotrue: 'OAuthServerClientUpdate', auth: 'admin', body: ClientUpdateBody, replies: { 200: client, ...clientErrors } }),
+    op({ method: 'delete', path: '/admin/oauth/clients/{client_id}', summary: 'Delete a client (soft; its sessions end)', gotrue: 'OAuthServerClientDelete', auth: 'admin', replies: { 204: { description: 'Deleted.' }, ...clientErrors } }),
+    op({ method: 'post', path: '/admin/oauth/clients/{client_id}/regenerate_secret', summary: 'Regenerate a confidential client\'s secret', gotrue: 'OAuthServerClientRegenerateSecret', auth: 'admin', replies: { 200: client, ...clientErrors } }),
   ];
 }
 
@@ -225,6 +247,7 @@ export function routeTable(): Operation[] {
     ...external(),
     ...admin(),
     ...mfa(),
+    ...oauthServer(),
     ...gated(),
   ];
 }

@@ -21,8 +21,8 @@ for (const path of ['/sso', '/sso/*']) featureGateRoutes.all(path, () => { throw
 for (const path of ['/passkeys', '/passkeys/*']) featureGateRoutes.all(path, () => { throw passkeysDisabled(); });
 
 // GoTrue: requireOAuthServerEnabled (behind the admin check on /admin/oauth, the user check on
-// /user/oauth): 404 feature_disabled when off; when on, a path the server does not have is a plain 404.
-const unknownRoute = () => { throw notFound('not_found', 'Not Found'); };
-featureGateRoutes.all('/admin/oauth/*', requireAdmin, requireOAuthServer, unknownRoute);
-featureGateRoutes.all('/user/oauth/*', requireAuth, requireOAuthServer, unknownRoute);
-for (const path of ['/oauth/*', '/.well-known/oauth-authorization-server']) featureGateRoutes.all(path, requireOAuthServer, unknownRoute);
+// /user/oauth): 404 feature_disabled when off. Middleware, not handlers: a route the server
+// has answers before these run, and when on, a path it does not have falls through to the 404.
+featureGateRoutes.use('/admin/oauth/*', requireAdmin, requireOAuthServer);
+featureGateRoutes.use('/user/oauth/*', requireAuth, requireOAuthServer);
+for (const path of ['/oauth/*', '/.well-known/oauth-authorization-server']) featureGateRoutes.use(path, requireOAuthServer);
