@@ -107,6 +107,11 @@ describe('discovery', () => {
     expect(keys[0]!.d).toBeUndefined();
   });
 
+  test('switched on, a path the server does not have is a plain 404', async () => {
+    await expectApiError(await t.request('GET', '/oauth/nope'), 404, 'not_found', 'Not Found');
+    await expectApiError(await t.request('GET', '/admin/oauth/nope', undefined, await admin()), 404, 'not_found', 'Not Found');
+  });
+
   test('without dynamic registration there is no registration_endpoint, and registering is 403', async () => {
     const off = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: 'false' });
     const doc = await (await off.request('GET', '/.well-known/oauth-authorization-server')).json() as Json;
@@ -284,6 +289,24 @@ describe('the authorization code flow', () => {
     const more = await startAuthorization(t, client, { scope: 'email phone' });
     const asked = await (await t.request('GET', `/oauth/authorizations/${more.authorizationId}`, undefined, bearer(user.token))).json() as Json;
     expect(asked.scope).toBe('email phone');
+  });
+
+  test('the consent page and the user\'s grants through auth-js\'s oauth.*', async () => {
+    const client = await adminClient();
+    const user = await signedInUser();
+    const sb = supabaseClientFor(t.app);
+    expect((await sb.auth.signInWithPassword({ email: user.email, password: user.password })).error).toBeNull();
+    const { authorizationId, pkce: p } = await startAuthorization(t, client, { scope: 'email', state: 'js' });
+    const details = await sb.auth.oauth.getAuthorizationDetails(authorizationId);
+    expect(details.error).toBeNull();
+    expect(details.data).toMatchObject({ authorization_id: authorizationId, client: { id: client.client_id, name: 'Third Party' }, scope: 'email' });
+    const approved = await sb.auth.oauth.approveAuthorization(authorizationId, { skipBrowserRedirect: true });
+    const code = new URL(approved.data!.redirect_url).searchParams.get('code')!;
+    expect((await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).status).toBe(200);
+    const grants = await sb.auth.oauth.listGrants();
+    expect(grants.data!.map((g) => g.client.id)).toEqual([client.client_id]);
+    expect((await sb.auth.oauth.revokeGrant({ clientId: client.client_id })).error).toBeNull();
+    expect((await sb.auth.oauth.listGrants()).data).toEqual([]);
   });
 
   test('client_secret_post, JSON token requests, and denial', async () => {
