@@ -101,6 +101,10 @@ describe('discovery', () => {
     // RFC 8414 §2: every endpoint an absolute https/http URL on the issuer; OIDC discovery is the same document.
     for (const k of ['authorization_endpoint', 'token_endpoint', 'jwks_uri', 'registration_endpoint']) expect(doc[k].startsWith(`${doc.issuer}/`)).toBe(true);
     expect(await (await t.request('GET', '/.well-known/openid-configuration')).json()).toEqual(doc);
+    // RFC 8414 §3.1 path insertion for an issuer served under /auth/v1, where MCP clients look first.
+    const inserted = await t.request('GET', '/.well-known/oauth-authorization-server/auth/v1');
+    expect(inserted.status).toBe(200);
+    expect(await inserted.json()).toEqual(doc);
     // The JWKS it names publishes the key ID tokens are signed with.
     const keys = (await (await t.request('GET', '/.well-known/jwks.json')).json() as Json).keys as Json[];
     expect(keys.map((k) => k.kid)).toEqual(['es-1']);
@@ -440,6 +444,16 @@ describe('refusals', () => {
     await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code: crypto.randomUUID(), code_verifier: p.verifier }), 'invalid_grant', 'Invalid authorization code');
   });
 
+  test('two concurrent exchanges of one code: one gets tokens, the other is refused and ends that session', async () => {
+    const client = await adminClient();
+    const user = await signedInUser();
+    const { code, pkce: p } = await authorizationCode(t, client, user.token);
+    const both = await Promise.all([1, 2].map(() => tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })));
+    expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
+    const sessions = (await db.orm.select().from(db.t.sessions)).filter((s) => s.oauthClientId === client.client_id);
+    expect(sessions).toEqual([]);
+  });
+
   test('client authentication', async () => {
     const client = await adminClient();
     const pub = await publicClient();
@@ -513,5 +527,8 @@ describe('refusals', () => {
     expect(((await failed.json()) as Json).msg).toBe('Error generating ID token');
     const hsSessions = await db.orm.select().from(db.t.sessions);
     expect(hsSessions.filter((s) => s.oauthClientId === client.client_id)).toEqual([]);
+    const [row] = (await db.orm.select().from(db.t.oauthAuthorizations)).filter((a) => a.authorizationCode === code);
+    expect({ status: row!.status, sessionId: row!.sessionId }).toEqual({ status: 'approved', sessionId: null });
+
   });
 });

@@ -62,6 +62,8 @@ export const splitList = (s: string): string[] => (s === '' ? [] : s.split(','))
 /** Why a redirect URI is refused (OAuth 2.1 §2.3.1, RFC 6819 §5.1.1), or undefined. */
 function redirectUriProblem(uri: string): string | undefined {
   if (uri === '') return 'redirect URI cannot be empty';
+  // oauth_authorizations.redirect_uri holds at most 2048 characters: a longer one could never be used.
+  if (uri.length > 2048) return 'redirect URI cannot exceed 2048 characters';
   let u: URL;
   try {
     u = new URL(uri);

@@ -59,6 +59,10 @@ const metadata = (c: Context<AppEnv>) => {
   return c.json(serverMetadata(c.var.deps.config, c.var.deps.keys.algorithms));
 };
 oauthServerRoutes.get('/.well-known/oauth-authorization-server', requireOAuthServer, metadata);
+// RFC 8414 §3.1: an issuer with a path (https://host/auth/v1) has its metadata at
+// /.well-known/oauth-authorization-server/auth/v1, where MCP clients look first. The same document
+// is answered whatever the path; a client compares `issuer` with the one it asked for (§3.3).
+oauthServerRoutes.get('/.well-known/oauth-authorization-server/*', requireOAuthServer, metadata);
 
 // --- admin: client management -------------------------------------------------------------
 
