@@ -41,7 +41,7 @@ export function installStackMapping(dir) {
     const column = f.getColumnNumber();
     if (!map || line == null || column == null) return text;
     const origin = map.findOrigin(line, column);
-    if (!origin || !origin.fileName) return text;
+    if (!origin?.fileName) return text;
     const where = `${origin.fileName}:${origin.lineNumber}:${origin.columnNumber}`;
     // V8's text ends with "(file:line:col)" or is "file:line:col" (or "async file:line:col").
     const generated = `${file}:${line}:${column}`;

@@ -18,7 +18,7 @@ test('frames of built files name the source line; other frames are left alone', 
     'const double = (b: Box): number => b.n * 2;',
     'export function fail(b: Box): never {',
     '  const twice: number = double(b);',
-    '  throw new TypeError(`bad ${twice}`);',
+    '  throw new TypeError("bad " + twice);',
     '}',
     '',
   ].join('\n'));

@@ -104,7 +104,7 @@ export function clientKey(value: string): string {
 
 /** The client key GoTrue limits on, or undefined when per-IP limiting is off for this request. */
 export function rateLimitKey(c: Context<AppEnv>): string | undefined {
-  const cfg = c.var.deps.config;
+  const cfg = c.get('deps').config;
   if (cfg.security.sbForwardedForEnabled) {
     const sb = c.req.header('sb-forwarded-for')?.split(',')[0]?.trim();
     if (sb && isIp(sb)) return clientKey(sb);
@@ -118,8 +118,8 @@ export function rateLimitKey(c: Context<AppEnv>): string | undefined {
 export async function enforceRateLimit(c: Context<AppEnv>, name: LimitName): Promise<void> {
   const key = rateLimitKey(c);
   if (key === undefined) return;
-  const deps = c.var.deps;
-  if (!(await c.var.limiter.take(`${name}:${key}`, bucketFor(name, deps.config.rateLimit), deps.now()))) {
+  const deps = c.get('deps');
+  if (!(await c.get('limiter').take(`${name}:${key}`, bucketFor(name, deps.config.rateLimit), deps.now()))) {
     throw new ApiError(429, 'over_request_rate_limit', 'Request rate limit reached');
   }
 }
