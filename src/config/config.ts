@@ -192,7 +192,7 @@ function build(c: Flat, local: boolean): Config {
       hibp: { enabled: c.PASSWORD_HIBP_ENABLED, failClosed: c.PASSWORD_HIBP_FAIL_CLOSED, userAgent: c.PASSWORD_HIBP_USER_AGENT, apiUrl: c.PASSWORD_HIBP_API_URL },
     },
     sessions: {
-      timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT,
+      timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT, allowLowAal: c.SESSIONS_ALLOW_LOW_AAL,
       singlePerUser: c.SESSIONS_SINGLE_PER_USER, tags: c.SESSIONS_TAGS,
     },
     auditLog: { disablePostgres: c.AUDIT_LOG_DISABLE_POSTGRES },

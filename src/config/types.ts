@@ -58,7 +58,7 @@ export interface Config {
     recoveryCodes: { enrollEnabled: boolean; verifyEnabled: boolean; count: number };
   };
   /** Seconds; 0 is no limit. */
-  sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };
+  sessions: { timebox: number; inactivityTimeout: number; allowLowAal: number; singlePerUser: boolean; tags: string[] };
   auditLog: { disablePostgres: boolean };
   smtp: { host?: string; port: number; user?: string; pass?: string; adminEmail: string; senderName?: string; maxFrequency: number };
   resend: { apiKey?: string; baseUrl: string };
