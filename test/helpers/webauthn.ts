@@ -82,7 +82,8 @@ export async function newKey(alg: Alg = 'ES256'): Promise<Key> {
   return { alg, pair, cose };
 }
 
-async function sign(key: Key, data: Uint8Array): Promise<Uint8Array> {
+async function sign(key: Key, bytes: Uint8Array): Promise<Uint8Array> {
+  const data = new Uint8Array(bytes);
   if (key.alg === 'ES256') return derSignature(new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key.pair.privateKey, data)));
   if (key.alg === 'RS256') return new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', key.pair.privateKey, data));
   return new Uint8Array(await crypto.subtle.sign('Ed25519', key.pair.privateKey, data));
