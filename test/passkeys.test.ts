@@ -166,6 +166,10 @@ describe('passkeys: registration and sign-in', () => {
     const opts = await signInOptions(t);
     const res = await t.request('POST', '/passkeys/authentication/verify', { challenge_id: opts.challenge_id, credential: { id: 'AA', rawId: 'AA', type: 'public-key', response: { clientDataJSON: 'AA', authenticatorData: 'AA', signature: 'AA', userHandle: 'AA' } } }, V2024);
     expect(await errorOf(res)).toMatchObject({ status: 400, code: 'webauthn_verification_failed' });
+    // An id of 4n+1 base64url characters decodes to no whole byte.
+    const o2 = await signInOptions(t);
+    const odd = await t.request('POST', '/passkeys/authentication/verify', { challenge_id: o2.challenge_id, credential: { id: 'AAAAA', rawId: 'AAAAA', type: 'public-key', response: { clientDataJSON: 'AA', authenticatorData: 'AA', signature: 'AA', userHandle: 'AAAAA' } } }, V2024);
+    expect(await errorOf(odd)).toMatchObject({ status: 400, code: 'webauthn_verification_failed' });
   });
 });
 

@@ -40,7 +40,8 @@ export const userHandle = (userId: string): string => base64url(new TextEncoder(
 
 // Base64url without padding, as browsers and auth-js send every binary field. The bounds keep a
 // hostile body's decoding small (a body is at most 1 MiB anyway).
-const b64u = (max: number) => z.string().min(1).max(max).regex(/^[A-Za-z0-9_-]*$/);
+// A length of 4n+1 characters decodes to no whole byte: not base64url.
+const b64u = (max: number) => z.string().min(1).max(max).regex(/^[A-Za-z0-9_-]*$/).refine((v) => v.length % 4 !== 1);
 const common = {
   id: b64u(2048),
   rawId: b64u(2048),
