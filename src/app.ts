@@ -24,6 +24,7 @@ import { logoutRoutes } from './routes/logout.ts';
 import { mfaRoutes } from './routes/mfa.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { otpRoutes } from './routes/otp.ts';
+import { passkeyRoutes } from './routes/passkeys.ts';
 import { signupRoutes } from './routes/signup.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { userRoutes } from './routes/user.ts';
@@ -112,6 +113,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     .route('/', adminAuditRoutes)
     .route('/', externalRoutes)
     .route('/', mfaRoutes)
+    .route('/', passkeyRoutes)
     .route('/', featureGateRoutes)
     .route('/', openapiRoutes());
   app.route('/', api);

@@ -13,7 +13,7 @@ import type { RateLimitStore } from './rate-limit-store.ts';
 import { isIp } from './request-meta.ts';
 
 export type LimitName = 'token' | 'verify' | 'otp' | 'magiclink' | 'recover' | 'resend' | 'signup' | 'user' | 'anonymous'
-  | 'mfa_challenge' | 'mfa_verify';
+  | 'mfa_challenge' | 'mfa_verify' | 'passkey';
 
 const FIVE_MINUTES = 300;
 
@@ -24,6 +24,8 @@ export function bucketFor(name: LimitName, cfg: Config['rateLimit']): Bucket {
     case 'verify': return { capacity: 30, refillPerSecond: cfg.verify / FIVE_MINUTES };
     // MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: N per minute, burst 30, one bucket per endpoint.
     case 'mfa_challenge': case 'mfa_verify': return { capacity: 30, refillPerSecond: cfg.mfaChallengeAndVerify / 60 };
+    // RATE_LIMIT_PASSKEY: N per 5 minutes, burst 30 (passkey sign-in options only).
+    case 'passkey': return { capacity: 30, refillPerSecond: cfg.passkey / FIVE_MINUTES };
     case 'anonymous': return { capacity: cfg.anonymousUsers, refillPerSecond: cfg.anonymousUsers / 3600 };
     default: return { capacity: 30, refillPerSecond: cfg.otp / FIVE_MINUTES };
   }

@@ -50,7 +50,7 @@ healthRoutes.get('/settings', (c) => {
     sms_provider: cfg.sms.provider ?? '',
     saml_enabled: false,
     saml_private_key_next_configured: false,
-    passkeys_enabled: false,
+    passkeys_enabled: cfg.passkey.enabled,
   });
 });
 

@@ -20,10 +20,13 @@ import { verifyRecoveryCode } from '../mfa/recovery-verify.ts';
 import { verifyFactor } from '../mfa/verify.ts';
 
 export const EnrollBody = z.object({ factor_type: optStr, friendly_name: optStr, issuer: optStr, phone: optStr });
+// auth-js also sends `factorId` and `webauthn: {rpId, rpOrigins}`: ignored, as GoTrue ignores them.
 export const ChallengeBody = z.object({ channel: optStr });
 // A challenge_id that is not a UUID is a JSON decoding error in GoTrue (uuid.UUID field): bad_json.
 const challengeId = z.string().refine((s) => parseUuid(s) !== null, 'not a UUID').nullish().transform((v) => (v ? parseUuid(v)! : undefined));
-export const VerifyBody = z.object({ challenge_id: challengeId, code: optStr });
+// `webauthn.credential_response` is checked by the ceremony (crypto/webauthn.ts): a bad one is validation_failed.
+const WebauthnParams = z.object({ type: optStr, credential_response: z.unknown().optional() }).nullish().transform((v) => v ?? undefined);
+export const VerifyBody = z.object({ challenge_id: challengeId, code: optStr, webauthn: WebauthnParams });
 export const AdminFactorBody = z.object({ friendly_name: optStr, phone: optStr });
 export const RecoveryCodesBody = z.object({ friendly_name: optStr });
 export const RecoveryVerifyBody = z.object({ code: optStr });
@@ -70,8 +73,9 @@ mfaRoutes.post('/factors/:factor_id/challenge', requireAuth, notAnonymous, async
   const factor = await loadFactor(deps.db, c.get('auth').user.id, c.req.param('factor_id'));
   await enforceRateLimit(c, 'mfa_challenge');
   requireVerifyEnabled(deps, factor);
-  // A TOTP challenge reads no body; a phone challenge needs one (GoTrue: empty → bad_json).
-  const channel = factor.factorType === 'phone' ? (await readJson(c, ChallengeBody)).channel : undefined;
+  // A TOTP challenge reads no body; phone and WebAuthn challenges need one (GoTrue: empty → bad_json).
+  const body = factor.factorType === 'totp' ? undefined : await readJson(c, ChallengeBody);
+  const channel = factor.factorType === 'phone' ? body?.channel : undefined;
   return c.json(await challengeFactor(deps, c.get('auth'), factor.id, channel, requestMeta(c).ip));
 });
 
@@ -80,7 +84,7 @@ mfaRoutes.post('/factors/:factor_id/verify', requireAuth, notAnonymous, async (c
   const factor = await loadFactor(deps.db, c.get('auth').user.id, c.req.param('factor_id'));
   await enforceRateLimit(c, 'mfa_verify');
   const body = await readJson(c, VerifyBody);
-  return c.json(await verifyFactor(deps, c.get('auth'), factor, { challengeId: body.challenge_id, code: body.code }, requestMeta(c).ip));
+  return c.json(await verifyFactor(deps, c.get('auth'), factor, { challengeId: body.challenge_id, code: body.code, webauthn: body.webauthn }, requestMeta(c).ip));
 });
 
 mfaRoutes.delete('/factors/:factor_id', requireAuth, notAnonymous, async (c) => {
