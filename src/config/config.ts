@@ -123,7 +123,24 @@ export function parseConfig(
   if (!local && !values.has('RATE_LIMIT_HEADER') && !result.data.SECURITY_SB_FORWARDED_FOR_ENABLED) {
     warnings.push('RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).');
   }
+  const rpWarning = webauthnWarning(result.data);
+  if (rpWarning) warnings.push(rpWarning);
   return { ok: true, config: build(result.data, local), notices, warnings };
+}
+
+/**
+ * GoTrue's WebAuthnConfiguration.Validate only warns at start-up: the service starts, and each
+ * WebAuthn or passkey request then fails until the relying party is configured.
+ */
+function webauthnWarning(c: Flat): string | undefined {
+  if (!c.PASSKEY_ENABLED && !c.MFA_WEB_AUTHN_ENROLL_ENABLED && !c.MFA_WEB_AUTHN_VERIFY_ENABLED) return undefined;
+  const missing = [
+    ...(c.WEBAUTHN_RP_ID === '' ? ['WEBAUTHN_RP_ID'] : []),
+    ...(c.WEBAUTHN_RP_DISPLAY_NAME === '' ? ['WEBAUTHN_RP_DISPLAY_NAME'] : []),
+    ...(c.WEBAUTHN_RP_ORIGINS.length === 0 ? ['WEBAUTHN_RP_ORIGINS'] : []),
+  ];
+  if (missing.length === 0) return undefined;
+  return `WebAuthn factors or passkeys are enabled but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: their requests fail with 500 until ${missing.length === 1 ? 'it is' : 'they are'}.`;
 }
 
 function build(c: Flat, local: boolean): Config {
@@ -185,7 +202,7 @@ function build(c: Flat, local: boolean): Config {
       header: c.RATE_LIMIT_HEADER, store: c.RATE_LIMIT_STORE, emailSent: c.RATE_LIMIT_EMAIL_SENT, smsSent: c.RATE_LIMIT_SMS_SENT,
       tokenRefresh: c.RATE_LIMIT_TOKEN_REFRESH, verify: c.RATE_LIMIT_VERIFY, otp: c.RATE_LIMIT_OTP,
       anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO,
-      mfaChallengeAndVerify: c.MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY,
+      mfaChallengeAndVerify: c.MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY, passkey: c.RATE_LIMIT_PASSKEY,
       oauthClientRegister: c.RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER,
     },
     oauthServer: {
@@ -198,7 +215,7 @@ function build(c: Flat, local: boolean): Config {
       hibp: { enabled: c.PASSWORD_HIBP_ENABLED, failClosed: c.PASSWORD_HIBP_FAIL_CLOSED, userAgent: c.PASSWORD_HIBP_USER_AGENT, apiUrl: c.PASSWORD_HIBP_API_URL },
     },
     sessions: {
-      timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT,
+      timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT, allowLowAal: c.SESSIONS_ALLOW_LOW_AAL,
       singlePerUser: c.SESSIONS_SINGLE_PER_USER, tags: c.SESSIONS_TAGS,
     },
     auditLog: { disablePostgres: c.AUDIT_LOG_DISABLE_POSTGRES },
@@ -213,7 +230,13 @@ function build(c: Flat, local: boolean): Config {
       recoveryCodes: {
         enrollEnabled: c.MFA_RECOVERY_CODES_ENROLL_ENABLED, verifyEnabled: c.MFA_RECOVERY_CODES_VERIFY_ENABLED, count: c.MFA_RECOVERY_CODES_COUNT,
       },
+      webauthn: { enrollEnabled: c.MFA_WEB_AUTHN_ENROLL_ENABLED, verifyEnabled: c.MFA_WEB_AUTHN_VERIFY_ENABLED },
     },
+    webauthn: {
+      rpId: c.WEBAUTHN_RP_ID, rpDisplayName: c.WEBAUTHN_RP_DISPLAY_NAME, rpOrigins: c.WEBAUTHN_RP_ORIGINS,
+      challengeExpiry: c.WEBAUTHN_CHALLENGE_EXPIRY_DURATION,
+    },
+    passkey: { enabled: c.PASSKEY_ENABLED, maxPerUser: c.PASSKEY_MAX_PASSKEYS_PER_USER },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,
       refreshTokenReuseInterval: c.SECURITY_REFRESH_TOKEN_REUSE_INTERVAL,

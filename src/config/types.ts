@@ -38,7 +38,7 @@ export interface Config {
     redirectUrl?: string; flowStateExpiry: number; iosBundleId?: string;
     providers: Record<ProviderName, ProviderConfig>;
   };
-  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; mfaChallengeAndVerify: number; oauthClientRegister: number };
+  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; mfaChallengeAndVerify: number; passkey: number; oauthClientRegister: number };
   password: {
     minLength: number; requiredCharacters: string[];
     hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };
@@ -56,11 +56,15 @@ export interface Config {
     totp: { enrollEnabled: boolean; verifyEnabled: boolean };
     phone: { enrollEnabled: boolean; verifyEnabled: boolean; otpLength: number; maxFrequency: number; template: string };
     recoveryCodes: { enrollEnabled: boolean; verifyEnabled: boolean; count: number };
+    webauthn: { enrollEnabled: boolean; verifyEnabled: boolean };
   };
+  /** The relying party of WebAuthn factors and passkeys; empty values are refused at request time. */
+  webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpiry: number };
+  passkey: { enabled: boolean; maxPerUser: number };
   /** OAUTH_SERVER_*: authsvc as an OAuth 2.1 / OIDC provider. */
   oauthServer: { enabled: boolean; allowDynamicRegistration: boolean; authorizationPath: string; authorizationTtl: number; defaultScope: string };
   /** Seconds; 0 is no limit. */
-  sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };
+  sessions: { timebox: number; inactivityTimeout: number; allowLowAal: number; singlePerUser: boolean; tags: string[] };
   auditLog: { disablePostgres: boolean };
   smtp: { host?: string; port: number; user?: string; pass?: string; adminEmail: string; senderName?: string; maxFrequency: number };
   resend: { apiKey?: string; baseUrl: string };

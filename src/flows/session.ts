@@ -13,7 +13,7 @@ import {
   findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken,
   listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, sessionsOfUser, touchSession,
 } from '../db/sessions.ts';
-import { type FactorRow, listFactors } from '../db/mfa.ts';
+import { type FactorRow, hasVerifiedFactor, listFactors } from '../db/mfa.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, OAuthApiError } from '../http/errors.ts';
@@ -21,7 +21,7 @@ import { userJson } from './user-json.ts';
 
 export type AmrMethod =
   | 'password' | 'otp' | 'magiclink' | 'recovery' | 'invite' | 'email/signup' | 'email_change'
-  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml' | 'oauth_provider/authorization_code';
+  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml' | 'passkey' | 'oauth_provider/authorization_code';
 
 export interface RequestMeta {
   ip?: string;
@@ -149,8 +149,11 @@ export async function refreshSession(deps: Deps, token: string, meta: RequestMet
 export async function rotateSession(deps: Deps, token: string, meta: RequestMeta, as: RefreshAs): Promise<IssuedSession> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = sha256Hex(token);
-  // SESSIONS_SINGLE_PER_USER compares the user's sessions first: the transactional path does.
-  if (deps.config.sessions.singlePerUser || as.oauthClientId) return refreshInTransaction(deps, token, hash, meta, as);
+  // SESSIONS_SINGLE_PER_USER compares the user's sessions first, SESSIONS_ALLOW_LOW_AAL looks at
+  // the user's factors, an OAuth client's refresh checks the client: the transactional path does them.
+  if (deps.config.sessions.singlePerUser || deps.config.sessions.allowLowAal > 0 || as.oauthClientId) {
+    return refreshInTransaction(deps, token, hash, meta, as);
+  }
   const child = childToken(deps, null, token);
   const rotated = await rotateRefreshToken(deps.db, {
     tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
@@ -166,8 +169,8 @@ export async function rotateSession(deps: Deps, token: string, meta: RequestMeta
  * session's creation, else the creation (db/session-statements.ts checks the same in SQL).
  */
 function sessionRefusal(
-  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt'>, tokenUpdatedAt: Date | null, now: Date,
-  limits: { timebox: number; inactivityTimeout: number },
+  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt' | 'aal'>, tokenUpdatedAt: Date | null, now: Date,
+  limits: { timebox: number; inactivityTimeout: number; allowLowAal: number }, userHasVerifiedFactor: boolean,
 ): string | undefined {
   const t = now.getTime();
   if (session.notAfter && t > session.notAfter.getTime()) return 'Invalid Refresh Token: Session Expired';
@@ -175,6 +178,11 @@ function sessionRefusal(
   if (limits.timebox > 0 && t > created + limits.timebox * 1000) return 'Invalid Refresh Token: Session Expired';
   if (limits.inactivityTimeout > 0 && t > lastRefreshedAt(session, tokenUpdatedAt) + limits.inactivityTimeout * 1000) {
     return 'Invalid Refresh Token: Session Expired (Inactivity)';
+  }
+  // SESSIONS_ALLOW_LOW_AAL: a session below the user's highest possible level (aal2 once a factor
+  // is verified) lives only that long.
+  if (limits.allowLowAal > 0 && userHasVerifiedFactor && (session.aal ?? 'aal1') === 'aal1' && t > created + limits.allowLowAal * 1000) {
+    return 'Invalid Refresh Token: Session Expired (Low AAL: User Needs MFA Verification)';
   }
   return undefined;
 }
@@ -191,12 +199,12 @@ const sessionTag = (s: Pick<SessionRow, 'tag'>, tags: string[]): string =>
  * more recently than this one (GoTrue: "Revoked by Newer Login").
  */
 async function newerSessionExists(
-  ex: Executor, session: SessionRow, tokenUpdatedAt: Date | null, now: Date, limits: Config['sessions'],
+  ex: Executor, session: SessionRow, tokenUpdatedAt: Date | null, now: Date, limits: Config['sessions'], userHasVerifiedFactor: boolean,
 ): Promise<boolean> {
   const mine = lastRefreshedAt(session, tokenUpdatedAt);
   const tag = sessionTag(session, limits.tags);
   return (await sessionsOfUser(ex, session.userId)).some((s) => s.id !== session.id
-    && sessionRefusal(s, null, now, limits) === undefined
+    && sessionRefusal(s, null, now, limits, userHasVerifiedFactor) === undefined
     && sessionTag(s, limits.tags) === tag
     && lastRefreshedAt(s, null) > mine);
 }
@@ -236,9 +244,10 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     if (!user) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
     const now = deps.now();
     if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
-    const refusal = sessionRefusal(session, row.updatedAt, now, deps.config.sessions);
+    const mfaEnabled = deps.config.sessions.allowLowAal > 0 && await hasVerifiedFactor(tx, user.id);
+    const refusal = sessionRefusal(session, row.updatedAt, now, deps.config.sessions, mfaEnabled);
     if (refusal) throw badRequest('session_expired', refusal);
-    if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, row.updatedAt, now, deps.config.sessions)) {
+    if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, row.updatedAt, now, deps.config.sessions, mfaEnabled)) {
       throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
     }
     const wrongClient = clientRefusal(session, as);

@@ -1,5 +1,5 @@
-// POST /factors/{id}/verify — GoTrue: mfa.go VerifyFactor (verifyTOTPFactor, verifyPhoneFactor)
-// and the session upgrade of upgrade-session.ts. One transaction holds the challenge and factor rows:
+// POST /factors/{id}/verify — GoTrue: mfa.go VerifyFactor (verifyTOTPFactor, verifyPhoneFactor;
+// WebAuthn factors in webauthn.ts) and the session upgrade of upgrade-session.ts. One transaction holds the challenge and factor rows:
 // two verifies of one challenge, or one TOTP code sent twice, cannot both win.
 import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
@@ -19,9 +19,9 @@ import { SmsSendError } from '../sms/provider.ts';
 import { requireVerifyEnabled, UNKNOWN_IP } from './challenge.ts';
 import { mfaVerificationAttempt } from './hook.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
+import { verifyWebAuthnFactor, type WebauthnVerifyInput } from './webauthn.ts';
 
-export interface VerifyInput {
-  challengeId: string | undefined;
+export interface VerifyInput extends WebauthnVerifyInput {
   code: string | undefined;
 }
 
@@ -59,7 +59,8 @@ export async function verifyFactor(
   deps: Deps, auth: AuthContext, factor: FactorRow, input: VerifyInput, ipIn: string | undefined,
 ): Promise<TokenResponse['body']> {
   const code = input.code ?? '';
-  if (code === '' && factor.factorType !== 'webauthn') throw validationFailed('Code needs to be non-empty');
+  if (factor.factorType === 'webauthn') return verifyWebAuthnFactor(deps, auth, factor, input, ipIn ?? UNKNOWN_IP);
+  if (code === '') throw validationFailed('Code needs to be non-empty');
   requireVerifyEnabled(deps, factor);
   const type = factor.factorType as 'totp' | 'phone';
   const session = auth.session;

@@ -38,7 +38,7 @@ export const OAuthTokenBody = z.object({
 export const oauthServerDisabled = () => notFound('feature_disabled', 'OAuth server is disabled');
 
 export const requireOAuthServer: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (!c.var.deps.config.oauthServer.enabled) throw oauthServerDisabled();
+  if (!c.get('deps').config.oauthServer.enabled) throw oauthServerDisabled();
   await next();
 };
 
@@ -56,7 +56,7 @@ export const oauthServerRoutes = new Hono<AppEnv>();
 
 const metadata = (c: Context<AppEnv>) => {
   c.header('Cache-Control', 'public, max-age=600');
-  return c.json(serverMetadata(c.var.deps.config, c.var.deps.keys.algorithms));
+  return c.json(serverMetadata(c.get('deps').config, c.get('deps').keys.algorithms));
 };
 oauthServerRoutes.get('/.well-known/oauth-authorization-server', requireOAuthServer, metadata);
 // RFC 8414 §3.1: an issuer with a path (https://host/auth/v1) has its metadata at
@@ -68,54 +68,54 @@ oauthServerRoutes.get('/.well-known/oauth-authorization-server/*', requireOAuthS
 
 oauthServerRoutes.post('/admin/oauth/clients', requireAdmin, requireOAuthServer, async (c) => {
   const body = await readClientJson(c, ClientRegisterBody);
-  return c.json(await registerClient(c.var.deps, body, 'manual'), 201);
+  return c.json(await registerClient(c.get('deps'), body, 'manual'), 201);
 });
 
 // GoTrue ignores page/per_page here and sends no pagination headers; an empty list is `{}`.
 oauthServerRoutes.get('/admin/oauth/clients', requireAdmin, requireOAuthServer, async (c) => {
-  const clients = await listOAuthClients(c.var.deps.db);
+  const clients = await listOAuthClients(c.get('deps').db);
   return c.json(clients.length > 0 ? { clients: clients.map((k) => clientJson(k)) } : {});
 });
 
 // GoTrue: Admin → gate → LoadOAuthServerClient (the handlers' first step here).
 const clientPath = '/admin/oauth/clients/:client_id';
-const pathClient = (c: Context<AppEnv>) => loadClient(c.var.deps, c.req.param('client_id') ?? '');
+const pathClient = (c: Context<AppEnv>) => loadClient(c.get('deps'), c.req.param('client_id') ?? '');
 oauthServerRoutes.get(clientPath, requireAdmin, requireOAuthServer, async (c) => c.json(clientJson(await pathClient(c))));
 oauthServerRoutes.put(clientPath, requireAdmin, requireOAuthServer, async (c) => {
   const client = await pathClient(c);
   const body = await readClientJson(c, ClientUpdateBody);
-  return c.json(await updateClient(c.var.deps, client, body));
+  return c.json(await updateClient(c.get('deps'), client, body));
 });
 oauthServerRoutes.delete(clientPath, requireAdmin, requireOAuthServer, async (c) => {
-  await deleteClient(c.var.deps, await pathClient(c));
+  await deleteClient(c.get('deps'), await pathClient(c));
   return c.body(null, 204);
 });
 oauthServerRoutes.post(`${clientPath}/regenerate_secret`, requireAdmin, requireOAuthServer, async (c) => {
-  return c.json(await regenerateSecret(c.var.deps, await pathClient(c)));
+  return c.json(await regenerateSecret(c.get('deps'), await pathClient(c)));
 });
 
 // --- the OAuth endpoints ---------------------------------------------------------------------
 
 oauthServerRoutes.post('/oauth/clients/register', requireOAuthServer, async (c) => {
   await enforceRateLimit(c, 'oauth_client_register');
-  if (!c.var.deps.config.oauthServer.allowDynamicRegistration) {
+  if (!c.get('deps').config.oauthServer.allowDynamicRegistration) {
     throw forbidden('oauth_dynamic_client_registration_disabled', 'Dynamic client registration is not enabled');
   }
   const body = await readClientJson(c, ClientRegisterBody);
-  return c.json(await registerClient(c.var.deps, body, 'dynamic'), 201);
+  return c.json(await registerClient(c.get('deps'), body, 'dynamic'), 201);
 });
 
 oauthServerRoutes.get('/oauth/authorize', requireOAuthServer, async (c) => {
-  return c.redirect(await authorize(c.var.deps, c.req.query()), 302);
+  return c.redirect(await authorize(c.get('deps'), c.req.query()), 302);
 });
 
 oauthServerRoutes.get('/oauth/authorizations/:authorization_id', requireOAuthServer, requireAuth, async (c) => {
-  checkOrigin(c.var.deps, c.req.header('origin'));
-  return c.json(await authorizationDetails(c.var.deps, c.var.auth.user, c.req.param('authorization_id')));
+  checkOrigin(c.get('deps'), c.req.header('origin'));
+  return c.json(await authorizationDetails(c.get('deps'), c.get('auth').user, c.req.param('authorization_id')));
 });
 
 oauthServerRoutes.post('/oauth/authorizations/:authorization_id/consent', requireOAuthServer, requireAuth, async (c) => {
-  checkOrigin(c.var.deps, c.req.header('origin'));
+  checkOrigin(c.get('deps'), c.req.header('origin'));
   let body: z.infer<typeof ConsentBody>;
   try {
     body = await readJson(c, ConsentBody);
@@ -124,7 +124,7 @@ oauthServerRoutes.post('/oauth/authorizations/:authorization_id/consent', requir
     throw err;
   }
   if (body.action !== 'approve' && body.action !== 'deny') throw validationFailed("action must be 'approve' or 'deny'");
-  return c.json(await decideAuthorization(c.var.deps, c.var.auth.user, c.req.param('authorization_id'), body.action));
+  return c.json(await decideAuthorization(c.get('deps'), c.get('auth').user, c.req.param('authorization_id'), body.action));
 });
 
 /** The token request's parameters: a JSON body when Content-Type says so, else a form. */
@@ -146,20 +146,20 @@ async function tokenParams(c: Context<AppEnv>): Promise<TokenParams & { client_i
 }
 
 oauthServerRoutes.post('/oauth/token', requireOAuthServer, async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   const params = await tokenParams(c);
   const client = await authenticateClient(deps, c.req.header('authorization'), params);
   const body = await oauthToken(deps, client, params, requestMeta(c));
   return c.json(body, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
 });
 
-oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuth, (c) => c.json(userInfo(c.var.auth.user, c.var.auth.session)));
+oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuth, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
 
 // --- the user's grants -----------------------------------------------------------------------
 
-oauthServerRoutes.get('/user/oauth/grants', requireAuth, requireOAuthServer, async (c) => c.json(await userGrants(c.var.deps, c.var.auth.user)));
+oauthServerRoutes.get('/user/oauth/grants', requireAuth, requireOAuthServer, async (c) => c.json(await userGrants(c.get('deps'), c.get('auth').user)));
 
 oauthServerRoutes.delete('/user/oauth/grants', requireAuth, requireOAuthServer, async (c) => {
-  await revokeGrant(c.var.deps, c.var.auth.user, c.req.query('client_id'), requestMeta(c));
+  await revokeGrant(c.get('deps'), c.get('auth').user, c.req.query('client_id'), requestMeta(c));
   return c.body(null, 204);
 });

@@ -79,11 +79,17 @@ export function requestTelemetry(opts: Options): MiddlewareHandler<{ Variables: 
         attributes: { 'http.method': method, 'http.request.method': method, request_id: c.get('requestId') },
       }, propagation.extract(ROOT_CONTEXT, c.req.raw.headers, headerGetter))
       : undefined;
-    // A request the sampler left out records nothing: its children are not even made.
-    if (span?.isRecording()) opts.onSpan?.(c, trace.setSpan(ROOT_CONTEXT, span));
+    // A request the sampler left out records nothing: its children are not even made, and
+    // (without metrics) its route is not even looked up.
+    const recording = span?.isRecording() ?? false;
+    if (recording) opts.onSpan?.(c, trace.setSpan(ROOT_CONTEXT, span!));
     try {
       await next();
     } finally {
+      if (span && !recording) span.end();
+      if (recording || opts.metrics) finish();
+    }
+    function finish(): void {
       const status = c.res.status;
       const { route, params } = matchedRoute(c);
       if (span) {
