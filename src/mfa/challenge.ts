@@ -67,7 +67,7 @@ async function challengeOnce(
       if (!(await consume(tx, 'sms_sent', limit, now))) throw new ApiError(429, 'over_sms_send_rate_limit', 'SMS rate limit exceeded');
       out.undo((u) => release(u, 'sms_sent', limit, now));
       otpCode = generateOtp(cfg.otpLength, deps.randomBytes);
-      out.sms({ kind: 'mfa', message: { phone: factor.phone ?? '', message: renderSms(cfg.template, otpCode), channel: channel ?? 'sms', otp: otpCode } });
+      out.sms({ kind: 'mfa', message: { phone: factor.phone ?? '', message: renderSms(cfg.template, otpCode), channel: channel ?? 'sms', otp: otpCode }, userId: auth.user.id });
     }
     const id = crypto.randomUUID();
     // Encrypted under SECURITY_DB_ENCRYPTION_ENCRYPT, bound to the challenge id (GoTrue's SetOtpCode).
