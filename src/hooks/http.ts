@@ -34,7 +34,12 @@ export async function callHttpHook(deps: Deps, url: string, secrets: readonly st
       let res: Response;
       try {
         // Redirects are not followed: the signed payload goes to the configured URL only.
-        res = await deps.fetch(url, { method: 'POST', headers, body, signal: deadline.signal, redirect: 'manual' });
+        // Raced against the deadline too: a fetch that ignores its signal must not hold the request
+        // (and, inside a transaction, its connection) beyond the 5 s.
+        res = await Promise.race([
+          deps.fetch(url, { method: 'POST', headers, body, signal: deadline.signal, redirect: 'manual' }),
+          aborted(deadline.signal),
+        ]);
       } catch {
         if (deadline.signal.aborted) throw timedOut();
         if (attempt === ATTEMPTS - 1) throw new ApiError(422, 'hook_timeout_after_retry', 'Failed to reach hook after maximum retries');
@@ -59,6 +64,14 @@ export async function callHttpHook(deps: Deps, url: string, secrets: readonly st
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Rejects once `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(new Error('hook deadline passed'));
+    signal.addEventListener('abort', () => reject(new Error('hook deadline passed')), { once: true });
+  });
 }
 
 /** Waits `ms`; false when the deadline passes first. */
