@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseConfig } from '../src/config/config.ts';
 import type { Database } from '../src/db/database.ts';
-import { type SmsMessage, type SmsProvider } from '../src/sms/provider.ts';
+import type { SmsMessage, SmsProvider } from '../src/sms/provider.ts';
 import { BASE_ENV, buildTestApp, signUpConfirmed, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 import { decodeBase32, totpAt } from './helpers/totp.ts';
@@ -38,7 +38,7 @@ const json = (body: unknown, status = 200) => new Response(JSON.stringify(body),
 function receiver(answer: Answer, secretKey = KEY) {
   const calls: Call[] = [];
   const verifier = new Webhook(secretKey);
-  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+  const fetch = (async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     if (String(input) !== HOOK_URL) throw new Error(`unexpected request to ${String(input)}`);
     const headers = new Headers(init?.headers);
     const body = String(init?.body);
@@ -50,7 +50,7 @@ function receiver(answer: Answer, secretKey = KEY) {
     const payload = JSON.parse(body) as Json;
     calls.push({ payload, headers });
     return answer(payload);
-  }) as typeof fetch;
+  }) as typeof globalThis.fetch;
   return { calls, fetch };
 }
 
@@ -221,7 +221,7 @@ describe('HTTP transport failures', () => {
     let attempts = 0;
     const plain = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
     const { email, password } = await signUpConfirmed(plain, uniqueEmail('hook'));
-    const refusing = (async () => { attempts++; throw new TypeError('fetch failed'); }) as typeof fetch;
+    const refusing = (async () => { attempts++; throw new TypeError("fetch failed"); }) as typeof globalThis.fetch;
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', ...hookEnv('CUSTOM_ACCESS_TOKEN') }, { fetch: refusing });
     const res = await t.request('POST', '/token?grant_type=password', { email, password });
     expect(res.status).toBe(422);
