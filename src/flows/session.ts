@@ -16,6 +16,7 @@ import {
 import { type FactorRow, hasVerifiedFactor, listFactors } from '../db/mfa.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
+import { customizeAccessToken } from '../hooks/custom-access-token.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import { userJson } from './user-json.ts';
 
@@ -37,6 +38,11 @@ export interface IssuedSession {
   identities?: IdentityRow[];
   /** The user's MFA factors, when already read. */
   factors?: FactorRow[];
+  /**
+   * The custom access token hook's `authentication_method` when it is not the new session's AMR
+   * method (`amr`) or a refresh (`token_refresh`): an MFA verification.
+   */
+  method?: string;
 }
 
 export interface TokenResponse {
@@ -90,7 +96,10 @@ export async function accessTokenClaims(
 /** GoTrue's AccessTokenResponse plus its sb-auth-* headers. */
 export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSession, extra: Record<string, unknown> = {}): Promise<TokenResponse> {
   const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr);
-  const accessToken = await signJwt(deps.keys, claims);
+  // HOOK_CUSTOM_ACCESS_TOKEN: `ex` must be the request's transaction, so that a refusal takes the new session back.
+  const accessToken = await signJwt(deps.keys, deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
+    ? await customizeAccessToken(deps, ex, { userId: issued.user.id, method: issued.method ?? issued.amr?.[0]?.method ?? 'token_refresh' }, claims)
+    : claims);
   const identities = issued.identities ?? await listIdentities(ex, [issued.user.id]);
   // supabase-js reads user.factors from the session to tell whether aal2 is the next level.
   const factors = issued.factors ?? await listFactors(ex, issued.user.id);
@@ -113,7 +122,8 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
   };
 }
 
-type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
+/** `token`: issued inside the transaction (the custom access token hook). */
+type RefreshOutcome = { ok: IssuedSession; token?: TokenResponse } | { reuse: ApiError };
 
 /**
  * grant_type=refresh_token. The common case, a live token of a valid session, is one statement
@@ -124,9 +134,12 @@ type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
 export async function refreshSession(deps: Deps, token: string, meta: RequestMeta): Promise<TokenResponse> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = sha256Hex(token);
-  // SESSIONS_SINGLE_PER_USER compares the user's sessions first, SESSIONS_ALLOW_LOW_AAL looks at
-  // the user's factors: the transactional path does both.
-  if (deps.config.sessions.singlePerUser || deps.config.sessions.allowLowAal > 0) return refreshInTransaction(deps, token, hash, meta);
+  // The transactional path: SESSIONS_SINGLE_PER_USER compares the user's sessions first,
+  // SESSIONS_ALLOW_LOW_AAL looks at the user's factors, and the custom access token hook's refusal
+  // must take the rotation back.
+  if (deps.config.sessions.singlePerUser || deps.config.sessions.allowLowAal > 0 || deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) {
+    return refreshInTransaction(deps, token, hash, meta);
+  }
   const child = childToken(deps, null, token);
   const rotated = await rotateRefreshToken(deps.db, {
     tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
@@ -240,8 +253,10 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
       ...(meta.ip ? { ip: meta.ip } : {}),
     });
-    return { ok: { user, session, refreshToken: child } };
+    const ok = { user, session, refreshToken: child };
+    if (deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return { ok, token: await tokenResponse(deps, tx, ok) };
+    return { ok };
   });
   if ('reuse' in outcome) throw outcome.reuse;
-  return tokenResponse(deps, deps.db, outcome.ok);
+  return outcome.token ?? tokenResponse(deps, deps.db, outcome.ok);
 }
