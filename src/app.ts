@@ -149,7 +149,8 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     const v2024 = wantsApiVersion2024(c.req.header('x-supabase-api-version'));
     const res = c.json(errorBody(apiErr, v2024, c.get('requestId')), apiErr.status as 400);
     if (v2024) res.headers.set('X-Supabase-Api-Version', API_VERSION_2024);
-    if (!(v2024 && apiErr.errorCode === 'weak_password')) res.headers.set('x-sb-error-code', apiErr.errorCode);
+    // GoTrue sets the header only for an error with a code (a hook's error object has none).
+    if (apiErr.errorCode && !(v2024 && apiErr.errorCode === 'weak_password')) res.headers.set('x-sb-error-code', apiErr.errorCode);
     return res;
   });
 

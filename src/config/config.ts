@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import { FIELD_NAMES, type FieldName, type Flat, FLAT_SCHEMA, GITLAB_URL, unbuiltSettings, upper } from './fields.ts';
 import { allowsBare, candidateKeys, label, resolve } from './names.ts';
-import { type Config, type ConfigResult, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName, type Support } from './types.ts';
+import { type Config, type ConfigResult, HOOK_KINDS, type HookConfig, type HookKind, type HookTarget, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName, type Support } from './types.ts';
 import { algorithmOf, DEFAULT_DATA_DIR, isDbEncryptionKey } from './values.ts';
 
 const SMS_CREDENTIALS: Record<SmsProviderName, string[]> = {
@@ -214,6 +214,7 @@ function build(c: Flat, local: boolean): Config {
       minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS,
       hibp: { enabled: c.PASSWORD_HIBP_ENABLED, failClosed: c.PASSWORD_HIBP_FAIL_CLOSED, userAgent: c.PASSWORD_HIBP_USER_AGENT, apiUrl: c.PASSWORD_HIBP_API_URL },
     },
+    hooks: Object.fromEntries(HOOK_KINDS.map((k) => [k, hookConfig(c[`HOOK_${k}_ENABLED`], c[`HOOK_${k}_URI`], c[`HOOK_${k}_SECRETS`])])) as Record<HookKind, HookConfig>,
     sessions: {
       timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT, allowLowAal: c.SESSIONS_ALLOW_LOW_AAL,
       singlePerUser: c.SESSIONS_SINGLE_PER_USER, tags: c.SESSIONS_TAGS,
@@ -297,4 +298,20 @@ function build(c: Flat, local: boolean): Config {
       vonage: { apiKey: c.SMS_VONAGE_API_KEY, apiSecret: c.SMS_VONAGE_API_SECRET, from: c.SMS_VONAGE_FROM, baseUrl: c.SMS_VONAGE_BASE_URL },
     },
   };
+}
+
+/** A hook's setting with its URI resolved to a transport (the URI was checked by parseHookUri). */
+function hookConfig(enabled: boolean, uri: string | undefined, secrets: string[]): HookConfig {
+  let target: HookTarget | undefined;
+  if (uri) {
+    const u = new URL(uri);
+    const scheme = u.protocol.slice(0, -1).toLowerCase();
+    if (scheme === 'pg-functions') {
+      const [, schema, fn] = u.pathname.split('/');
+      target = { transport: 'pg', schema: schema!, fn: fn! };
+    } else {
+      target = { transport: 'http', url: uri };
+    }
+  }
+  return { enabled, uri: uri ?? '', ...(target ? { target } : {}), secrets };
 }

@@ -2,8 +2,8 @@
 // description (the table of docs/configuration.md), and whether authsvc acts on it yet.
 import { z } from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
-import { type ConfigVariable, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
-import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
+import { type ConfigVariable, HOOK_KINDS, type HookKind, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
+import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
 
 const rawValue = z.string().optional();
 
@@ -269,7 +269,23 @@ function providerFields(): ProviderFlagFields & ProviderTextFields {
   return out as ProviderFlagFields & ProviderTextFields;
 }
 
-const FIELDS = { ...STATIC_FIELDS, ...providerFields() };
+type HookFields = { [K in `HOOK_${HookKind}_ENABLED`]: Field<ReturnType<typeof bool>> }
+  & { [K in `HOOK_${HookKind}_URI`]: Field<ReturnType<typeof text>> }
+  & { [K in `HOOK_${HookKind}_SECRETS`]: Field<ReturnType<typeof list>> };
+
+function hookFields(): HookFields {
+  const out: Record<string, Field<z.ZodType>> = {};
+  for (const kind of HOOK_KINDS) {
+    const what = kind.toLowerCase().replaceAll('_', ' ');
+    out[`HOOK_${kind}_ENABLED`] = f(bool(false), 'false', `Calls the ${what} hook (docs/hooks.md).`);
+    out[`HOOK_${kind}_URI`] = f(opt(parseHookUri), '', `The ${what} hook: pg-functions://<db>/<schema>/<function>, https://… (http:// only on localhost).`);
+    out[`HOOK_${kind}_SECRETS`] = f(withDefault(parseHookSecrets, []), '', `Standard Webhooks secrets of the ${what} hook (v1,whsec_<base64>), several separated by |; the HTTP request is signed with each.`);
+  }
+  // The loop above writes exactly the keys these mapped types list.
+  return out as HookFields;
+}
+
+const FIELDS = { ...STATIC_FIELDS, ...providerFields(), ...hookFields() };
 export type FieldName = keyof typeof FIELDS;
 export const FIELD_NAMES = Object.keys(FIELDS) as FieldName[];
 
@@ -292,6 +308,7 @@ export function support(name: FieldName): Support {
   if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
   if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');
   if (name === 'MAILER_EXTERNAL_HOSTS') return no('links in emails always use API_EXTERNAL_URL');
+  if (name.startsWith('HOOK_AFTER_USER_CREATED_')) return no('the after user created hook is not built yet (docs/hooks.md)');
   // As in GoTrue: Apple and Google are always reached at their own hosts, and only ID-token
   // providers have a nonce to skip.
   if (name === 'EXTERNAL_APPLE_URL' || name === 'EXTERNAL_GOOGLE_URL') return no('ignored, as GoTrue ignores it: the provider is reached at its own host');

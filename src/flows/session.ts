@@ -16,6 +16,7 @@ import {
 import { type FactorRow, hasVerifiedFactor, listFactors } from '../db/mfa.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
+import { customizeAccessToken } from '../hooks/custom-access-token.ts';
 import { ApiError, badRequest, OAuthApiError } from '../http/errors.ts';
 import { userJson } from './user-json.ts';
 
@@ -37,6 +38,11 @@ export interface IssuedSession {
   identities?: IdentityRow[];
   /** The user's MFA factors, when already read. */
   factors?: FactorRow[];
+  /**
+   * The custom access token hook's `authentication_method` when it is not the new session's AMR
+   * method (`amr`) or a refresh (`token_refresh`): an MFA verification.
+   */
+  method?: string;
 }
 
 export interface TokenResponse {
@@ -94,10 +100,14 @@ export async function accessTokenClaims(
 
 /** The signed access token of a session and its claims. */
 export async function signAccessToken(
-  deps: Deps, ex: Executor, issued: Pick<IssuedSession, 'user' | 'session' | 'amr'>,
+  deps: Deps, ex: Executor, issued: Pick<IssuedSession, 'user' | 'session' | 'amr' | 'method'>,
 ): Promise<{ token: string; claims: Record<string, unknown> }> {
   const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr);
-  return { token: await signJwt(deps.keys, claims), claims };
+  // HOOK_CUSTOM_ACCESS_TOKEN: `ex` must be the request's transaction, so that a refusal takes the new session back.
+  const token = await signJwt(deps.keys, deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
+    ? await customizeAccessToken(deps, ex, { userId: issued.user.id, method: issued.method ?? issued.amr?.[0]?.method ?? 'token_refresh' }, claims)
+    : claims);
+  return { token, claims };
 }
 
 /** GoTrue's AccessTokenResponse plus its sb-auth-* headers. */
@@ -125,7 +135,8 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
   };
 }
 
-type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
+/** `token`: issued inside the transaction (the custom access token hook). */
+type RefreshOutcome = { ok: IssuedSession; token?: TokenResponse } | { reuse: ApiError };
 
 /** Who refreshes: an ordinary client of /token, or the OAuth client authenticated at /oauth/token. */
 export interface RefreshAs { oauthClientId?: string }
@@ -136,22 +147,13 @@ export interface RefreshAs { oauthClientId?: string }
  * expiry, sessions with a per-session key, races lost) goes through one transaction in which
  * the session row lock serialises all refreshes of a session.
  */
-export async function refreshSession(deps: Deps, token: string, meta: RequestMeta): Promise<TokenResponse> {
-  const issued = await rotateSession(deps, token, meta, {});
-  return tokenResponse(deps, deps.db, issued);
-}
-
-/**
- * Rotates a refresh token: its session with the child token. The one-statement path serves
- * ordinary sessions only (it skips OAuth clients' sessions); an OAuth client's refresh, and any
- * refresh of an OAuth session, take the transaction, which checks the client.
- */
-export async function rotateSession(deps: Deps, token: string, meta: RequestMeta, as: RefreshAs): Promise<IssuedSession> {
+export async function refreshSession(deps: Deps, token: string, meta: RequestMeta, as: RefreshAs = {}): Promise<TokenResponse> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = sha256Hex(token);
-  // SESSIONS_SINGLE_PER_USER compares the user's sessions first, SESSIONS_ALLOW_LOW_AAL looks at
-  // the user's factors, an OAuth client's refresh checks the client: the transactional path does them.
-  if (deps.config.sessions.singlePerUser || deps.config.sessions.allowLowAal > 0 || as.oauthClientId) {
+  // The transactional path: SESSIONS_SINGLE_PER_USER compares the user's sessions first,
+  // SESSIONS_ALLOW_LOW_AAL looks at the user's factors, the custom access token hook's refusal
+  // must take the rotation back, and an OAuth client's refresh has its client checked.
+  if (deps.config.sessions.singlePerUser || deps.config.sessions.allowLowAal > 0 || deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled || as.oauthClientId) {
     return refreshInTransaction(deps, token, hash, meta, as);
   }
   const child = childToken(deps, null, token);
@@ -159,7 +161,7 @@ export async function rotateSession(deps: Deps, token: string, meta: RequestMeta
     tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
     timebox: deps.config.sessions.timebox, inactivityTimeout: deps.config.sessions.inactivityTimeout,
   });
-  if (rotated) return { ...rotated, refreshToken: child };
+  if (rotated) return tokenResponse(deps, deps.db, { ...rotated, refreshToken: child });
   return refreshInTransaction(deps, token, hash, meta, as);
 }
 
@@ -229,7 +231,7 @@ function clientRefusal(session: SessionRow, as: RefreshAs): OAuthApiError | unde
   return undefined;
 }
 
-async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta, as: RefreshAs): Promise<IssuedSession> {
+async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta, as: RefreshAs): Promise<TokenResponse> {
   const cfg = deps.config.security;
   const outcome = await transaction(deps.db, async (tx): Promise<RefreshOutcome & { tx?: Executor }> => {
     const found = await findRefreshToken(tx, hash);
@@ -280,8 +282,10 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
       ...(meta.ip ? { ip: meta.ip } : {}),
     });
-    return { ok: { user, session, refreshToken: child } };
+    const ok = { user, session, refreshToken: child };
+    if (deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return { ok, token: await tokenResponse(deps, tx, ok) };
+    return { ok };
   });
   if ('reuse' in outcome) throw outcome.reuse;
-  return outcome.ok;
+  return outcome.token ?? tokenResponse(deps, deps.db, outcome.ok);
 }

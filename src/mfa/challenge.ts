@@ -69,7 +69,7 @@ async function challengeOnce(
       if (!(await consume(tx, 'sms_sent', limit, now))) throw new ApiError(429, 'over_sms_send_rate_limit', 'SMS rate limit exceeded');
       out.undo((u) => release(u, 'sms_sent', limit, now));
       otpCode = generateOtp(cfg.otpLength, deps.randomBytes);
-      out.sms({ kind: 'mfa', message: { phone: factor.phone ?? '', message: renderSms(cfg.template, otpCode), channel: channel ?? 'sms', otp: otpCode } });
+      out.sms({ kind: 'mfa', message: { phone: factor.phone ?? '', message: renderSms(cfg.template, otpCode), channel: channel ?? 'sms', otp: otpCode }, userId: auth.user.id });
     }
     // A WebAuthn factor's ceremony options; the session data is kept to check the answer.
     const webauthn = factor.factorType === 'webauthn' ? await webauthnChallenge(deps, tx, auth, factor, now) : undefined;

@@ -6,6 +6,7 @@ import { timingSafeEqual } from '../crypto/encoding.ts';
 import { DecryptionError, openSecret, sealSecret } from '../crypto/encrypted-string.ts';
 import { fromBase32, matchTotp } from '../crypto/totp.ts';
 import { insertAudit } from '../db/audit.ts';
+import { deleteSessions } from '../db/sessions.ts';
 import { transaction } from '../db/database.ts';
 import {
   type ChallengeRow, deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, lockChallenge,
@@ -129,8 +130,9 @@ export async function verifyFactor(
       valid = otp !== undefined && timingSafeEqual(otp.value, code);
       if (valid) reseal = undefined;
     }
-    const decision = await mfaVerificationAttempt(deps, { factorId: factor.id, factorType: type, userId: auth.user.id, valid });
-    if (decision.decision === 'reject') throw forbidden('mfa_verification_rejected', decision.message);
+    const decision = await mfaVerificationAttempt(deps, tx, { factorId: factor.id, factorType: type, userId: auth.user.id, valid, ip: ipIn });
+    // Returned, not thrown: the sign-out below must not be rolled back with the attempt.
+    if (decision.decision === 'reject') return { rejected: decision.message } as const;
     await reseal?.();
     if (!valid) return { failed: unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered') } as const;
     await insertAudit(tx, {
@@ -141,14 +143,23 @@ export async function verifyFactor(
     await updateFactor(tx, factor.id, { status: 'verified', updatedAt: now, ...(step !== undefined ? { lastTotpStep: step } : {}) });
     const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: factor.id, method: AMR_METHOD[type], now });
     await deleteOtherUnverifiedFactors(tx, auth.user.id, type, factor.id);
-    return upgraded;
+    // The custom access token hook runs in this transaction: its refusal takes the upgrade back.
+    if (!deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return upgraded;
+    const token = await tokenResponse(deps, tx, { user: auth.user, ...upgraded, method: AMR_METHOD[type] });
+    return { ...upgraded, token };
   });
+  if ('rejected' in outcome && outcome.rejected !== undefined) {
+    // GoTrue's models.Logout: every session of the user ends.
+    await deleteSessions(deps.db, auth.user.id, 'global');
+    throw forbidden('mfa_verification_rejected', outcome.rejected);
+  }
   // Returned, not thrown, so that the re-encryption above is committed (as GoTrue writes it on a wrong code too).
   if ('failed' in outcome) throw outcome.failed;
   if ('expired' in outcome) {
     await deleteChallenge(deps.db, challengeId);
     throw challengeExpired(challengeId);
   }
-  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken });
+  if ('token' in outcome) return outcome.token.body;
+  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken, method: AMR_METHOD[type] });
   return issued.body;
 }

@@ -9,7 +9,7 @@ import { deleteSessions, touchSession } from '../db/sessions.ts';
 import { findUserById, isBanned, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { OAuthApiError } from '../http/errors.ts';
-import { createSession, type IssuedSession, type RequestMeta, rotateSession, signAccessToken } from '../flows/session.ts';
+import { createSession, type IssuedSession, type RequestMeta, refreshSession, signAccessToken } from '../flows/session.ts';
 import { splitList } from './clients.ts';
 import { canSignIdTokens, idTokenError, signIdToken } from './id-token.ts';
 import { parseScopes } from './scopes.ts';
@@ -34,17 +34,17 @@ export async function oauthToken(deps: Deps, client: OAuthClientRow, p: TokenPar
   if (grantType === 'authorization_code') return exchangeCode(deps, client, p, meta);
   if (grantType === 'refresh_token') {
     if (!p.refresh_token) throw new OAuthApiError('invalid_request', 'refresh_token is required for refresh_token grant');
-    const issued = await rotateSession(deps, p.refresh_token, meta, { oauthClientId: client.id });
-    return tokenBody(deps, issued);
+    const { body } = await refreshSession(deps, p.refresh_token, meta, { oauthClientId: client.id });
+    return { access_token: body.access_token, expires_in: body.expires_in, refresh_token: body.refresh_token, token_type: 'bearer' };
   }
   throw new OAuthApiError('unsupported_grant_type', `Unsupported grant type: ${grantType}`);
 }
 
 /** GoTrue's answer: keys sorted, no user, no expires_at. The ID token is made for the access token (at_hash). */
 async function tokenBody(
-  deps: Deps, issued: IssuedSession, idTokenFor?: (accessToken: string) => Promise<string>,
+  issued: IssuedSession, signed: { token: string; claims: Record<string, unknown> }, idTokenFor?: (accessToken: string) => Promise<string>,
 ): Promise<Record<string, unknown>> {
-  const { token, claims } = await signAccessToken(deps, deps.db, issued);
+  const { token, claims } = signed;
   const idToken = idTokenFor ? await idTokenFor(token) : undefined;
   return {
     access_token: token,
@@ -57,7 +57,9 @@ async function tokenBody(
 
 const s256 = (verifier: string) => base64url(sha256(utf8(verifier)));
 
-type Exchange = { ok: { issued: IssuedSession; user: UserRow; scope: string; nonce: string | null } } | { refused: OAuthApiError };
+type Exchange = {
+  ok: { issued: IssuedSession; signed: { token: string; claims: Record<string, unknown> }; user: UserRow; scope: string; nonce: string | null };
+} | { refused: OAuthApiError };
 
 async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, meta: RequestMeta): Promise<Record<string, unknown>> {
   if (!p.code) throw new OAuthApiError('invalid_request', 'code is required for authorization_code grant');
@@ -100,13 +102,16 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
     const oauth = { oauthClientId: client.id, scopes: auth.scope, resource: auth.resource };
     await touchSession(tx, created.session.id, oauth);
     await updateOAuthAuthorization(tx, auth.id, { status: 'expired', sessionId: created.session.id });
-    return { ok: { issued: { ...created, session: { ...created.session, ...oauth } }, user: created.user, scope: auth.scope, nonce: auth.nonce } };
+    const issued = { ...created, session: { ...created.session, ...oauth } };
+    // Signed in the transaction: a refusal of the custom access token hook takes the session back.
+    const signed = await signAccessToken(deps, tx, issued);
+    return { ok: { issued, signed, user: created.user, scope: auth.scope, nonce: auth.nonce } };
   });
   if ('refused' in outcome) throw outcome.refused;
-  const { issued, user, scope, nonce } = outcome.ok;
+  const { issued, signed, user, scope, nonce } = outcome.ok;
   const scopes = parseScopes(scope);
   const idTokenFor = scopes.includes('openid')
     ? (accessToken: string) => signIdToken(deps, { user, clientId: client.id, nonce, scopes, accessToken })
     : undefined;
-  return tokenBody(deps, issued, idTokenFor);
+  return tokenBody(issued, signed, idTokenFor);
 }
