@@ -21,7 +21,7 @@ import { userJson } from './user-json.ts';
 
 export type AmrMethod =
   | 'password' | 'otp' | 'magiclink' | 'recovery' | 'invite' | 'email/signup' | 'email_change'
-  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml';
+  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml' | 'web3';
 
 export interface RequestMeta {
   ip?: string;

@@ -10,7 +10,7 @@ import { InviteBody } from '../routes/invite.ts';
 import { AdminFactorBody, ChallengeBody, EnrollBody, RecoveryCodesBody, RecoveryVerifyBody, VerifyBody as FactorVerifyBody } from '../routes/mfa.ts';
 import { MagicLinkBody, OtpBody, RecoverBody, ResendBody } from '../routes/otp.ts';
 import { SignupBody } from '../routes/signup.ts';
-import { IdTokenBody, PasswordBody, PkceBody, RefreshBody } from '../routes/token.ts';
+import { IdTokenBody, PasswordBody, PkceBody, RefreshBody, Web3Body } from '../routes/token.ts';
 import { UpdateBody } from '../routes/user.ts';
 import { VerifyBody } from '../routes/verify.ts';
 
@@ -217,9 +217,9 @@ export function routeTable(): Operation[] {
     { method: 'get', path: '/openapi.json', summary: 'This document', tag: 'health', replies: { 200: json('OpenApiDocument') } },
     { method: 'post', path: '/signup', summary: 'Sign up with email or phone and a password; anonymously with neither', tag: 'auth', gotrue: 'Signup', body: SignupBody, query: [redirectTo], replies: { 200: json('SessionOrUser') } },
     {
-      method: 'post', path: '/token', summary: 'Sign in / refresh: password, refresh_token, pkce or id_token grant', tag: 'auth', gotrue: 'Token', auth: 'user-optional',
+      method: 'post', path: '/token', summary: 'Sign in / refresh: password, refresh_token, pkce, id_token or web3 grant', tag: 'auth', gotrue: 'Token', auth: 'user-optional',
       query: [{ name: 'grant_type', required: true, schema: { enum: ['password', 'refresh_token', 'pkce', 'id_token', 'web3'] } }],
-      body: { password: PasswordBody, refresh_token: RefreshBody, pkce: PkceBody, id_token: IdTokenBody },
+      body: { password: PasswordBody, refresh_token: RefreshBody, pkce: PkceBody, id_token: IdTokenBody, web3: Web3Body },
       replies: {
         200: json('Session'),
         400: { description: 'GoTrue\'s error body; id_token linking without a token answers the OAuth shape.', schema: oneOf('ErrorLegacy', 'Error2024', 'OAuthError') },
