@@ -11,6 +11,7 @@ import { buildTestApp, TEST_JWT_SECRET, type TestApp, uniqueEmail } from './help
 import { openTestDb } from './helpers/db.ts';
 import { type FakeProvider, startFakeProvider } from './helpers/fake-oauth.ts';
 import { type SigningKey, signingKey } from './helpers/oauth-scenarios-oidc.ts';
+import { supabaseClientFor } from './helpers/supabase.ts';
 
 type Json = Record<string, any>;
 let db: Database;
@@ -120,6 +121,25 @@ describe('admin API', () => {
     const gone = await t.request('GET', `/admin/custom-providers/${body.identifier}`, undefined, auth());
     expect(gone.status).toBe(404);
     expect(await gone.json()).toMatchObject({ error_code: 'custom_provider_not_found', msg: 'Custom OAuth provider not found' });
+  });
+
+  test('supabase-js auth.admin.customProviders: create, list by type, get, update, delete', async () => {
+    const t = await app();
+    const api = supabaseClientFor(t.app, admin).auth.admin;
+    const body = oidcBody();
+    const created = await api.customProviders.createProvider(body as never);
+    expect(created.error).toBeNull();
+    expect(created.data).toMatchObject({ identifier: body.identifier, provider_type: 'oidc' });
+    const listed = await api.customProviders.listProviders({ type: 'oidc' });
+    expect(listed.error).toBeNull();
+    expect(listed.data!.providers.map((p: Json) => p.identifier)).toContain(body.identifier);
+    const got = await api.customProviders.getProvider(body.identifier);
+    expect(got.data).toMatchObject({ name: 'Acme SSO' });
+    const updated = await api.customProviders.updateProvider(body.identifier, { name: 'Renamed' } as never);
+    expect(updated.data).toMatchObject({ name: 'Renamed' });
+    const deleted = await api.customProviders.deleteProvider(body.identifier);
+    expect(deleted.error).toBeNull();
+    expect((await api.customProviders.getProvider(body.identifier)).error).toMatchObject({ status: 404, code: 'custom_provider_not_found' });
   });
 
   test('GoTrue\'s checks: prefix, reserved parameters, protected targets, duplicates, quota; admin only; the feature gate', async () => {

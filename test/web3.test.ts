@@ -7,7 +7,8 @@ import type { Database } from '../src/db/database.ts';
 import { checksumAddress } from '../src/web3/signature.ts';
 import { buildTestApp, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
-import { ethereumWallet, signInMessage, solanaWallet } from './helpers/wallets.ts';
+import { supabaseClientFor } from './helpers/supabase.ts';
+import { ethereumWallet, type MessageFields, signInMessage, solanaWallet } from './helpers/wallets.ts';
 
 type Json = Record<string, any>;
 let db: Database;
@@ -102,8 +103,8 @@ describe('Solana', () => {
 
   test('URI, domain and time checks', async () => {
     const w = solanaWallet();
-    const signed = async (f: Parameters<typeof signInMessage>[1]) => {
-      const message = signInMessage('Solana', { address: w.address, ...f });
+    const signed = async (f: Omit<MessageFields, 'address'>) => {
+      const message = signInMessage('Solana', { ...f, address: w.address });
       return grant(t, { chain: 'solana', message, signature: w.sign(message) });
     };
     await expectGrantError(await signed({ domain: 'app.example.com', uri: 'http://app.example.com/' }), 'Signed Solana message is using URI which does not use HTTPS');
@@ -166,6 +167,36 @@ describe('Ethereum', () => {
     const now = Date.now();
     const message = signInMessage('Ethereum', { address: w.address, chainId: '1', issuedAt: new Date(now - 120_000), expirationTime: new Date(now - 60_000) });
     await expectGrantError(await grant(t, { chain: 'ethereum', message, signature: w.sign(message) }), 'Signed Ethereum message is expired');
+  });
+});
+
+describe('supabase-js signInWithWeb3 with the messages it builds itself', () => {
+  test('Solana: a wallet with signMessage and publicKey.toBase58()', async () => {
+    const w = solanaWallet();
+    const wallet = {
+      publicKey: { toBase58: () => w.address },
+      signMessage: async (bytes: Uint8Array) => w.signBytes(bytes),
+    };
+    const { data, error } = await supabaseClientFor(t.app).auth.signInWithWeb3({
+      chain: 'solana', wallet, statement: 'Welcome to Acme', options: { url: 'http://localhost:3000/login', signInWithSolana: { chainId: 'solana:devnet', nonce: 'abc12345' } },
+    } as never);
+    expect(error).toBeNull();
+    expect(data.user!.identities![0]).toMatchObject({ id: `web3:solana:${w.address}`, identity_data: { custom_claims: { network: 'solana:devnet', statement: 'Welcome to Acme' } } });
+  });
+
+  test('Ethereum: an EIP-1193 wallet (eth_requestAccounts, eth_chainId, personal_sign)', async () => {
+    const w = ethereumWallet();
+    const wallet = {
+      async request({ method, params }: { method: string; params?: unknown[] }) {
+        if (method === 'eth_requestAccounts') return [w.address.toLowerCase()];
+        if (method === 'eth_chainId') return '0x89';
+        if (method === 'personal_sign') return w.sign(Buffer.from(String(params![0]).slice(2), 'hex').toString('utf8'));
+        throw new Error(`unexpected ${method}`);
+      },
+    };
+    const { data, error } = await supabaseClientFor(t.app).auth.signInWithWeb3({ chain: 'ethereum', wallet, statement: 'Hi', options: { url: 'http://localhost:3000/login' } } as never);
+    expect(error).toBeNull();
+    expect(data.user!.identities![0]).toMatchObject({ id: `web3:ethereum:${w.address}`, identity_data: { custom_claims: { network: '137' } } });
   });
 });
 

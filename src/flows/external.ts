@@ -106,6 +106,7 @@ export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Pro
     return { url, state: id };
   } catch (err) {
     await deleteFlowState(deps.db, id);
+    if (oauthClientStateId) await takeOAuthClientState(deps.db, oauthClientStateId);
     // GoTrue answers a provider it cannot set up (Apple's or Google's discovery failing) with
     // 400 "Unsupported provider: <why>"; Twitter's request token failing is answered the same way.
     if (err instanceof ProviderError) throw unsupportedProvider(err.message);
