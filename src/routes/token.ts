@@ -20,7 +20,7 @@ export const RefreshBody = z.object({ refresh_token: optStr });
 const CaptchaBody = z.object(CaptchaFields);
 export const PkceBody = z.object({ auth_code: optStr, code_verifier: optStr });
 // Typed after the feature gate (below): the suites send an object as an Ethereum signature.
-export const Web3Body = z.object({ chain: z.unknown(), message: z.unknown(), signature: z.unknown(), ...CaptchaFields });
+export const Web3Body = z.object({ chain: z.unknown().optional(), message: z.unknown().optional(), signature: z.unknown().optional(), ...CaptchaFields });
 
 function web3Params(body: z.infer<typeof Web3Body>): Web3Params {
   const out: Web3Params = {};
