@@ -295,6 +295,35 @@ export function createTables(namespace: string) {
     createdAt: timestamp('created_at', tz).notNull(),
   });
 
+  // Custom OAuth/OIDC providers (migration 0011).
+  const customOAuthProviders = s.table('custom_oauth_providers', {
+    id: uuid('id').primaryKey().defaultRandom(),
+    providerType: text('provider_type').$type<'oauth2' | 'oidc'>().notNull(),
+    identifier: text('identifier').notNull().unique('custom_oauth_providers_identifier_key'),
+    name: text('name').notNull(),
+    clientId: text('client_id').notNull(),
+    clientSecret: text('client_secret').notNull(),
+    acceptableClientIds: text('acceptable_client_ids').array().notNull().default(sql`'{}'`),
+    scopes: text('scopes').array().notNull().default(sql`'{}'`),
+    pkceEnabled: boolean('pkce_enabled').notNull().default(true),
+    attributeMapping: jsonb('attribute_mapping').$type<Record<string, unknown>>().notNull().default({}),
+    authorizationParams: jsonb('authorization_params').$type<Record<string, string>>().notNull().default({}),
+    enabled: boolean('enabled').notNull().default(true),
+    emailOptional: boolean('email_optional').notNull().default(false),
+    issuer: text('issuer'),
+    discoveryUrl: text('discovery_url'),
+    skipNonceCheck: boolean('skip_nonce_check').notNull().default(false),
+    cachedDiscovery: jsonb('cached_discovery').$type<Record<string, unknown>>(),
+    discoveryCachedAt: timestamp('discovery_cached_at', tz),
+    authorizationUrl: text('authorization_url'),
+    tokenUrl: text('token_url'),
+    userinfoUrl: text('userinfo_url'),
+    jwksUri: text('jwks_uri'),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
+    customClaimsAllowlist: text('custom_claims_allowlist').array().notNull().default(sql`'{}'`),
+  });
+
   const auditLogEntries = s.table('audit_log_entries', {
     instanceId: uuid('instance_id'),
     id: uuid('id').primaryKey(),
@@ -317,7 +346,7 @@ export function createTables(namespace: string) {
   return {
     aalLevel, codeChallengeMethod, oneTimeTokenType, factorType, factorStatus,
     oauthRegistrationType, oauthClientType, oauthAuthorizationStatus, oauthResponseType, oauthClients, oauthAuthorizations, oauthConsents,
-    users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, mfaRecoveryCodeSets, mfaRecoveryCodes, webauthnCredentials, webauthnChallenges, oneTimeTokens, flowState, oauthClientStates,
+    users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, mfaRecoveryCodeSets, mfaRecoveryCodes, webauthnCredentials, webauthnChallenges, oneTimeTokens, flowState, oauthClientStates, customOAuthProviders,
     auditLogEntries, rateLimits, schemaMigrations,
   };
 }

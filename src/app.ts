@@ -14,6 +14,7 @@ import { rateLimitStores } from './http/rate-limit.ts';
 import { createOAuthCache } from './oauth/context.ts';
 import { checkQueryString, limitDeclaredBody } from './http/read-json.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
+import { adminCustomProviderRoutes } from './routes/admin-custom-providers.ts';
 import { adminGenerateLinkRoutes } from './routes/admin-generate-link.ts';
 import { adminUsersRoutes } from './routes/admin-users.ts';
 import { externalRoutes } from './routes/external.ts';
@@ -112,6 +113,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     .route('/', adminUsersRoutes)
     .route('/', adminGenerateLinkRoutes)
     .route('/', adminAuditRoutes)
+    .route('/', adminCustomProviderRoutes)
     .route('/', externalRoutes)
     .route('/', mfaRoutes)
     .route('/', passkeyRoutes)

@@ -8,6 +8,7 @@ import type { Database } from './db/database.ts';
 import type { RateLimitStore } from './http/rate-limit-store.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { OAuthCache } from './oauth/context.ts';
+import type { ResolveHost } from './oauth/url-guard.ts';
 import type { SmsProvider } from './sms/provider.ts';
 import type { Logger } from './telemetry/logger.ts';
 
@@ -30,6 +31,11 @@ export interface Deps {
   oauthCache?: OAuthCache;
   /** TRACING_ENABLED: the request's span, under which hook calls hang their own (deps-telemetry.ts). */
   traceParent?: Context;
+  /**
+   * DNS look-up for the custom providers' SSRF guard (node:dns on Node, Bun and Deno). Unset on
+   * Workers, whose fetch reaches no private network: only literal addresses are checked there.
+   */
+  resolveHost?: ResolveHost;
 }
 
 export function cryptoRandomBytes(n: number): Uint8Array {

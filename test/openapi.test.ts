@@ -131,7 +131,7 @@ describe('the document', () => {
     expect(schema.properties.email).toEqual({ type: ['string', 'null'] });
     // POST /token: one body per grant type.
     const token = doc.paths['/token'].post.requestBody.content['application/json'].schema;
-    expect(token.anyOf.map((s: Json) => s.title)).toEqual(['password', 'refresh_token', 'pkce', 'id_token']);
+    expect(token.anyOf.map((s: Json) => s.title)).toEqual(['password', 'refresh_token', 'pkce', 'id_token', 'web3']);
     expect(token.anyOf[1].properties).toEqual({ refresh_token: { type: ['string', 'null'] } });
     // DELETE /admin/users/{id} reads an optional body.
     expect(doc.paths['/admin/users/{user_id}'].delete.requestBody.required).toBe(false);

@@ -18,6 +18,7 @@ import { type LogFile, openLogFile } from './log-file.ts';
 import { loadMigrations } from './migrations-fs.ts';
 import { isLocalMode, readEnv, withLocalSecret } from './node-env.ts';
 import { createNodeHasher } from './node-hasher.ts';
+import { nodeResolveHost } from './node-resolve.ts';
 import type { SmtpTransportOptions } from './smtp-transport.ts';
 import type { Telemetry } from './telemetry-node.ts';
 import { VERSION } from './version.ts';
@@ -132,6 +133,7 @@ export async function buildNodeDeps(config: Config, db: Database, logger: Logger
     now: () => new Date(),
     randomBytes: cryptoRandomBytes,
     version: VERSION,
+    resolveHost: nodeResolveHost,
   };
 }
 

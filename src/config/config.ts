@@ -201,7 +201,7 @@ function build(c: Flat, local: boolean): Config {
     rateLimit: {
       header: c.RATE_LIMIT_HEADER, store: c.RATE_LIMIT_STORE, emailSent: c.RATE_LIMIT_EMAIL_SENT, smsSent: c.RATE_LIMIT_SMS_SENT,
       tokenRefresh: c.RATE_LIMIT_TOKEN_REFRESH, verify: c.RATE_LIMIT_VERIFY, otp: c.RATE_LIMIT_OTP,
-      anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO,
+      anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO, web3: c.RATE_LIMIT_WEB3,
       mfaChallengeAndVerify: c.MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY, passkey: c.RATE_LIMIT_PASSKEY,
       oauthClientRegister: c.RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER,
     },
@@ -209,6 +209,14 @@ function build(c: Flat, local: boolean): Config {
       enabled: c.OAUTH_SERVER_ENABLED, allowDynamicRegistration: c.OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION,
       authorizationPath: c.OAUTH_SERVER_AUTHORIZATION_PATH, authorizationTtl: c.OAUTH_SERVER_AUTHORIZATION_TTL,
       defaultScope: c.OAUTH_SERVER_DEFAULT_SCOPE,
+    },
+    customOAuth: {
+      enabled: c.CUSTOM_OAUTH_ENABLED, maxProviders: c.CUSTOM_OAUTH_MAX_PROVIDERS, externalUrl: c.CUSTOM_OAUTH_EXTERNAL_URL,
+      trustedHosts: c.CUSTOM_OAUTH_TRUSTED_HOSTS,
+    },
+    web3: {
+      solana: { enabled: c.EXTERNAL_WEB3_SOLANA_ENABLED, maxValidity: c.EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION },
+      ethereum: { enabled: c.EXTERNAL_WEB3_ETHEREUM_ENABLED, maxValidity: c.EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION },
     },
     password: {
       minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS,

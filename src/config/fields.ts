@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
 import { type ConfigVariable, HOOK_KINDS, type HookKind, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
-import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
+import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseTrustedHosts, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
 
 const rawValue = z.string().optional();
 
@@ -114,6 +114,7 @@ const STATIC_FIELDS = {
   RATE_LIMIT_VERIFY: f(withDefault(nonNegativeNumber, 30), '30', '/verify requests per IP per 5 minutes.'),
   RATE_LIMIT_OTP: f(withDefault(nonNegativeNumber, 30), '30', 'OTP-sending requests per IP per 5 minutes.'),
   RATE_LIMIT_ANONYMOUS_USERS: f(withDefault(nonNegativeNumber, 30), '30', 'Anonymous sign-ins per IP per hour.'),
+  RATE_LIMIT_WEB3: f(withDefault(nonNegativeNumber, 30), '30', 'Web3 sign-ins (POST /token?grant_type=web3) per IP per 5 minutes, burst 30; this grant is not counted by RATE_LIMIT_TOKEN_REFRESH.'),
   RATE_LIMIT_SSO: f(withDefault(nonNegativeNumber, 30), '30', 'SSO requests per IP per 5 minutes.'),
   RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: f(withDefault(nonNegativeNumber, 10), '10', 'OAuth dynamic client registrations (POST /oauth/clients/register) per IP per 5 minutes (burst 30).'),
 
@@ -131,6 +132,14 @@ const STATIC_FIELDS = {
   PASSWORD_HIBP_API_URL: f(withDefault(parseUrl, 'https://api.pwnedpasswords.com'), 'https://api.pwnedpasswords.com', 'Base URL of the Pwned Passwords range API (a mirror or proxy); authsvc only.'),
 
   AUDIT_LOG_DISABLE_POSTGRES: f(bool(false), 'false', 'Write no audit_log_entries rows; every audit entry is still logged as audit_event.'),
+  CUSTOM_OAUTH_ENABLED: f(bool(true), 'true', 'Custom OAuth 2 / OIDC providers (custom:<id>) managed through /admin/custom-providers and usable at /authorize, /callback and the id_token grant.'),
+  CUSTOM_OAUTH_MAX_PROVIDERS: f(withDefault(integer(0), 0), '0', 'Most custom providers that may exist; 0 is no limit.'),
+  CUSTOM_OAUTH_EXTERNAL_URL: f(opt(parseUrl), 'API_EXTERNAL_URL', 'Base URL of the callback (<url>/callback) that custom providers redirect to.'),
+  CUSTOM_OAUTH_TRUSTED_HOSTS: f(withDefault(parseTrustedHosts, []), '', 'host:port pairs, comma-separated, that custom providers may use although they are private, loopback or plain http (a local test issuer, an IdP inside your network); every other provider URL must be https on a public address. authsvc only.'),
+  EXTERNAL_WEB3_SOLANA_ENABLED: f(bool(false), 'false', 'Sign in with Solana (POST /token?grant_type=web3, chain solana).'),
+  EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION: f(withDefault(seconds, 600), '10m', 'How long after (or before) its Issued At a signed Solana message is accepted.'),
+  EXTERNAL_WEB3_ETHEREUM_ENABLED: f(bool(false), 'false', 'Sign in with Ethereum (POST /token?grant_type=web3, chain ethereum, EIP-4361 messages).'),
+  EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION: f(withDefault(seconds, 600), '10m', 'How long after (or before) its Issued At a signed Ethereum message is accepted.'),
   MFA_CHALLENGE_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300', 'Seconds a factor challenge may be verified; values below 300 count as 300.'),
   MFA_FACTOR_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300s', 'Unverified factors never challenged and older than this are deleted at the next enrolment (at least 300 s).'),
   MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: f(withDefault(nonNegativeNumber, 15), '15', 'Factor challenges, and separately verifications, per IP per minute (burst 30).'),

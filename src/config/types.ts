@@ -52,7 +52,11 @@ export interface Config {
     redirectUrl?: string; flowStateExpiry: number; iosBundleId?: string;
     providers: Record<ProviderName, ProviderConfig>;
   };
-  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; mfaChallengeAndVerify: number; passkey: number; oauthClientRegister: number };
+  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; web3: number; mfaChallengeAndVerify: number; passkey: number; oauthClientRegister: number };
+  /** CUSTOM_OAUTH_*: providers added at run time (custom:<id>). */
+  customOAuth: { enabled: boolean; maxProviders: number; externalUrl?: string; trustedHosts: string[] };
+  /** EXTERNAL_WEB3_*: wallet sign-in; validity in seconds. */
+  web3: { solana: { enabled: boolean; maxValidity: number }; ethereum: { enabled: boolean; maxValidity: number } };
   password: {
     minLength: number; requiredCharacters: string[];
     hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };

@@ -43,6 +43,19 @@ export function parseList(raw: string): string[] {
   return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
+/**
+ * CUSTOM_OAUTH_TRUSTED_HOSTS: `host:port` pairs (IPv6 in brackets), lower-cased. The port is
+ * required so that trusting a test issuer on one port trusts nothing else on that machine.
+ */
+export function parseTrustedHosts(raw: string): string[] {
+  return parseList(raw).map((entry) => {
+    const m = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):(\d{1,5})$/i.exec(entry);
+    const port = m ? Number(m[2]) : 0;
+    if (!m || port < 1 || port > 65535) throw new Error(`"${entry}" is not host:port`);
+    return `${m[1]!.toLowerCase()}:${port}`;
+  });
+}
+
 export const oneOf = <const T extends string>(values: readonly T[], normalise: (v: string) => string = (v) => v) => (raw: string): T => {
   const v = normalise(raw.trim());
   const found = values.find((allowed) => allowed === v);

@@ -92,3 +92,15 @@ export async function deleteStaleFlowStates(ex: Executor, before: Date, batch = 
   await ex.orm.delete(o).where(inArray(o.id,
     ex.orm.select({ id: o.id }).from(o).where(lt(o.createdAt, before)).limit(batch).for('update', { skipLocked: true })));
 }
+
+/** Provider-side PKCE: the verifier of one /authorize (GoTrue's OAuthClientState). */
+export async function insertOAuthClientState(ex: Executor, f: { id: string; providerType: string; codeVerifier: string; now: Date }): Promise<void> {
+  await ex.orm.insert(ex.t.oauthClientStates).values({ id: f.id, providerType: f.providerType, codeVerifier: f.codeVerifier, createdAt: f.now });
+}
+
+/** The verifier, taken once: the row is deleted as it is read. */
+export async function takeOAuthClientState(ex: Executor, id: string): Promise<string | undefined> {
+  const o = ex.t.oauthClientStates;
+  const rows = await ex.orm.delete(o).where(eq(o.id, id)).returning({ codeVerifier: o.codeVerifier });
+  return rows[0]?.codeVerifier ?? undefined;
+}

@@ -4,19 +4,24 @@
 // invite) and sends the browser to the redirect target with a session (implicit) or a `code`
 // (PKCE). A callback takes its state in one statement before it calls the provider, so a
 // replayed or racing callback never reaches the provider. Provider calls share one time budget.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { base64url, utf8 } from '../crypto/encoding.ts';
+import { DecryptionError } from '../crypto/encrypted-string.ts';
 import {
-  claimOAuthFlowState, deleteFlowState, deleteStaleFlowStates, findFlowStateById, type FlowStateRow, insertOAuthFlowState, issueFlowStateCode,
+  claimOAuthFlowState, deleteFlowState, deleteStaleFlowStates, findFlowStateById, type FlowStateRow, insertOAuthClientState, insertOAuthFlowState,
+  issueFlowStateCode, takeOAuthClientState,
 } from '../db/flow-state.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { hasUnstorableChars } from '../http/read-json.ts';
 import { claimsToData, storableData } from '../oauth/claims.ts';
 import { enabledProvider, isProviderName, oauthContext } from '../oauth/context.ts';
-import { type ProviderEmail, ProviderError, type ProviderUser } from '../oauth/provider.ts';
+import { type OAuthProvider, type ProviderEmail, ProviderError, type ProviderSettings, type ProviderUser } from '../oauth/provider.ts';
 import { errorFields } from '../telemetry/logger.ts';
 import {
   acceptInviteExternal, CommitThenFail, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
 } from './external-accounts.ts';
+import { customClient, isCustomName, lookupCustomProvider } from './custom-provider.ts';
 import { sendTimeoutMs, transactionThenSend } from './outbox.ts';
 import { parsePkce } from './pkce.ts';
 import { createSession, type RequestMeta, tokenResponse } from './session.ts';
@@ -35,7 +40,24 @@ export const providerBudget = (deps: Deps) => AbortSignal.timeout(sendTimeoutMs(
 
 export const unsupportedProvider = (why: string) => validationFailed(`Unsupported provider: ${why}`);
 
-function providerOrThrow(deps: Deps, name: string) {
+const CUSTOM_MISSING = {
+  feature: () => 'custom OAuth providers are disabled',
+  unknown: (name: string) => `custom provider ${name} not found`,
+  disabled: (name: string) => `custom provider ${name} is disabled`,
+};
+
+async function providerOrThrow(deps: Deps, name: string): Promise<{ provider: OAuthProvider; settings: ProviderSettings }> {
+  const lower = name.toLowerCase();
+  if (isCustomName(lower)) {
+    const found = await lookupCustomProvider(deps, lower);
+    if ('missing' in found) throw unsupportedProvider(CUSTOM_MISSING[found.missing](lower));
+    try {
+      return await customClient(deps, found.row);
+    } catch (err) {
+      if (err instanceof DecryptionError) throw unsupportedProvider(`error decrypting client secret for provider ${lower}`);
+      throw err;
+    }
+  }
   const found = enabledProvider(deps.config, name);
   if (found) return found;
   // GoTrue's two texts: a known provider switched off, or a name it does not know.
@@ -54,7 +76,7 @@ export interface AuthorizeRequest {
 
 /** GetExternalProviderRedirectURL: the provider's URL, and the state (the flow_state row's id). */
 export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Promise<{ url: string; state: string }> {
-  const { provider, settings } = providerOrThrow(deps, r.provider);
+  const { provider, settings } = await providerOrThrow(deps, r.provider);
   // Checked at the callback, as GoTrue does, and nowhere before it: /authorize answers the same
   // whatever the value, so it tells nothing about anyone's pending tokens (review H1).
   const inviteToken = r.query.get('invite_token') ?? '';
@@ -67,15 +89,24 @@ export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Pro
   const now = deps.now();
   await deleteStaleStates(deps, now);
   const id = crypto.randomUUID();
+  let oauthClientStateId: string | undefined;
+  if (provider.pkce) {
+    // GoTrue: oauth2.GenerateVerifier (32 random bytes, base64url) and its S256 challenge.
+    const verifier = base64url(deps.randomBytes(32));
+    oauthClientStateId = crypto.randomUUID();
+    params.push(['code_challenge', base64url(sha256(utf8(verifier)))], ['code_challenge_method', 'S256']);
+    await insertOAuthClientState(deps.db, { id: oauthClientStateId, providerType: settings.name, codeVerifier: verifier, now });
+  }
   await insertOAuthFlowState(deps.db, {
     id, providerType: settings.name, challenge: pkce?.challenge, method: pkce?.method, inviteToken: inviteToken || undefined,
-    referrer: r.referrer, linkingTargetId: r.linkingTargetId, emailOptional: settings.emailOptional, now,
+    referrer: r.referrer, linkingTargetId: r.linkingTargetId, emailOptional: settings.emailOptional, oauthClientStateId, now,
   });
   try {
     const url = await provider.authorizationUrl(oauthContext(deps, providerBudget(deps)), { state: id, scopes: r.query.get('scopes') ?? '', params });
     return { url, state: id };
   } catch (err) {
     await deleteFlowState(deps.db, id);
+    if (oauthClientStateId) await takeOAuthClientState(deps.db, oauthClientStateId);
     // GoTrue answers a provider it cannot set up (Apple's or Google's discovery failing) with
     // 400 "Unsupported provider: <why>"; Twitter's request token failing is answered the same way.
     if (err instanceof ProviderError) throw unsupportedProvider(err.message);
@@ -139,13 +170,16 @@ export class ProviderRefusal extends Error {
 async function fetchExternalUser(deps: Deps, flow: FlowStateRow, params: URLSearchParams) {
   const refused = params.get('error');
   if (refused) throw new ProviderRefusal(refused, params.get('error_description') ?? '');
-  const { provider, settings } = providerOrThrow(deps, flow.providerType);
+  const { provider, settings } = await providerOrThrow(deps, flow.providerType);
   const code = params.get('code') ?? '';
   if (!provider.oauth1 && !code) throw badRequest('bad_oauth_callback', 'OAuth callback with missing authorization code missing');
+  // Taken once, like the state: a replayed callback finds no verifier.
+  const codeVerifier = flow.oauthClientStateId ? await takeOAuthClientState(deps.db, flow.oauthClientStateId) : undefined;
+  if (flow.oauthClientStateId && !codeVerifier) throw badRequest('bad_oauth_state', 'OAuth state not found or expired');
   const ctx = oauthContext(deps, providerBudget(deps));
   let token;
   try {
-    token = await provider.exchange(ctx, { code, params });
+    token = await provider.exchange(ctx, { code, params, codeVerifier });
   } catch (err) {
     const msg = provider.oauth1 ? 'Unable to retrieve access token' : `Unable to exchange external code: ${code.slice(0, 4)}`;
     throw new ApiError(500, 'unexpected_failure', msg, undefined, err);

@@ -10,9 +10,11 @@ import { badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { APPLE_ISSUERS } from '../oauth/apple.ts';
 import { isAzureIdTokenIssuer as isAzureIssuer } from '../oauth/azure.ts';
 import { enabledProvider, oauthContext } from '../oauth/context.ts';
+import type { OAuthProvider, ProviderSettings } from '../oauth/provider.ts';
 import { FACEBOOK_ISSUER } from '../oauth/facebook.ts';
 import { GOOGLE_ISSUER } from '../oauth/google.ts';
 import { CommitThenFail, linkIdentityExternal, signInExternal } from './external-accounts.ts';
+import { customClient, lookupCustomProvider } from './custom-provider.ts';
 import { identityFromUser, providerBudget } from './external.ts';
 import { transactionThenSend } from './outbox.ts';
 import { createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
@@ -57,6 +59,31 @@ function resolve(deps: Deps, p: IdTokenParams, idToken: string): { name: 'apple'
   throw validationFailed(`Custom OIDC provider "${p.provider ?? ''}" not allowed`);
 }
 
+type Found = { provider: OAuthProvider & Required<Pick<OAuthProvider, 'verifyIdToken'>>; settings: ProviderSettings };
+
+function builtIn(deps: Deps, p: IdTokenParams, idToken: string): { name: string; found: Found } {
+  const { name, issuer } = resolve(deps, p, idToken);
+  const found = enabledProvider(deps.config, name);
+  const verifyIdToken = found?.provider.verifyIdToken;
+  if (!found || !verifyIdToken) throw badRequest('provider_disabled', `Provider (issuer "${issuer}") is not enabled`);
+  return { name, found: { provider: { ...found.provider, verifyIdToken }, settings: found.settings } };
+}
+
+/** token_oidc.go's `custom:` case: an enabled OIDC custom provider; audiences are its client id and acceptable_client_ids. */
+async function customIdTokenProvider(deps: Deps, identifier: string): Promise<{ name: string; found: Found }> {
+  const looked = await lookupCustomProvider(deps, identifier);
+  if ('missing' in looked) {
+    if (looked.missing === 'feature') throw validationFailed('Custom OAuth providers are disabled');
+    if (looked.missing === 'unknown') throw validationFailed(`Custom provider "${identifier}" not found`);
+    throw badRequest('provider_disabled', `Custom provider "${identifier}" is disabled`);
+  }
+  if (looked.row.providerType !== 'oidc') throw validationFailed(`Provider "${identifier}" is not an OIDC provider`);
+  const client = await customClient(deps, looked.row);
+  const verifyIdToken = client.provider.verifyIdToken;
+  if (!verifyIdToken) throw validationFailed(`Provider "${identifier}" is not an OIDC provider`);
+  return { name: identifier, found: { provider: { ...client.provider, verifyIdToken }, settings: client.settings } };
+}
+
 /** OIDC at_hash: the left half of the access token's hash under the ID token's algorithm. */
 async function atHash(accessToken: string, alg: string): Promise<string> {
   const bits = alg.endsWith('512') ? 'SHA-512' : alg.endsWith('384') ? 'SHA-384' : 'SHA-256';
@@ -73,9 +100,7 @@ export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, me
   const idToken = p.id_token ?? '';
   if (!idToken) throw new OAuthApiError('invalid request', 'id_token required');
   if (!p.provider && (!p.client_id || !p.issuer)) throw new OAuthApiError('invalid request', 'provider or client_id and issuer required');
-  const { name, issuer } = resolve(deps, p, idToken);
-  const found = enabledProvider(deps.config, name);
-  if (!found?.provider.verifyIdToken) throw badRequest('provider_disabled', `Provider (issuer "${issuer}") is not enabled`);
+  const { name, found } = p.provider?.startsWith('custom:') ? await customIdTokenProvider(deps, p.provider) : builtIn(deps, p, idToken);
   let verified;
   try {
     verified = await found.provider.verifyIdToken(oauthContext(deps, providerBudget(deps)), idToken);

@@ -22,7 +22,7 @@ import { userJson } from './user-json.ts';
 
 export type AmrMethod =
   | 'password' | 'otp' | 'magiclink' | 'recovery' | 'invite' | 'email/signup' | 'email_change'
-  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml' | 'passkey' | 'oauth_provider/authorization_code';
+  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml' | 'passkey' | 'oauth_provider/authorization_code' | 'web3';
 
 export interface RequestMeta {
   ip?: string;

@@ -8,11 +8,13 @@ import { OAUTH_PROVIDERS } from './registry.ts';
 
 export interface OAuthCache {
   oidc: OidcCache;
+  /** Custom providers' documents: filled only through the SSRF guard, so never from a built-in's fetch. */
+  custom: OidcCache;
   authStyles: Map<string, 'header' | 'params'>;
 }
 
 export function createOAuthCache(): OAuthCache {
-  return { oidc: createOidcCache(), authStyles: new Map() };
+  return { oidc: createOidcCache(), custom: createOidcCache(), authStyles: new Map() };
 }
 
 interface ContextSource {
@@ -53,7 +55,8 @@ export function enabledSettings(config: Config, name: string): ProviderSettings 
 }
 
 export function enabledProvider(config: Config, name: string): { provider: OAuthProvider; settings: ProviderSettings } | undefined {
-  const settings = enabledSettings(config, name);
-  if (!settings) return undefined;
-  return { provider: OAUTH_PROVIDERS[settings.name](settings), settings };
+  const lower = name.toLowerCase();
+  const settings = enabledSettings(config, lower);
+  if (!settings || !isProviderName(lower)) return undefined;
+  return { provider: OAUTH_PROVIDERS[lower](settings), settings };
 }

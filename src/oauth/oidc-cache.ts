@@ -20,11 +20,15 @@ export interface OidcDiscovery {
 type FetchContext = CallContext & Pick<OAuthContext, 'now'>;
 
 export interface OidcCache {
-  /** `<issuer>/.well-known/openid-configuration`. */
-  discovery(ctx: FetchContext, issuer: string): Promise<OidcDiscovery>;
+  /** `<issuer>/.well-known/openid-configuration`, or `url` when the provider names another. */
+  discovery(ctx: FetchContext, issuer: string, url?: string): Promise<OidcDiscovery>;
   /** `fresh`: a key id nobody knows (the provider may have rotated its keys); at most once a minute per URL. */
   jwks(ctx: FetchContext, jwksUri: string, fresh?: boolean): Promise<JSONWebKeySet>;
+  /** Drops what is kept for a URL (a custom provider's discovery document after an admin change). */
+  forget(url: string): void;
 }
+
+export const discoveryUrlOf = (issuer: string) => `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 
 export const OIDC_CACHE_TTL_MS = 3600 * 1000;
 export const JWKS_REFETCH_INTERVAL_MS = 60 * 1000;
@@ -65,8 +69,8 @@ export function createOidcCache(ttlMs = OIDC_CACHE_TTL_MS): OidcCache {
     }
   }
   return {
-    discovery(ctx, issuer) {
-      const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    discovery(ctx, issuer, override) {
+      const url = override || discoveryUrlOf(issuer);
       return cached(ctx, url, (b) => {
         const d: OidcDiscovery = {
           issuer: str(b.issuer), authorization_endpoint: str(b.authorization_endpoint), token_endpoint: str(b.token_endpoint),
@@ -81,6 +85,10 @@ export function createOidcCache(ttlMs = OIDC_CACHE_TTL_MS): OidcCache {
         if (!Array.isArray(b.keys)) throw new ProviderError(`${jwksUri} has no keys`);
         return b as unknown as JSONWebKeySet;
       }, fresh);
+    },
+    forget(url) {
+      entries.delete(url);
+      forcedAt.delete(url);
     },
   };
 }

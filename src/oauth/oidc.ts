@@ -11,6 +11,8 @@ import { type OAuthContext, ProviderError, type ProviderEmail, type ProviderUser
 export interface IdTokenCheck {
   /** Whose discovery document names the keys. */
   issuer: string;
+  /** Where that document is, when not at the issuer's well-known path (custom providers' discovery_url). */
+  discoveryUrl?: string;
   /** go-oidc's ClientID check: `aud` must contain it. Unset: GoTrue's SkipClientIDCheck. */
   clientId?: string;
   /** Apple: the discovery document's issuer and the token's need not match. */
@@ -31,7 +33,7 @@ export function unverifiedIssuer(idToken: string): string {
 }
 
 export async function verifyOidcToken(ctx: OAuthContext, idToken: string, check: IdTokenCheck): Promise<JWTPayload> {
-  const discovery = await ctx.oidc.discovery(ctx, check.issuer);
+  const discovery = await ctx.oidc.discovery(ctx, check.issuer, check.discoveryUrl);
   if (!check.skipIssuerCheck && discovery.issuer !== check.issuer) throw new ProviderError(`discovery document names issuer ${discovery.issuer}, not ${check.issuer}`);
   const options = {
     issuer: check.skipIssuerCheck ? undefined : [discovery.issuer, ...(check.issuerAliases ?? [])],
@@ -106,7 +108,7 @@ export function facebookIdTokenUser(p: JWTPayload): ProviderUser {
   };
 }
 
-const CLAIM_KEYS = [
+export const CLAIM_KEYS = [
   'iss', 'sub', 'aud', 'iat', 'exp', 'name', 'family_name', 'given_name', 'middle_name', 'nickname', 'preferred_username', 'profile',
   'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'updated_at', 'email', 'email_verified', 'phone', 'phone_verified',
   'custom_claims', 'full_name', 'avatar_url', 'slug', 'provider_id', 'user_name',

@@ -24,9 +24,13 @@ export interface OAuthContext {
   authStyles: Map<string, 'header' | 'params'>;
 }
 
-/** One provider's settings (EXTERNAL_<P>_*). */
+/** A provider added at run time through /admin/custom-providers (its identifier). */
+export type CustomProviderName = `custom:${string}`;
+export type AnyProviderName = ProviderName | CustomProviderName;
+
+/** One provider's settings (EXTERNAL_<P>_*, or a custom provider's row). */
 export interface ProviderSettings {
-  name: ProviderName;
+  name: AnyProviderName;
   /** EXTERNAL_<P>_CLIENT_ID split on commas: the first is the OAuth client, all are id_token audiences. */
   clientIds: string[];
   secret: string;
@@ -70,12 +74,19 @@ export interface AuthorizeInput {
 export interface CallbackInput {
   /** The authorization code ('' for OAuth 1.0a). */
   code: string;
+  /** Provider-side PKCE: the verifier whose challenge went out at /authorize. */
+  codeVerifier?: string;
   /** The callback's query (GET) or form (POST, Apple's form_post). */
   params: URLSearchParams;
 }
 
 export interface OAuthProvider {
-  readonly name: ProviderName;
+  readonly name: AnyProviderName;
+  /**
+   * Provider-side PKCE (GoTrue's RequiresPKCE): /authorize sends an S256 challenge, keeps the
+   * verifier in oauth_client_states, and the callback hands it to `exchange`.
+   */
+  readonly pkce?: boolean;
   /** OAuth 1.0a (twitter): no `code` in the callback, `oauth_token` and `oauth_verifier` instead. */
   readonly oauth1?: boolean;
   /** Where /authorize sends the browser. */

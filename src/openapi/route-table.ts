@@ -3,6 +3,7 @@
 // test/openapi.test.ts holds this table equal to the Hono app's route list. A built function,
 // not a constant: nothing here is evaluated until GET /openapi.json is first asked for.
 import type { z } from 'zod';
+import { CustomProviderBody } from '../admin/custom-providers.ts';
 import { AdminUserBody, DeleteBody } from '../routes/admin-users.ts';
 import { GenerateLinkBody } from '../routes/admin-generate-link.ts';
 import { InviteBody } from '../routes/invite.ts';
@@ -11,7 +12,7 @@ import { ClientRegisterBody, ClientUpdateBody, ConsentBody, OAuthTokenBody } fro
 import { MagicLinkBody, OtpBody, RecoverBody, ResendBody } from '../routes/otp.ts';
 import { PasskeyOptionsBody, PasskeyUpdateBody, PasskeyVerifyBody } from '../routes/passkeys.ts';
 import { SignupBody } from '../routes/signup.ts';
-import { IdTokenBody, PasswordBody, PkceBody, RefreshBody } from '../routes/token.ts';
+import { IdTokenBody, PasswordBody, PkceBody, RefreshBody, Web3Body } from '../routes/token.ts';
 import { UpdateBody } from '../routes/user.ts';
 import { VerifyBody } from '../routes/verify.ts';
 
@@ -194,6 +195,28 @@ function admin(): Operation[] {
       query: [...paging, { name: 'query', description: '`scope:text`, scope one of author, action, type.' }],
       replies: { 200: { ...json({ type: 'array', items: { $ref: '#/components/schemas/AuditEntry' } }), headers: pagingHeaders } },
     }),
+    ...customProviders(op),
+  ];
+}
+
+function customProviders(op: (o: Omit<Operation, 'tag' | 'auth'>) => Operation): Operation[] {
+  const provider = {
+    type: 'object',
+    description: 'A custom provider (GoTrue models.CustomOAuthProvider): id, provider_type, identifier, name, client_id, acceptable_client_ids, scopes, pkce_enabled, attribute_mapping, custom_claims_allowlist, authorization_params, enabled, email_optional, issuer?, discovery_url?, skip_nonce_check, discovery_document?, authorization_url?, token_url?, userinfo_url?, jwks_uri?, created_at, updated_at; never the client secret.',
+  };
+  const errors: Record<string, Reply> = {
+    400: { description: '`validation_failed` (a check, or a URL refused by the SSRF guard), `conflict`, `over_custom_provider_quota`.', error: true },
+    404: { description: '`custom_provider_not_found`, or `feature_disabled` when CUSTOM_OAUTH_ENABLED is false.', error: true },
+  };
+  return [
+    op({
+      method: 'get', path: '/admin/custom-providers', summary: 'List custom OAuth/OIDC providers', gotrue: 'adminCustomOAuthProvidersList',
+      query: [{ name: 'type', schema: { enum: ['oauth2', 'oidc'] } }], replies: { 200: json({ type: 'object', properties: { providers: { type: 'array', items: provider } } }), ...errors },
+    }),
+    op({ method: 'post', path: '/admin/custom-providers', summary: 'Add a custom OAuth/OIDC provider', gotrue: 'adminCustomOAuthProviderCreate', body: CustomProviderBody, replies: { 201: json(provider, 'Created'), ...errors } }),
+    op({ method: 'get', path: '/admin/custom-providers/{identifier}', summary: 'Get a custom provider', gotrue: 'adminCustomOAuthProviderGet', replies: { 200: json(provider), ...errors } }),
+    op({ method: 'put', path: '/admin/custom-providers/{identifier}', summary: 'Update a custom provider (fields given only)', gotrue: 'adminCustomOAuthProviderUpdate', body: CustomProviderBody, replies: { 200: json(provider), ...errors } }),
+    op({ method: 'delete', path: '/admin/custom-providers/{identifier}', summary: 'Delete a custom provider', gotrue: 'adminCustomOAuthProviderDelete', replies: { 204: { description: 'Deleted.' }, ...errors } }),
   ];
 }
 
@@ -231,9 +254,9 @@ export function routeTable(): Operation[] {
     { method: 'get', path: '/openapi.json', summary: 'This document', tag: 'health', replies: { 200: json('OpenApiDocument') } },
     { method: 'post', path: '/signup', summary: 'Sign up with email or phone and a password; anonymously with neither', tag: 'auth', gotrue: 'Signup', body: SignupBody, query: [redirectTo], replies: { 200: json('SessionOrUser') } },
     {
-      method: 'post', path: '/token', summary: 'Sign in / refresh: password, refresh_token, pkce or id_token grant', tag: 'auth', gotrue: 'Token', auth: 'user-optional',
+      method: 'post', path: '/token', summary: 'Sign in / refresh: password, refresh_token, pkce, id_token or web3 grant', tag: 'auth', gotrue: 'Token', auth: 'user-optional',
       query: [{ name: 'grant_type', required: true, schema: { enum: ['password', 'refresh_token', 'pkce', 'id_token', 'web3'] } }],
-      body: { password: PasswordBody, refresh_token: RefreshBody, pkce: PkceBody, id_token: IdTokenBody },
+      body: { password: PasswordBody, refresh_token: RefreshBody, pkce: PkceBody, id_token: IdTokenBody, web3: Web3Body },
       replies: {
         200: json('Session'),
         400: { description: 'GoTrue\'s error body; id_token linking without a token answers the OAuth shape.', schema: oneOf('ErrorLegacy', 'Error2024', 'OAuthError') },

@@ -32,7 +32,7 @@ export async function runSmoke(t: SmokeTarget): Promise<void> {
   expect(api.status).toBe(200);
   expect(api.body.openapi).toBe('3.1.1');
   expect(api.body.info.version).toBe(health.body.version);
-  expect(api.body.paths['/token'].post.requestBody.content['application/json'].schema.anyOf).toHaveLength(4);
+  expect(api.body.paths['/token'].post.requestBody.content['application/json'].schema.anyOf).toHaveLength(5);
 
   // One error body, in GoTrue's legacy shape.
   const bad = await call(t, 'POST', '/token?grant_type=password', { email, password });

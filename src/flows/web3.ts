@@ -1,0 +1,111 @@
+// POST /token?grant_type=web3 (GoTrue: api/web3.go Web3Grant): a wallet signs a Sign-In With
+// Solana or EIP-4361 message; authsvc checks the signature and then the message — its URI and
+// domain against SITE_URL / URI_ALLOW_LIST, its validity window — and signs in the identity
+// `web3:<chain>:<address>`, an account with no email.
+import type { Deps } from '../deps.ts';
+import { ApiError, badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
+import { isRedirectAllowed } from '../http/redirect.ts';
+import { type Chain, MessageError, parseSignInMessage, type SignInMessage } from '../web3/message.ts';
+import { checksumAddress, recoverEthereumAddress, verifySolana } from '../web3/signature.ts';
+import { CommitThenFail, signInExternal } from './external-accounts.ts';
+import { transactionThenSend } from './outbox.ts';
+import { createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
+
+export interface Web3Params {
+  chain?: string;
+  message?: string;
+  signature?: string;
+}
+
+const NAMES: Record<Chain, string> = { solana: 'Solana', ethereum: 'Ethereum' };
+const disabled = (msg: string) => new ApiError(422, 'web3_provider_disabled', msg);
+const grantError = (msg: string) => new OAuthApiError('invalid_grant', msg);
+
+/** Before the body is read: GoTrue answers both chains off without looking at the request. */
+export function web3Enabled(deps: Deps): void {
+  const { solana, ethereum } = deps.config.web3;
+  if (!solana.enabled && !ethereum.enabled) throw disabled('Web3 provider is disabled');
+}
+
+/** Base64 std or url, padded or not, of exactly 64 bytes (GoTrue's checks and texts). */
+function solanaSignature(signature: string): Uint8Array {
+  if (signature.length !== 86 && signature.length !== 88) throw validationFailed('signature must be 64 bytes encoded as base64 with or without padding');
+  const url = signature.replace(/=+$/, '').replaceAll('+', '-').replaceAll('/', '_');
+  if (!/^[A-Za-z0-9_-]*$/.test(url) || url.length % 4 === 1) throw validationFailed('signature does not contain valid base64 characters');
+  const bin = atob(url.replaceAll('-', '+').replaceAll('_', '/'));
+  return Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
+}
+
+/** The message's URI, domain and time checks, in GoTrue's order. */
+function checkMessage(deps: Deps, chain: Chain, m: SignInMessage): void {
+  const name = NAMES[chain];
+  const local = m.uri.hostname === 'localhost';
+  if (m.uri.scheme !== 'https' && !local) throw grantError(`Signed ${name} message is using URI which does not use HTTPS`);
+  const allowed = (url: string) => isRedirectAllowed(url, deps.config.siteUrl, deps.config.uriAllowList);
+  if (!allowed(m.uri.text)) throw grantError(`Signed ${name} message is using URI which is not allowed on this server, message was signed for another app`);
+  if (!local && (m.uri.host !== m.domain || !allowed(`https://${m.domain}/`))) {
+    throw grantError(`Signed ${name} message is using a Domain that does not match the one in URI which is not allowed on this server`);
+  }
+  const now = deps.now().getTime();
+  if (m.notBefore && now < m.notBefore.getTime()) throw grantError(`Signed ${name} message becomes valid in the future`);
+  // GoTrue checks an Ethereum message's expiry only when it also has Not Before; authsvc always
+  // does (an expired message is expired whatever else it says).
+  if (m.expirationTime && now > m.expirationTime.getTime()) throw grantError(`Signed ${name} message is expired`);
+  const { maxValidity } = chain === 'solana' ? deps.config.web3.solana : deps.config.web3.ethereum;
+  const window = maxValidity * 1000;
+  if (now > m.issuedAt.getTime() + window) throw grantError(`${name} message was issued too long ago`);
+  if (now < m.issuedAt.getTime() - window) throw grantError(`${name} message was issued too far in the future`);
+}
+
+export async function web3Grant(deps: Deps, p: Web3Params, aud: string, meta: RequestMeta): Promise<TokenResponse> {
+  const chain = p.chain;
+  if (chain !== 'solana' && chain !== 'ethereum') throw badRequest('web3_unsupported_chain', 'Unsupported chain');
+  const { solana, ethereum } = deps.config.web3;
+  if (!(chain === 'solana' ? solana.enabled : ethereum.enabled)) throw disabled(`${NAMES[chain]} Web3 provider is disabled`);
+  const message = p.message ?? '';
+  const bytes = new TextEncoder().encode(message).length;
+  if (bytes < 64) throw validationFailed('message is too short');
+  if (bytes > 20 * 1024) throw validationFailed('message must not exceed 20KB');
+  const signature = p.signature ?? '';
+  let solanaSig: Uint8Array | undefined;
+  if (chain === 'solana') solanaSig = solanaSignature(signature);
+  else if (signature.replace(/^0x/, '').length !== 130) {
+    throw validationFailed('signature must be 65 bytes long, encoded as a 130 character-long hexadecimal string');
+  }
+  let m: SignInMessage;
+  try {
+    m = parseSignInMessage(message, chain);
+  } catch (err) {
+    if (err instanceof MessageError) throw validationFailed(err.message);
+    throw err;
+  }
+  let address = m.address;
+  if (chain === 'solana') {
+    if (!verifySolana(message, m.domain, m.address, solanaSig!)) throw grantError('Signature does not match address in message');
+  } else {
+    const signer = recoverEthereumAddress(message, signature);
+    if (!signer || signer.toLowerCase() !== m.address.toLowerCase()) throw grantError('Signature does not match address in message');
+    // One wallet, one identity, whatever the letter case in the message: the EIP-55 form.
+    address = checksumAddress(m.address);
+  }
+  checkMessage(deps, chain, m);
+  const sub = `web3:${chain}:${address}`;
+  const custom: Record<string, unknown> = { address, chain, network: m.chainId, domain: m.domain, statement: m.statement ?? '' };
+  const identity = {
+    provider: 'web3', emails: [], emailOptional: true,
+    data: { sub, custom_claims: custom, email_verified: false, phone_verified: false },
+  };
+  const outcome = await transactionThenSend(deps, async (tx, out) => {
+    const c = { deps, tx, out, aud, ip: meta.ip, redirectTo: deps.config.siteUrl };
+    let user;
+    try {
+      user = await signInExternal(c, identity);
+    } catch (err) {
+      if (err instanceof CommitThenFail) return { failed: err.error };
+      throw err;
+    }
+    return { token: await tokenResponse(deps, tx, await createSession(deps, tx, user, 'web3', meta)) };
+  });
+  if ('failed' in outcome) throw outcome.failed;
+  return outcome.token;
+}
