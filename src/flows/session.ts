@@ -17,6 +17,7 @@ import { type FactorRow, listFactors } from '../db/mfa.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
+import { type Admit, adoptGoTrueToken } from './gotrue-refresh.ts';
 import { userJson } from './user-json.ts';
 
 export type AmrMethod =
@@ -185,10 +186,28 @@ function childToken(deps: Deps, sessionKey: string | null, parent: string): stri
   return base32(hmacSha256(key, utf8(parent)).subarray(0, 20));
 }
 
+/** Throws why a refresh of `session` is refused now (ban, expiry, a newer login), if it is. */
+async function admitRefresh(deps: Deps, tx: Executor, session: SessionRow, user: UserRow, tokenUpdatedAt: Date | null): Promise<void> {
+  const now = deps.now();
+  if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
+  const refusal = sessionRefusal(session, tokenUpdatedAt, now, deps.config.sessions);
+  if (refusal) throw badRequest('session_expired', refusal);
+  if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, tokenUpdatedAt, now, deps.config.sessions)) {
+    throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
+  }
+}
+
 async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta): Promise<TokenResponse> {
   const cfg = deps.config.security;
   const outcome = await transaction(deps.db, async (tx): Promise<RefreshOutcome & { tx?: Executor }> => {
-    const found = await findRefreshToken(tx, hash);
+    const admit: Admit = (session, user, tokenUpdatedAt) => admitRefresh(deps, tx, session, user, tokenUpdatedAt);
+    let found = await findRefreshToken(tx, hash);
+    if (!found) {
+      // GoTrue's own token formats miss the hash look-up (flows/gotrue-refresh.ts).
+      const gotrue = await adoptGoTrueToken(deps, tx, token, hash, meta, admit);
+      if (gotrue && !('row' in gotrue)) return gotrue;
+      found = gotrue?.row;
+    }
     if (!found) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
     if (!found.sessionId) throw badRequest('session_not_found', 'Invalid Refresh Token: No Valid Session Found');
     const session = await findSession(tx, found.sessionId, { forUpdate: true });
@@ -198,14 +217,10 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     if (!row) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
     const user = await findUserById(tx, session.userId);
     if (!user) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
+    await admit(session, user, row.updatedAt);
     const now = deps.now();
-    if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
-    const refusal = sessionRefusal(session, row.updatedAt, now, deps.config.sessions);
-    if (refusal) throw badRequest('session_expired', refusal);
-    if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, row.updatedAt, now, deps.config.sessions)) {
-      throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
-    }
-    const sessionKey = session.refreshTokenHmacKey || null;
+    // With refresh_token_counter set, the column holds GoTrue's signing key, not a child key.
+    const sessionKey = session.refreshTokenCounter == null ? session.refreshTokenHmacKey || null : null;
     let child: string;
     if (!row.revoked) {
       child = childToken(deps, sessionKey, token);
