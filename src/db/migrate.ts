@@ -18,7 +18,7 @@ export function renderMigration(sql: string, namespace: string): string {
 }
 
 // GoTrue's migrator (pop) creates schema_migrations itself, with version varchar(14) (a 14-digit
-// timestamp) and a unique index: over that table a version is recorded by its number alone,
+// timestamp) and a unique index: over that table every version is recorded by its number alone,
 // `authsvc_0002`, so the table stays GoTrue's and the row still names authsvc.
 const shortVersion = (version: string) => `authsvc_${version.slice(0, 4)}`;
 
@@ -46,12 +46,12 @@ export async function migrate(db: Database, migrations: Migration[]): Promise<st
       const pending = new Set(pendingVersions(migrations, rows.map((r) => String(r.version))));
       const width = await s.exec(q(`SELECT character_maximum_length AS n FROM information_schema.columns
         WHERE table_schema = '{{namespace}}' AND table_name = 'schema_migrations' AND column_name = 'version'`));
-      const maxLength = Number(width[0]?.n ?? 0) || Number.POSITIVE_INFINITY;
+      const popLedger = Number(width[0]?.n ?? 255) < 255;
       const applied: string[] = [];
       for (const m of sortMigrations(migrations)) {
         if (!pending.has(m.version)) continue;
         await s.exec(q(m.sql));
-        const recorded = m.version.length <= maxLength ? m.version : shortVersion(m.version);
+        const recorded = popLedger ? shortVersion(m.version) : m.version;
         await s.exec(q(`INSERT INTO "{{namespace}}".schema_migrations (version) VALUES ('${recorded.replaceAll("'", "''")}')`));
         applied.push(m.version);
       }
