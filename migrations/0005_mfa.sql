@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS "{{namespace}}".mfa_factors (
 ALTER TABLE "{{namespace}}".mfa_factors ADD COLUMN IF NOT EXISTS last_totp_step bigint NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS mfa_factors_user_friendly_name_unique
   ON "{{namespace}}".mfa_factors (friendly_name, user_id) WHERE trim(friendly_name) <> '';
--- GoTrue before its migration 20240729123726 (e.g. v2.150) has mfa_factors without phone: the index needs it (issue 31).
+-- GoTrue before v2.158 (e.g. v2.150) has mfa_factors without phone: the index needs it (issue 31).
 ALTER TABLE "{{namespace}}".mfa_factors ADD COLUMN IF NOT EXISTS phone text DEFAULT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS unique_phone_factor_per_user ON "{{namespace}}".mfa_factors (user_id, phone);
 CREATE INDEX IF NOT EXISTS factor_id_created_at_idx ON "{{namespace}}".mfa_factors (user_id, created_at);

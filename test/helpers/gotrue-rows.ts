@@ -83,12 +83,14 @@ export async function insertGoTrueSession(db: Database, userId: string, o: GoTru
   const id = crypto.randomUUID();
   const at = o.at ?? new Date(Date.now() - 3_600_000);
   const refreshed = o.refreshedAt === undefined ? at : o.refreshedAt;
+  // GoTrue before v2.181 has no refresh_token_* columns: named only for a signed session.
+  const signed = o.hmacKey !== undefined;
   await exec(db, `
-    insert into ${ns}.sessions (id, user_id, created_at, updated_at, factor_id, aal, not_after, refreshed_at, user_agent, ip, tag,
-      refresh_token_hmac_key, refresh_token_counter)
+    insert into ${ns}.sessions (id, user_id, created_at, updated_at, factor_id, aal, not_after, refreshed_at, user_agent, ip, tag
+      ${signed ? ', refresh_token_hmac_key, refresh_token_counter' : ''})
     values (${lit(id)}, ${lit(userId)}, ${lit(at)}, ${lit(at)}, NULL, 'aal1', NULL,
-      ${refreshed ? `${lit(refreshed)}::timestamptz at time zone 'UTC'` : 'NULL'}, 'Go-http-client/1.1', '192.0.2.1', NULL,
-      ${lit(o.hmacKey ?? null)}, ${o.counter ?? 'NULL'});
+      ${refreshed ? `${lit(refreshed)}::timestamptz at time zone 'UTC'` : 'NULL'}, 'Go-http-client/1.1', '192.0.2.1', NULL
+      ${signed ? `, ${lit(o.hmacKey)}, ${o.counter ?? 0}` : ''});
     insert into ${ns}.mfa_amr_claims (session_id, created_at, updated_at, authentication_method, id)
     values (${lit(id)}, ${lit(at)}, ${lit(at)}, 'password', gen_random_uuid())`);
   return id;
