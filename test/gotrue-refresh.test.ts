@@ -170,7 +170,8 @@ describe('signed GoTrue refresh tokens (SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION
     const body = await res.json() as Json;
     expect(body.refresh_token).toMatch(AUTHSVC_TOKEN);
     expect(decodeJwt(body.access_token)).toMatchObject({ sub: user.id, session_id: sessionId });
-    expect(await sessionRow(sessionId)).toEqual({ refresh_token_counter: 6, refresh_token_hmac_key: key });
+    // Adopted at 5: negative, which GoTrue never writes.
+    expect(await sessionRow(sessionId)).toEqual({ refresh_token_counter: -6, refresh_token_hmac_key: key });
     expect(await tokenRows(sessionId)).toEqual([
       { token: sha256(token), parent: null, revoked: true },
       { token: sha256(body.refresh_token), parent: sha256(token), revoked: false },
@@ -219,6 +220,17 @@ describe('signed GoTrue refresh tokens (SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION
     const { sessionId, key } = await signedSession(4);
     await expectError(await refresh(t, signedToken(sessionId, 3, key)), 400, 'refresh_token_already_used');
     expect(await sessionRow(sessionId)).toBeUndefined();
+  });
+
+  test('after the first refresh in authsvc no signed token is current: one minted from a dump\'s key is refused', async () => {
+    const t = await buildTestApp(db);
+    const { sessionId, key } = await signedSession(7);
+    const first = await refresh(t, signedToken(sessionId, 7, key));
+    expect(first.status).toBe(200);
+    for (const counter of [8, 9]) {
+      await expectError(await refresh(t, signedToken(sessionId, counter, key)), 400, 'validation_failed', 'Invalid Refresh Token: Not Issued By This Server');
+    }
+    expect((await refresh(t, (await first.json() as Json).refresh_token)).status).toBe(200);
   });
 
   test('after the first refresh in authsvc an older signed token is reuse', async () => {

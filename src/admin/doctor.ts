@@ -87,7 +87,7 @@ async function inspect(s: RawSession, ns: string, config: Config, migrations: re
       plainRevoked: await count('refresh_tokens', 'length(token) = 12 AND coalesce(revoked, false)'),
       withoutSession: await count('refresh_tokens', 'length(token) = 12 AND session_id IS NULL AND NOT coalesce(revoked, false)'),
       signedSessions: columns.has('sessions.refresh_token_counter')
-        ? await count('sessions', 'refresh_token_counter IS NOT NULL AND refresh_token_hmac_key IS NOT NULL') : 0,
+        ? await count('sessions', 'refresh_token_counter >= 0 AND refresh_token_hmac_key IS NOT NULL') : 0,
     },
     encrypted: [],
     notCarried: [],
@@ -149,7 +149,7 @@ export function formatDoctorReport(r: DoctorReport): string {
     ? `authsvc: ${r.authsvc.pending.length} migration(s) pending (applied at start-up or by \`authsvc migrate\`): ${r.authsvc.pending.join(', ')}`
     : 'authsvc: no migration pending');
   const t = r.refreshTokens;
-  lines.push(`refresh tokens in clear (GoTrue's legacy format): ${t.plainLive} live, ${t.plainRevoked} revoked; sessions with signed tokens: ${t.signedSessions}`);
+  lines.push(`refresh tokens in clear (GoTrue's legacy format): ${t.plainLive} live, ${t.plainRevoked} revoked; sessions on GoTrue's signed tokens not yet refreshed in authsvc: ${t.signedSessions}`);
   if (t.plainLive + t.plainRevoked > 0) {
     lines.push('  each is hashed when first used; `authsvc hash-refresh-tokens` hashes the rest (then GoTrue can no longer refresh them)');
   }

@@ -1,7 +1,7 @@
 // Refresh tokens GoTrue left behind: legacy tokens stored in clear (12 characters), and sessions
 // whose refresh_token_counter says they are signed by GoTrue's per-session key. authsvc's own
 // rows hold SHA-256 hex (64 characters), so the length of refresh_tokens.token tells them apart.
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 import type { RefreshTokenRow } from './sessions.ts';
 
@@ -28,19 +28,6 @@ export async function legacyTokenRows(ex: Executor, limit: number): Promise<Pick
   const r = ex.t.refreshTokens;
   return ex.orm.select({ id: r.id, token: r.token, parent: r.parent }).from(r)
     .where(sql`length(${r.token}) = ${LEGACY} or length(${r.parent}) = ${LEGACY}`).orderBy(r.id).limit(limit);
-}
-
-/** Counts for `authsvc doctor`: what of GoTrue's token state is in the database. */
-export async function gotrueTokenCounts(ex: Executor): Promise<{ plainLive: number; plainRevoked: number; signedSessions: number }> {
-  const r = ex.t.refreshTokens;
-  const s = ex.t.sessions;
-  const [tokens] = await ex.orm.select({
-    live: sql<number>`count(*) filter (where not coalesce(${r.revoked}, false))::int`,
-    revoked: sql<number>`count(*) filter (where coalesce(${r.revoked}, false))::int`,
-  }).from(r).where(sql`length(${r.token}) = ${LEGACY}`);
-  const [signed] = await ex.orm.select({ n: sql<number>`count(*)::int` }).from(s)
-    .where(and(sql`${s.refreshTokenCounter} is not null`, sql`${s.refreshTokenHmacKey} is not null`));
-  return { plainLive: tokens?.live ?? 0, plainRevoked: tokens?.revoked ?? 0, signedSessions: signed?.n ?? 0 };
 }
 
 /**

@@ -11,7 +11,8 @@
 // Column meanings: refresh_tokens.token of length 12 is a legacy GoTrue token in clear; of length
 // 64, a SHA-256 (authsvc) or the keyed digest `authsvc hash-refresh-tokens` writes. A session with
 // refresh_token_counter set holds GoTrue's signing key in refresh_token_hmac_key (authsvc's own
-// older sessions kept a child key there and never set the counter).
+// older sessions kept a child key there and never set the counter); a negative counter marks a
+// signed session authsvc has adopted (-1 - the counter of the token it adopted).
 import {
   checkSignedRefreshToken, encodeSignedRefreshToken, LEGACY_REFRESH_TOKEN_LENGTH, legacyRefreshDigest,
   parseSignedRefreshToken, type SignedRefreshToken,
@@ -102,12 +103,21 @@ async function adoptSigned(
   await admit(session, user, null);
   const now = deps.now();
   const counter = session.refreshTokenCounter;
+  const notIssued = () => badRequest('validation_failed', 'Invalid Refresh Token: Not Issued By This Server');
+  if (counter < 0) {
+    // Adopted at counter -counter - 1 (below): that token is found by its hash before this, so a
+    // signed token here is an older one (reuse) or one GoTrue never issued. The key is still in
+    // the row, so a dump must not be able to mint a "current" token: there is none any more.
+    if (signed.counter > -counter - 1) throw notIssued();
+    return reuse(deps, tx, session, user);
+  }
   const behind = counter - signed.counter;
-  if (behind < 0) throw badRequest('validation_failed', 'Invalid Refresh Token: Not Issued By This Server');
+  if (behind < 0) throw notIssued();
   if (behind === 0) {
-    // The session's current token. Moving the counter past it leaves the session no current
-    // signed token: from here on its tokens are authsvc's, and an older signed token is reuse.
-    await setRefreshTokenCounter(tx, session.id, counter + 1);
+    // The session's current token becomes an authsvc row (rotated by the caller), and the
+    // counter records where: negative, which GoTrue never writes, so no signed token of the
+    // session is current any more and older ones are reuse.
+    await setRefreshTokenCounter(tx, session.id, -counter - 1);
     await insertRefreshToken(tx, { tokenHash: hash, parentHash: null, userId: user.id, sessionId: session.id, now });
     const row = await findRefreshToken(tx, hash);
     return row ? { row } : undefined;
@@ -119,7 +129,12 @@ async function adoptSigned(
     await touchRefreshed(tx, session.id, now, meta);
     return { ok: { user, session, refreshToken: encodeSignedRefreshToken(session.id, counter, key) } };
   }
-  // GoTrue's answer to reuse of a signed token: the session goes (no row could be revoked).
+  return reuse(deps, tx, session, user);
+}
+
+// GoTrue's answer to reuse of a signed token: the session goes (its signed tokens have no rows
+// to revoke).
+async function reuse(deps: Deps, tx: Executor, session: SessionRow, user: UserRow): Promise<GoTrueAdoption> {
   if (deps.config.security.refreshTokenRotationEnabled) await deleteSessions(tx, user.id, 'local', session.id);
   return { reuse: alreadyUsed() };
 }
