@@ -38,7 +38,7 @@ async function expectError(res: Response, status: number, code: string, msg?: st
 const tokenRows = async (sessionId: string) => exec(db,
   `select token, parent, revoked from "${db.namespace}".refresh_tokens where session_id = ${lit(sessionId)} order by id`);
 const sessionRow = async (id: string) => (await exec(db,
-  `select refresh_token_counter, refresh_token_hmac_key from "${db.namespace}".sessions where id = ${lit(id)}`))[0];
+  `select refresh_token_counter::int as refresh_token_counter, refresh_token_hmac_key from "${db.namespace}".sessions where id = ${lit(id)}`))[0];
 
 async function legacySession(n = 1, at?: Date) {
   const user = await insertGoTrueUser(db, { email: `gt-${crypto.randomUUID()}@example.com` });
