@@ -269,3 +269,33 @@ describe('signed GoTrue refresh tokens (SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION
     expect((await refresh(t, signedToken(sessionId, 0, key))).status).toBe(200);
   });
 });
+
+describe('concurrent first uses of one GoTrue token (truly parallel with TEST_DATABASE_URL)', () => {
+  const N = 8;
+  async function all(t: TestApp, token: string) {
+    return Promise.all(Array.from({ length: N }, async () => {
+      const res = await refresh(t, token);
+      return { status: res.status, body: await res.json() as Json };
+    }));
+  }
+
+  test('a legacy token: every request gets the one child; one live row', async () => {
+    const t = await buildTestApp(db, { AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' });
+    const { sessionId, tokens: [token] } = await legacySession();
+    const outcomes = await all(t, token!);
+    expect(outcomes.map((o) => o.status)).toEqual(Array(N).fill(200));
+    expect(new Set(outcomes.map((o) => o.body.refresh_token)).size).toBe(1);
+    expect((await tokenRows(sessionId)).filter((r) => !r.revoked)).toHaveLength(1);
+  });
+
+  test('a signed token: every request gets the one child; one live row', async () => {
+    const t = await buildTestApp(db, { AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' });
+    const user = await insertGoTrueUser(db, { email: `gt-${crypto.randomUUID()}@example.com` });
+    const key = signingKey();
+    const sessionId = await insertGoTrueSession(db, user.id, { hmacKey: key, counter: 1 });
+    const outcomes = await all(t, signedToken(sessionId, 1, key));
+    expect(outcomes.map((o) => o.status)).toEqual(Array(N).fill(200));
+    expect(new Set(outcomes.map((o) => o.body.refresh_token)).size).toBe(1);
+    expect((await tokenRows(sessionId)).filter((r) => !r.revoked)).toHaveLength(1);
+  });
+});
