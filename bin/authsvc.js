@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// Runs the compiled server in dist/node, with source maps so stack traces name the .ts lines.
+// Runs the compiled server in dist/node; stack traces name the .ts lines (source maps read when a
+// stack is first printed: scripts/stack-traces.mjs).
 // Starting never writes into the package directory (a read-only root file system, a package
 // installed by another user): dist/node is built when the package is installed (`prepare`, run
 // by `npm ci` / `npm install` in a clone) or by `npm run build`, never here.
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { ENTRY, ROOT, isFresh } from '../scripts/build-node.mjs';
+import { ENTRY, OUT, ROOT, isFresh } from '../scripts/build-node.mjs';
+import { installStackMapping } from '../scripts/stack-traces.mjs';
 
 if (!existsSync(ENTRY)) {
   process.stderr.write(
@@ -17,5 +19,5 @@ if (!existsSync(ENTRY)) {
 if (!isFresh()) {
   process.stderr.write(`authsvc: dist/node is older than the sources under ${ROOT}: running the old build; \`npm run build\` brings it up to date.\n`);
 }
-process.setSourceMapsEnabled(true);
+installStackMapping(OUT);
 await import(pathToFileURL(ENTRY).href);

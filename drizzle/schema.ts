@@ -3,10 +3,20 @@
 // test/migrate.test.ts keeps these definitions equal to what the migrations create.
 import { sql } from 'drizzle-orm';
 import {
-  bigint, bigserial, boolean, doublePrecision, inet, integer, json, jsonb, pgSchema, smallint, text, timestamp, unique, uuid, varchar,
+  bigint, bigserial, customType, boolean, doublePrecision, inet, integer, json, jsonb, pgSchema, smallint, text, timestamp, unique, uuid, varchar,
 } from 'drizzle-orm/pg-core';
 
 const tz = { withTimezone: true, mode: 'date' } as const;
+
+/** bytea as Uint8Array (PGlite and node-postgres hand back bytes; a text form `\\x…` is read too). */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array | string }>({
+  dataType: () => 'bytea',
+  fromDriver: (v) => {
+    if (typeof v !== 'string') return new Uint8Array(v);
+    const hex = v.startsWith('\\x') ? v.slice(2) : v;
+    return Uint8Array.from(hex.match(/../g) ?? [], (b) => Number.parseInt(b, 16));
+  },
+});
 const noTz = { withTimezone: false, mode: 'date' } as const;
 
 export function createTables(namespace: string) {
@@ -157,6 +167,33 @@ export function createTables(namespace: string) {
     usedAt: timestamp('used_at', tz),
   }, (t) => [unique().on(t.setId, t.codeHash)]);
 
+  // Passkeys (migration 0007): GoTrue's tables as its 20260302000000_add_passkeys has them.
+  const webauthnCredentials = s.table('webauthn_credentials', {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    credentialId: bytea('credential_id').notNull(),
+    publicKey: bytea('public_key').notNull(),
+    attestationType: text('attestation_type').notNull().default(''),
+    aaguid: uuid('aaguid'),
+    signCount: bigint('sign_count', { mode: 'number' }).notNull().default(0),
+    transports: jsonb('transports').notNull().default(sql`'[]'::jsonb`),
+    backupEligible: boolean('backup_eligible').notNull().default(false),
+    backedUp: boolean('backed_up').notNull().default(false),
+    friendlyName: text('friendly_name').notNull().default(''),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
+    lastUsedAt: timestamp('last_used_at', tz),
+  });
+
+  const webauthnChallenges = s.table('webauthn_challenges', {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    challengeType: text('challenge_type', { enum: ['signup', 'registration', 'authentication'] }).notNull(),
+    sessionData: jsonb('session_data').notNull(),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', tz).notNull(),
+  });
+
   const oneTimeTokens = s.table('one_time_tokens', {
     id: uuid('id').primaryKey(),
     userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
@@ -218,7 +255,7 @@ export function createTables(namespace: string) {
 
   return {
     aalLevel, codeChallengeMethod, oneTimeTokenType, factorType, factorStatus,
-    users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, mfaRecoveryCodeSets, mfaRecoveryCodes, oneTimeTokens, flowState, oauthClientStates,
+    users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, mfaRecoveryCodeSets, mfaRecoveryCodes, webauthnCredentials, webauthnChallenges, oneTimeTokens, flowState, oauthClientStates,
     auditLogEntries, rateLimits, schemaMigrations,
   };
 }

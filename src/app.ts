@@ -24,6 +24,7 @@ import { logoutRoutes } from './routes/logout.ts';
 import { mfaRoutes } from './routes/mfa.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { otpRoutes } from './routes/otp.ts';
+import { passkeyRoutes } from './routes/passkeys.ts';
 import { signupRoutes } from './routes/signup.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { userRoutes } from './routes/user.ts';
@@ -81,7 +82,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     app.use('*', requestTelemetry({
       tracing: tracing.enabled, metrics,
       onSpan: (c, parent) => {
-        // c.get, not c.var: Hono builds a copy of every variable for each c.var read.
+        // c.get, never c.var (anywhere): Hono builds a copy of every variable for each c.var read.
         c.set('deps', traceRequestDeps(c.get('deps'), parent));
         c.set('limiter', tracedRateLimitStore(c.get('limiter'), parent));
       },
@@ -112,6 +113,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     .route('/', adminAuditRoutes)
     .route('/', externalRoutes)
     .route('/', mfaRoutes)
+    .route('/', passkeyRoutes)
     .route('/', featureGateRoutes)
     .route('/', openapiRoutes());
   app.route('/', api);
@@ -125,7 +127,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
 
   app.onError((err, c) => {
     if (err instanceof OAuthApiError) {
-      c.var.logger?.info(err.description, err.cause ? { cause: errorFields(err.cause) } : {});
+      c.get('logger')?.info(err.description, err.cause ? { cause: errorFields(err.cause) } : {});
       return c.json({ error: err.error, error_description: err.description }, 400);
     }
     let apiErr: ApiError;
@@ -133,19 +135,20 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     else if (err instanceof HTTPException && err.status < 500) apiErr = new ApiError(err.status, 'unknown', err.message);
     else if (isDatabaseUnavailable(err)) {
       // A known outage: 503 database_unavailable (http/error-body.ts).
-      c.var.logger?.warn('database unavailable', errorFields(err));
+      c.get('logger')?.warn('database unavailable', errorFields(err));
       apiErr = databaseUnavailable();
     } else {
-      c.var.logger?.error('unexpected error', errorFields(err));
+      c.get('logger')?.error('unexpected error', errorFields(err));
       apiErr = unexpectedFailure();
     }
     if (apiErr.status >= 500 && apiErr === err) {
-      c.var.logger?.error(apiErr.message, { error_code: apiErr.errorCode, ...(err.cause ? errorFields(err.cause) : {}) });
+      c.get('logger')?.error(apiErr.message, { error_code: apiErr.errorCode, ...(err.cause ? errorFields(err.cause) : {}) });
     }
     const v2024 = wantsApiVersion2024(c.req.header('x-supabase-api-version'));
-    const res = c.json(errorBody(apiErr, v2024, c.var.requestId), apiErr.status as 400);
+    const res = c.json(errorBody(apiErr, v2024, c.get('requestId')), apiErr.status as 400);
     if (v2024) res.headers.set('X-Supabase-Api-Version', API_VERSION_2024);
-    if (!(v2024 && apiErr.errorCode === 'weak_password')) res.headers.set('x-sb-error-code', apiErr.errorCode);
+    // GoTrue sets the header only for an error with a code (a hook's error object has none).
+    if (apiErr.errorCode && !(v2024 && apiErr.errorCode === 'weak_password')) res.headers.set('x-sb-error-code', apiErr.errorCode);
     return res;
   });
 

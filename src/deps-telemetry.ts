@@ -62,6 +62,7 @@ export function traceRequestDeps<D extends Deps>(deps: D, parent: Context): D {
   const { db, sms } = deps;
   return {
     ...deps,
+    traceParent: parent,
     db: db.traced ? { ...db, ...db.traced(parent) } : db,
     hasher: new TracedHasher(deps.hasher, parent),
     fetch: tracedFetch(deps.fetch, parent),

@@ -1,5 +1,6 @@
 // Everything a handler may touch, built once by an adapter. Tests build it with real parts
 // and swap only what leaves the machine (mailer, fetch).
+import type { Context } from '@opentelemetry/api';
 import type { Config } from './config/types.ts';
 import type { KeySet } from './crypto/jwt.ts';
 import type { PasswordHasher } from './crypto/password.ts';
@@ -27,6 +28,8 @@ export interface Deps {
   limiter?: RateLimitStore;
   /** OIDC discovery, JWKS and client-auth styles of the OAuth providers; createApp makes one. */
   oauthCache?: OAuthCache;
+  /** TRACING_ENABLED: the request's span, under which hook calls hang their own (deps-telemetry.ts). */
+  traceParent?: Context;
 }
 
 export function cryptoRandomBytes(n: number): Uint8Array {

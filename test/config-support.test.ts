@@ -16,7 +16,7 @@ const BASE: Env = { ...GOTRUE_ENV, GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For' }
 const CANDIDATES = [
   'true', 'false', '7', '2h', 'https://example.com/x', 'postgres://other@db/x', 'x', 'a,b', 'twilio', 'prometheus',
   'debug', 'turnstile', 'postgres', '+15555550100:123456', '2040-01-01T00:00:00Z', '10/1h',
-  'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
+  'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', 'v1,whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   JSON.stringify([{ kty: 'oct', k: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', kid: 'k1', key_ops: ['sign', 'verify'], alg: 'HS256' }]),
 ];
 
@@ -93,6 +93,8 @@ function isRead(path: string): boolean {
   const parent = parts.at(-2);
   // Provider settings are read through config.external.providers[name].
   if (parts[0] === 'external' && parts[1] === 'providers' && READERS.includes('providers[')) return new RegExp(`\\.${leaf}\\b`).test(READERS);
+  // Hook settings are read through config.hooks[kind].
+  if (parts[0] === 'hooks' && READERS.includes('config.hooks[')) return new RegExp(`\\.${leaf}\\b`).test(READERS);
   if (!parent) return new RegExp(`\\.${leaf}\\b`).test(READERS);
   if (READERS.includes(`${parent}.${leaf}`)) return true;
   const parentWhole = new RegExp(`\\.${parent}(?![.\\w])`).test(READERS);

@@ -149,11 +149,11 @@ describe('parseConfig: names', () => {
 
 describe('parseConfig: session limits', () => {
   it('SESSIONS_TIMEBOX and SESSIONS_INACTIVITY_TIMEOUT take Go durations (unset: no limit, garbage refused); SESSIONS_SINGLE_PER_USER and SESSIONS_TAGS', () => {
-    expect(ok({}).sessions).toEqual({ timebox: 0, inactivityTimeout: 0, singlePerUser: false, tags: [] });
+    expect(ok({}).sessions).toEqual({ timebox: 0, inactivityTimeout: 0, allowLowAal: 0, singlePerUser: false, tags: [] });
     expect(ok({
       GOTRUE_SESSIONS_TIMEBOX: '24h', GOTRUE_SESSIONS_INACTIVITY_TIMEOUT: '1h30m',
-      GOTRUE_SESSIONS_SINGLE_PER_USER: 'true', GOTRUE_SESSIONS_TAGS: 'web, mobile',
-    }).sessions).toEqual({ timebox: 86400, inactivityTimeout: 5400, singlePerUser: true, tags: ['web', 'mobile'] });
+      GOTRUE_SESSIONS_SINGLE_PER_USER: 'true', GOTRUE_SESSIONS_TAGS: 'web, mobile', GOTRUE_SESSIONS_ALLOW_LOW_AAL: '12h',
+    }).sessions).toEqual({ timebox: 86400, inactivityTimeout: 5400, allowLowAal: 43200, singlePerUser: true, tags: ['web', 'mobile'] });
     expect(parseErrors({ ...BASE, GOTRUE_SESSIONS_TIMEBOX: 'a day' }).join('\n')).toContain('GOTRUE_SESSIONS_TIMEBOX');
   });
 });

@@ -63,7 +63,6 @@ describe('authsvc doctor over GoTrue v2.196.0', () => {
     ]);
     expect(report.notCarried).toEqual([
       expect.stringMatching(/^1 SAML SSO providers/),
-      expect.stringMatching(/^1 passkeys/),
       expect.stringMatching(/^1 legacy refresh token\(s\) from before sessions existed/),
     ]);
     expect(report.problems).toEqual([]);

@@ -285,6 +285,28 @@ async function adminToken(): Promise<string> {
     .sign(new TextEncoder().encode(TEST_JWT_SECRET));
 }
 
+describe('SESSIONS_ALLOW_LOW_AAL', () => {
+  test('an aal1 session of a user with a verified factor refreshes only that long after sign-in; aal2 sessions and users without factors are not limited', async () => {
+    const t = await app({ AUTHSVC_SESSIONS_ALLOW_LOW_AAL: '1h' });
+    const { email, password, session: aal2 } = await userWithTotp(t);
+    const aal1 = await signIn(t, email, password);
+    const plain = await signUpConfirmed(t, uniqueEmail('nofactor'));
+    const refresh = (token: string) => t.request('POST', '/token?grant_type=refresh_token', { refresh_token: token });
+
+    t.tick(30 * 60);
+    const early = await refresh(aal1.refresh_token);
+    expect(early.status, await early.clone().text()).toBe(200);
+    const aal1Next = (await early.json()) as Json;
+
+    t.tick(31 * 60);
+    expect(await errorOf(await refresh(aal1Next.refresh_token))).toMatchObject({
+      status: 400, error_code: 'session_expired', msg: 'Invalid Refresh Token: Session Expired (Low AAL: User Needs MFA Verification)',
+    });
+    expect((await refresh(aal2.refresh_token)).status).toBe(200);
+    expect((await refresh(plain.session.refresh_token)).status).toBe(200);
+  });
+});
+
 describe('errors and their order', () => {
   test('no bearer 401, bad factor id 404 validation_failed, another user\'s factor 404 mfa_factor_not_found, anonymous 403', async () => {
     const t = await app({ AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });

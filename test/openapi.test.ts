@@ -18,7 +18,11 @@ let t: TestApp;
 let doc: Json;
 beforeAll(async () => {
   db = await openTestDb();
-  t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+  // Passkeys on: their routes are gated (404 passkey_disabled) before authentication otherwise.
+  t = await buildTestApp(db, {
+    AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_PASSKEY_ENABLED: 'true',
+    AUTHSVC_WEBAUTHN_RP_ID: 'localhost', AUTHSVC_WEBAUTHN_RP_DISPLAY_NAME: 'authsvc', AUTHSVC_WEBAUTHN_RP_ORIGINS: 'http://localhost:3000',
+  });
   const res = await t.request('GET', '/openapi.json');
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);

@@ -6,6 +6,7 @@ import m0003 from '../../migrations/0003_oauth_flow_state.sql';
 import m0004 from '../../migrations/0004_link_tokens.sql';
 import m0005 from '../../migrations/0005_mfa.sql';
 import m0006 from '../../migrations/0006_mfa_recovery_codes.sql';
+import m0007 from '../../migrations/0007_webauthn.sql';
 import m0010 from '../../migrations/0010_gotrue_columns.sql';
 import type { Migration } from '../db/migrate.ts';
 
@@ -16,5 +17,6 @@ export const BUNDLED_MIGRATIONS: readonly Migration[] = [
   { version: '0004_link_tokens', sql: m0004 },
   { version: '0005_mfa', sql: m0005 },
   { version: '0006_mfa_recovery_codes', sql: m0006 },
+  { version: '0007_webauthn', sql: m0007 },
   { version: '0010_gotrue_columns', sql: m0010 },
 ];

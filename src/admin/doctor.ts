@@ -125,8 +125,6 @@ async function inspect(s: RawSession, ns: string, config: Config, migrations: re
     ['sso_providers', 'true', 'SAML SSO providers (SAML is not built in authsvc: their users cannot sign in through SSO)'],
     ['oauth_clients', 'deleted_at IS NULL', 'OAuth 2.1 server clients (pending the OAuth server issue)'],
     ['custom_oauth_providers', 'true', 'custom OAuth/OIDC providers configured in the database'],
-    ['webauthn_credentials', 'true', 'passkeys (pending the WebAuthn issue)'],
-    ['mfa_factors', "factor_type::text = 'webauthn'", 'WebAuthn MFA factors (pending the WebAuthn issue)'],
     ['flow_state', 'true', 'OAuth/PKCE flows in flight (short-lived: finish them before the switch)'],
   ];
   for (const [table, where, what] of notCarried) {

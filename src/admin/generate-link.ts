@@ -19,6 +19,7 @@ import { mergeMetadata } from '../flows/update-user.ts';
 import { userJson } from '../flows/user-json.ts';
 import { validateEmail } from '../flows/validate.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
+import { beforeUserCreated } from '../hooks/user-created.ts';
 
 export const GENERATE_LINK_TYPES = ['signup', 'invite', 'magiclink', 'recovery', 'email_change_current', 'email_change_new'] as const;
 export type GenerateLinkType = (typeof GENERATE_LINK_TYPES)[number];
@@ -61,6 +62,7 @@ async function createEmailUser(deps: Deps, tx: Executor, p: GenerateLinkRequest,
     rawAppMetaData: { provider: 'email', providers: ['email'] }, rawUserMetaData: p.data, createdAt: now, updatedAt: now,
   });
   await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'email', createdAt: now, updatedAt: now });
+  await beforeUserCreated(deps, tx, user, p.meta.ip);
   return user;
 }
 

@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import { FIELD_NAMES, type FieldName, type Flat, FLAT_SCHEMA, GITLAB_URL, unbuiltSettings, upper } from './fields.ts';
 import { allowsBare, candidateKeys, label, resolve } from './names.ts';
-import { type Config, type ConfigResult, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName, type Support } from './types.ts';
+import { type Config, type ConfigResult, HOOK_KINDS, type HookConfig, type HookKind, type HookTarget, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName, type Support } from './types.ts';
 import { algorithmOf, DEFAULT_DATA_DIR, isDbEncryptionKey } from './values.ts';
 
 const SMS_CREDENTIALS: Record<SmsProviderName, string[]> = {
@@ -123,7 +123,24 @@ export function parseConfig(
   if (!local && !values.has('RATE_LIMIT_HEADER') && !result.data.SECURITY_SB_FORWARDED_FOR_ENABLED) {
     warnings.push('RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).');
   }
+  const rpWarning = webauthnWarning(result.data);
+  if (rpWarning) warnings.push(rpWarning);
   return { ok: true, config: build(result.data, local), notices, warnings };
+}
+
+/**
+ * GoTrue's WebAuthnConfiguration.Validate only warns at start-up: the service starts, and each
+ * WebAuthn or passkey request then fails until the relying party is configured.
+ */
+function webauthnWarning(c: Flat): string | undefined {
+  if (!c.PASSKEY_ENABLED && !c.MFA_WEB_AUTHN_ENROLL_ENABLED && !c.MFA_WEB_AUTHN_VERIFY_ENABLED) return undefined;
+  const missing = [
+    ...(c.WEBAUTHN_RP_ID === '' ? ['WEBAUTHN_RP_ID'] : []),
+    ...(c.WEBAUTHN_RP_DISPLAY_NAME === '' ? ['WEBAUTHN_RP_DISPLAY_NAME'] : []),
+    ...(c.WEBAUTHN_RP_ORIGINS.length === 0 ? ['WEBAUTHN_RP_ORIGINS'] : []),
+  ];
+  if (missing.length === 0) return undefined;
+  return `WebAuthn factors or passkeys are enabled but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: their requests fail with 500 until ${missing.length === 1 ? 'it is' : 'they are'}.`;
 }
 
 function build(c: Flat, local: boolean): Config {
@@ -185,14 +202,15 @@ function build(c: Flat, local: boolean): Config {
       header: c.RATE_LIMIT_HEADER, store: c.RATE_LIMIT_STORE, emailSent: c.RATE_LIMIT_EMAIL_SENT, smsSent: c.RATE_LIMIT_SMS_SENT,
       tokenRefresh: c.RATE_LIMIT_TOKEN_REFRESH, verify: c.RATE_LIMIT_VERIFY, otp: c.RATE_LIMIT_OTP,
       anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO,
-      mfaChallengeAndVerify: c.MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY,
+      mfaChallengeAndVerify: c.MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY, passkey: c.RATE_LIMIT_PASSKEY,
     },
     password: {
       minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS,
       hibp: { enabled: c.PASSWORD_HIBP_ENABLED, failClosed: c.PASSWORD_HIBP_FAIL_CLOSED, userAgent: c.PASSWORD_HIBP_USER_AGENT, apiUrl: c.PASSWORD_HIBP_API_URL },
     },
+    hooks: Object.fromEntries(HOOK_KINDS.map((k) => [k, hookConfig(c[`HOOK_${k}_ENABLED`], c[`HOOK_${k}_URI`], c[`HOOK_${k}_SECRETS`])])) as Record<HookKind, HookConfig>,
     sessions: {
-      timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT,
+      timebox: c.SESSIONS_TIMEBOX, inactivityTimeout: c.SESSIONS_INACTIVITY_TIMEOUT, allowLowAal: c.SESSIONS_ALLOW_LOW_AAL,
       singlePerUser: c.SESSIONS_SINGLE_PER_USER, tags: c.SESSIONS_TAGS,
     },
     auditLog: { disablePostgres: c.AUDIT_LOG_DISABLE_POSTGRES },
@@ -207,7 +225,13 @@ function build(c: Flat, local: boolean): Config {
       recoveryCodes: {
         enrollEnabled: c.MFA_RECOVERY_CODES_ENROLL_ENABLED, verifyEnabled: c.MFA_RECOVERY_CODES_VERIFY_ENABLED, count: c.MFA_RECOVERY_CODES_COUNT,
       },
+      webauthn: { enrollEnabled: c.MFA_WEB_AUTHN_ENROLL_ENABLED, verifyEnabled: c.MFA_WEB_AUTHN_VERIFY_ENABLED },
     },
+    webauthn: {
+      rpId: c.WEBAUTHN_RP_ID, rpDisplayName: c.WEBAUTHN_RP_DISPLAY_NAME, rpOrigins: c.WEBAUTHN_RP_ORIGINS,
+      challengeExpiry: c.WEBAUTHN_CHALLENGE_EXPIRY_DURATION,
+    },
+    passkey: { enabled: c.PASSKEY_ENABLED, maxPerUser: c.PASSKEY_MAX_PASSKEYS_PER_USER },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,
       refreshTokenReuseInterval: c.SECURITY_REFRESH_TOKEN_REUSE_INTERVAL,
@@ -268,4 +292,20 @@ function build(c: Flat, local: boolean): Config {
       vonage: { apiKey: c.SMS_VONAGE_API_KEY, apiSecret: c.SMS_VONAGE_API_SECRET, from: c.SMS_VONAGE_FROM, baseUrl: c.SMS_VONAGE_BASE_URL },
     },
   };
+}
+
+/** A hook's setting with its URI resolved to a transport (the URI was checked by parseHookUri). */
+function hookConfig(enabled: boolean, uri: string | undefined, secrets: string[]): HookConfig {
+  let target: HookTarget | undefined;
+  if (uri) {
+    const u = new URL(uri);
+    const scheme = u.protocol.slice(0, -1).toLowerCase();
+    if (scheme === 'pg-functions') {
+      const [, schema, fn] = u.pathname.split('/');
+      target = { transport: 'pg', schema: schema!, fn: fn! };
+    } else {
+      target = { transport: 'http', url: uri };
+    }
+  }
+  return { enabled, uri: uri ?? '', ...(target ? { target } : {}), secrets };
 }

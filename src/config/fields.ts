@@ -2,8 +2,8 @@
 // description (the table of docs/configuration.md), and whether authsvc acts on it yet.
 import { z } from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
-import { type ConfigVariable, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
-import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
+import { type ConfigVariable, HOOK_KINDS, type HookKind, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
+import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
 
 const rawValue = z.string().optional();
 
@@ -139,6 +139,15 @@ const STATIC_FIELDS = {
   MFA_RECOVERY_CODES_ENROLL_ENABLED: f(bool(false), 'false', 'Users may generate MFA recovery codes (an aal2 session is needed).'),
   MFA_RECOVERY_CODES_VERIFY_ENABLED: f(bool(false), 'false', 'MFA recovery codes may be used to reach aal2.'),
   MFA_RECOVERY_CODES_COUNT: f(withDefault(integer(5, 20), 10), '10', 'Recovery codes in a set, 5 to 20 (other values stop start-up).'),
+  MFA_WEB_AUTHN_ENROLL_ENABLED: f(bool(false), 'false', 'Users may enrol WebAuthn factors (security keys, platform authenticators); needs the WEBAUTHN_RP_* settings.'),
+  MFA_WEB_AUTHN_VERIFY_ENABLED: f(bool(false), 'false', 'WebAuthn factors may be challenged and verified.'),
+  WEBAUTHN_RP_ID: f(textOr(''), 'required for WebAuthn factors and passkeys', 'Relying party ID: the site\'s registrable domain (e.g. example.com), shared by WebAuthn factors and passkeys.'),
+  WEBAUTHN_RP_DISPLAY_NAME: f(textOr(''), 'required for WebAuthn factors and passkeys', 'Relying party name shown by the browser or authenticator.'),
+  WEBAUTHN_RP_ORIGINS: f(list(), 'required for WebAuthn factors and passkeys', 'Comma-separated origins (e.g. https://app.example.com) a WebAuthn ceremony may come from.'),
+  WEBAUTHN_CHALLENGE_EXPIRY_DURATION: f(withDefault(secondsOr(300), 300), '5m', 'Lifetime of a passkey registration or sign-in challenge (WebAuthn factors use MFA_CHALLENGE_EXPIRY_DURATION).'),
+  PASSKEY_ENABLED: f(bool(false), 'false', 'Enables passkeys: sign-in with a discoverable WebAuthn credential, and the /passkeys endpoints.'),
+  PASSKEY_MAX_PASSKEYS_PER_USER: f(withDefault(integer(0), 10), '10', 'Most passkeys a user may register.'),
+  RATE_LIMIT_PASSKEY: f(withDefault(nonNegativeNumber, 30), '30', 'Passkey sign-in option requests per IP per 5 minutes.'),
   SECURITY_DB_ENCRYPTION_ENCRYPT: f(bool(false), 'false', 'Store TOTP secrets and phone factor codes encrypted (GoTrue\'s format: AES-256-GCM under a per-row HKDF-SHA256 key); values written plain or under an older key are re-encrypted when next verified.'),
   SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: f(textOr(''), 'required when encrypting', 'Id of the key new values are encrypted with; it must also be in SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS.'),
   SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: f(textOr(''), 'required when encrypting', 'The encryption key: 32 random bytes in unpadded base64url.'),
@@ -146,6 +155,7 @@ const STATIC_FIELDS = {
   SESSIONS_TIMEBOX: f(withDefault(seconds, 0), '0', 'Longest life of a session from its sign-in (e.g. 24h); a refresh after it is refused with session_expired. 0: no limit.'),
   SESSIONS_SINGLE_PER_USER: f(bool(false), 'false', 'Only the most recently refreshed session of a user (per tag) may refresh; the others get session_expired.'),
   SESSIONS_TAGS: f(withDefault(parseList, []), '', 'Session tags, comma-separated: with SESSIONS_SINGLE_PER_USER one session per tag; untagged sessions count as the first.'),
+  SESSIONS_ALLOW_LOW_AAL: f(withDefault(seconds, 0), '0', 'How long after its sign-in an aal1 session of a user with a verified MFA factor may still refresh (e.g. 24h); later refreshes get session_expired until a factor is verified. 0: no limit.'),
   SESSIONS_INACTIVITY_TIMEOUT: f(withDefault(seconds, 0), '0', 'Longest time between refreshes of a session (e.g. 8h); a refresh after it is refused with session_expired. 0: no limit.'),
 
   SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: f(bool(true), 'true', 'Detect refresh-token reuse and revoke the whole family.'),
@@ -252,7 +262,23 @@ function providerFields(): ProviderFlagFields & ProviderTextFields {
   return out as ProviderFlagFields & ProviderTextFields;
 }
 
-const FIELDS = { ...STATIC_FIELDS, ...providerFields() };
+type HookFields = { [K in `HOOK_${HookKind}_ENABLED`]: Field<ReturnType<typeof bool>> }
+  & { [K in `HOOK_${HookKind}_URI`]: Field<ReturnType<typeof text>> }
+  & { [K in `HOOK_${HookKind}_SECRETS`]: Field<ReturnType<typeof list>> };
+
+function hookFields(): HookFields {
+  const out: Record<string, Field<z.ZodType>> = {};
+  for (const kind of HOOK_KINDS) {
+    const what = kind.toLowerCase().replaceAll('_', ' ');
+    out[`HOOK_${kind}_ENABLED`] = f(bool(false), 'false', `Calls the ${what} hook (docs/hooks.md).`);
+    out[`HOOK_${kind}_URI`] = f(opt(parseHookUri), '', `The ${what} hook: pg-functions://<db>/<schema>/<function>, https://… (http:// only on localhost).`);
+    out[`HOOK_${kind}_SECRETS`] = f(withDefault(parseHookSecrets, []), '', `Standard Webhooks secrets of the ${what} hook (v1,whsec_<base64>), several separated by |; the HTTP request is signed with each.`);
+  }
+  // The loop above writes exactly the keys these mapped types list.
+  return out as HookFields;
+}
+
+const FIELDS = { ...STATIC_FIELDS, ...providerFields(), ...hookFields() };
 export type FieldName = keyof typeof FIELDS;
 export const FIELD_NAMES = Object.keys(FIELDS) as FieldName[];
 
@@ -275,6 +301,7 @@ export function support(name: FieldName): Support {
   if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
   if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');
   if (name === 'MAILER_EXTERNAL_HOSTS') return no('links in emails always use API_EXTERNAL_URL');
+  if (name.startsWith('HOOK_AFTER_USER_CREATED_')) return no('the after user created hook is not built yet (docs/hooks.md)');
   // As in GoTrue: Apple and Google are always reached at their own hosts, and only ID-token
   // providers have a nonce to skip.
   if (name === 'EXTERNAL_APPLE_URL' || name === 'EXTERNAL_GOOGLE_URL') return no('ignored, as GoTrue ignores it: the provider is reached at its own host');

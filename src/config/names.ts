@@ -9,6 +9,8 @@ export const ALIASES: Readonly<Record<string, readonly string[]>> = {
   DB_NAMESPACE: ['GOTRUE_DB_DB_NAMESPACE'],
   API_EXTERNAL_URL: ['GOTRUE_API_API_EXTERNAL_URL'],
   REQUEST_ID_HEADER: ['GOTRUE_API_REQUEST_ID_HEADER'],
+  // GoTrue's `envconfig:"RP_ID"` tag: envconfig also reads the bare tag name.
+  WEBAUTHN_RP_ID: ['RP_ID'],
 };
 
 export const allowsBare = (name: string): boolean => BARE_NAMES.has(name) || name.startsWith('OTEL_');

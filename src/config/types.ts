@@ -11,6 +11,20 @@ export type ProviderName = (typeof PROVIDERS)[number];
 export const SMS_PROVIDERS = ['twilio', 'twilio_verify', 'messagebird', 'textlocal', 'vonage'] as const;
 export type SmsProviderName = (typeof SMS_PROVIDERS)[number];
 
+/** GoTrue's hook kinds (HookConfiguration), as in HOOK_<KIND>_ENABLED / _URI / _SECRETS. */
+export const HOOK_KINDS = [
+  'MFA_VERIFICATION_ATTEMPT', 'PASSWORD_VERIFICATION_ATTEMPT', 'CUSTOM_ACCESS_TOKEN', 'SEND_EMAIL', 'SEND_SMS',
+  'BEFORE_USER_CREATED', 'AFTER_USER_CREATED',
+] as const;
+export type HookKind = (typeof HOOK_KINDS)[number];
+/** Where a hook is called: an HTTP(S) endpoint (Standard Webhooks) or a Postgres function. */
+export type HookTarget = { transport: 'http'; url: string } | { transport: 'pg'; schema: string; fn: string };
+/**
+ * One hook. `target` is unset when the URI is empty or of another scheme (an enabled hook so
+ * configured fails each call, as in GoTrue). `secrets`: the `|`-separated HOOK_<KIND>_SECRETS.
+ */
+export type HookConfig = { enabled: boolean; uri: string; target?: HookTarget; secrets: string[] };
+
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug';
 export type SendLimit = { count: number; periodSeconds: number; form: 'window' | 'bucket' };
 export type ProviderConfig = {
@@ -38,7 +52,7 @@ export interface Config {
     redirectUrl?: string; flowStateExpiry: number; iosBundleId?: string;
     providers: Record<ProviderName, ProviderConfig>;
   };
-  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; mfaChallengeAndVerify: number };
+  rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; mfaChallengeAndVerify: number; passkey: number };
   password: {
     minLength: number; requiredCharacters: string[];
     hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };
@@ -56,9 +70,14 @@ export interface Config {
     totp: { enrollEnabled: boolean; verifyEnabled: boolean };
     phone: { enrollEnabled: boolean; verifyEnabled: boolean; otpLength: number; maxFrequency: number; template: string };
     recoveryCodes: { enrollEnabled: boolean; verifyEnabled: boolean; count: number };
+    webauthn: { enrollEnabled: boolean; verifyEnabled: boolean };
   };
+  /** The relying party of WebAuthn factors and passkeys; empty values are refused at request time. */
+  webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpiry: number };
+  passkey: { enabled: boolean; maxPerUser: number };
+  hooks: Record<HookKind, HookConfig>;
   /** Seconds; 0 is no limit. */
-  sessions: { timebox: number; inactivityTimeout: number; singlePerUser: boolean; tags: string[] };
+  sessions: { timebox: number; inactivityTimeout: number; allowLowAal: number; singlePerUser: boolean; tags: string[] };
   auditLog: { disablePostgres: boolean };
   smtp: { host?: string; port: number; user?: string; pass?: string; adminEmail: string; senderName?: string; maxFrequency: number };
   resend: { apiKey?: string; baseUrl: string };

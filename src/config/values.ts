@@ -215,3 +215,45 @@ export function parseDecryptionKeys(raw: string): Record<string, string> {
   });
   return keys;
 }
+
+const PG_NAME = /^[a-zA-Z_][a-zA-Z0-9_]{0,62}$/;
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', 'host.docker.internal']);
+
+/**
+ * HOOK_<KIND>_URI, checked as GoTrue's ValidateExtensibilityPoint: `pg-functions://<db>/<schema>/<function>`
+ * with plain identifiers, `https://…`, or `http://` on a loopback host only.
+ */
+export function parseHookUri(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new Error(`expected a pg-functions:// or https:// URI, got "${raw}"`);
+  }
+  const scheme = u.protocol.slice(0, -1).toLowerCase();
+  if (scheme === 'pg-functions') {
+    const parts = u.pathname.split('/');
+    if (parts.length < 3) throw new Error('URI path does not contain enough parts');
+    if (!PG_NAME.test(parts[1]!)) throw new Error(`invalid schema name: ${parts[1]}`);
+    if (!PG_NAME.test(parts[2]!)) throw new Error(`invalid function name: ${parts[2]}`);
+    return raw;
+  }
+  if (scheme === 'https') return raw;
+  if (scheme === 'http') {
+    if (LOOPBACK_HOSTS.has(u.hostname)) return raw;
+    throw new Error('only localhost, 127.0.0.1, and ::1 are supported with http');
+  }
+  throw new Error('only postgres hooks and HTTPS functions are supported at the moment');
+}
+
+const SYMMETRIC_SECRET = /^v1,whsec_[A-Za-z0-9+/=]{32,88}/;
+const ASYMMETRIC_SECRET = /^v1a,whpk_[A-Za-z0-9+/=]{44,}:whsk_[A-Za-z0-9+/=]{44,}$/;
+
+/** HOOK_<KIND>_SECRETS: `|`-separated Standard Webhooks secrets (GoTrue's HTTPHookSecrets). Never echoed in errors. */
+export function parseHookSecrets(raw: string): string[] {
+  const secrets = raw.split('|').filter((s) => s !== '');
+  if (secrets.some((s) => !SYMMETRIC_SECRET.test(s) && !ASYMMETRIC_SECRET.test(s))) {
+    throw new Error('invalid secret format (expected v1,whsec_<base64>, several separated by |)');
+  }
+  return secrets;
+}

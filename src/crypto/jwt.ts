@@ -41,10 +41,6 @@ export interface JwtKeyConfig {
   validMethods?: string[];
 }
 
-async function hmacKey(secret: Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
-  return crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-}
-
 function publicHalf(jwk: JWK): JWK {
   const pub: Record<string, unknown> = { ...jwk };
   for (const m of PRIVATE_MEMBERS) delete pub[m];
@@ -87,7 +83,10 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
   let secret: VerifyKey | undefined;
   if (cfg.secret) {
     const raw = new TextEncoder().encode(cfg.secret) as Uint8Array<ArrayBuffer>;
-    secret = { kid: cfg.keyId || undefined, alg: 'HS256', key: await hmacKey(raw), raw };
+    // The bytes, not a WebCrypto key: tokens are checked synchronously (verifyHs256) and jose
+    // imports them itself on the rare refusal, so an HS256 server never starts WebCrypto (whose
+    // first use costs Node about 5 MB of resident memory).
+    secret = { kid: cfg.keyId || undefined, alg: 'HS256', key: raw, raw };
     if (!sign) {
       sign = { alg: 'HS256', kid: cfg.keyId || undefined, key: secret.key, raw };
       signerSecret = raw;

@@ -10,7 +10,8 @@ export type AuditAction =
   | 'user_confirmation_requested' | 'user_repeated_signup' | 'user_updated_password'
   | 'token_revoked' | 'token_refreshed' | 'identity_linked' | 'identity_unlinked'
   | 'factor_in_progress' | 'challenge_created' | 'verification_attempted' | 'factor_unenrolled'
-  | 'factor_updated' | 'factor_deleted' | 'recovery_codes_generated' | 'recovery_codes_regenerated' | 'recovery_codes_deleted';
+  | 'factor_updated' | 'factor_deleted' | 'recovery_codes_generated' | 'recovery_codes_regenerated' | 'recovery_codes_deleted'
+  | 'passkey_created' | 'passkey_updated' | 'passkey_deleted';
 
 const LOG_TYPE: Record<AuditAction, string> = {
   login: 'account', logout: 'account', invite_accepted: 'account',
@@ -22,6 +23,7 @@ const LOG_TYPE: Record<AuditAction, string> = {
   factor_in_progress: 'factor', challenge_created: 'factor', verification_attempted: 'factor',
   factor_unenrolled: 'factor', factor_updated: 'factor', factor_deleted: 'factor',
   recovery_codes_generated: 'factor', recovery_codes_regenerated: 'factor', recovery_codes_deleted: 'factor',
+  passkey_created: 'user', passkey_updated: 'user', passkey_deleted: 'user',
 };
 
 export interface AuditEntry {

@@ -75,7 +75,7 @@ async function queueEmailChangeCodes(deps: Deps, tx: Executor, out: Outbox, user
       kind: 'email_change', to: c.to, token: c.otp, tokenHash: c.link.token, newEmail, redirectTo, siteUrl: cfg.siteUrl,
       confirmationUrl: verificationLink(deps, cfg.mailer.urlPaths.emailChange, c.link.token, 'email_change', redirectTo),
       userMetadata: user.rawUserMetaData ?? {},
-    });
+    }, user.id);
   }
   return updated;
 }

@@ -165,6 +165,6 @@ export async function queueEmailToken(deps: Deps, tx: Executor, out: Outbox, use
   out.mail({
     kind: spec.mail, to: email, token: t.otp, tokenHash: t.linkToken, confirmationUrl: t.link,
     siteUrl: deps.config.siteUrl, redirectTo: opts.redirectTo, userMetadata: t.user.rawUserMetaData ?? {},
-  });
+  }, user.id);
   return t.user;
 }

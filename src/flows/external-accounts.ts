@@ -19,6 +19,7 @@ import { queueEmailToken } from './email-tokens.ts';
 import { findLinkedTokens } from './link-tokens.ts';
 import type { Outbox } from './outbox.ts';
 import { mergeMetadata } from './update-user.ts';
+import { beforeUserCreated } from '../hooks/user-created.ts';
 
 export interface ExternalIdentity {
   provider: string;
@@ -194,6 +195,7 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
       id: crypto.randomUUID(), aud: c.aud, role: deps.config.jwt.defaultGroupName, email: d.candidate.email || null,
       rawAppMetaData: { provider: x.provider, providers: [x.provider] }, rawUserMetaData: x.data, createdAt: now, updatedAt: now,
     });
+    await beforeUserCreated(deps, c.tx, user, c.ip);
     identity = await addIdentity(c, user, x);
   } else {
     identity = d.identity;

@@ -11,6 +11,7 @@ import { queueEmailToken } from './email-tokens.ts';
 import { transactionThenSend } from './outbox.ts';
 import type { RequestMeta } from './session.ts';
 import { userJson } from './user-json.ts';
+import { beforeUserCreated } from '../hooks/user-created.ts';
 
 const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
 
@@ -32,6 +33,7 @@ export async function inviteUser(
           createdAt: now, updatedAt: now,
         });
         await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'email', createdAt: now, updatedAt: now });
+        await beforeUserCreated(deps, tx, user, p.meta.ip);
         out.undo((u) => deleteUnconfirmedUser(u, id));
       }
       // Re-inviting an unconfirmed user clears a password someone may have signed it up with:

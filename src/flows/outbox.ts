@@ -6,6 +6,8 @@ import { deleteAuditEntries } from '../db/audit.ts';
 import { type AuditSink, type Executor, transaction } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../http/errors.ts';
+import { emailHookCalls, type QueuedMail, sendEmailThroughHook } from '../hooks/send-email.ts';
+import { sendSmsThroughHook } from '../hooks/send-sms.ts';
 import type { MailKind, MailRequest } from '../mail/mailer.ts';
 import { type SmsMessage, SmsSendError } from '../sms/provider.ts';
 import { errorFields } from '../telemetry/logger.ts';
@@ -14,8 +16,8 @@ import { errorFields } from '../telemetry/logger.ts';
 export type Undo = (tx: Executor) => Promise<void>;
 
 export interface Outbox {
-  /** Queues a mail to send once the transaction has committed. */
-  mail(m: MailRequest): void;
+  /** Queues a mail to send once the transaction has committed; `userId`: whom it is about (the send email hook's `user`). */
+  mail(m: MailRequest, userId?: string): void;
   /** Queues an SMS; `kind` names it in GoTrue's "Error sending <kind> OTP to provider". */
   sms(s: QueuedSms): void;
   /** How to take back a write this request made, should a send fail. */
@@ -27,6 +29,8 @@ export interface QueuedSms {
   message: SmsMessage;
   /** Told the provider's message id once it has accepted the SMS (GoTrue answers it as `message_id`). */
   sent?: (messageId: string) => void;
+  /** Whom the code is for (the send SMS hook's `user`). */
+  userId?: string;
 }
 
 // GoTrue's wording in "Error sending … email".
@@ -58,17 +62,23 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
  * "Error sending … email". Audit entries written by `fn` are taken back with the rest.
  */
 export async function transactionThenSend<T>(deps: Deps, fn: (tx: Executor, out: Outbox) => Promise<T>): Promise<T> {
-  const mails: MailRequest[] = [];
+  const mails: QueuedMail[] = [];
   const texts: QueuedSms[] = [];
   const undos: Undo[] = [];
   const auditIds: string[] = [];
-  const out: Outbox = { mail: (m) => mails.push(m), sms: (s) => texts.push(s), undo: (u) => undos.push(u) };
+  const out: Outbox = { mail: (mail, userId) => mails.push({ mail, userId }), sms: (s) => texts.push(s), undo: (u) => undos.push(u) };
   const result = await transaction(deps.db, (tx) => fn(withAuditCapture(tx, auditIds), out));
   for (const text of texts) {
     try {
       await sendSms(deps, text);
     } catch (err) {
       await takeBack(deps, undos, auditIds);
+      if (err instanceof ApiError) {
+        // The send SMS hook's refusal or failure: GoTrue answers it as it is in the phone flows,
+        // and as a plain 500 for an MFA challenge.
+        if (text.kind === 'mfa') throw new ApiError(500, 'unexpected_failure', 'error invoking hook', undefined, err);
+        throw err;
+      }
       // The provider's own words reach the client (as in GoTrue); anything else stays in the log.
       // An MFA code's failed send is GoTrue's plain 500 (challengePhoneFactor).
       if (text.kind === 'mfa') throw new ApiError(500, 'unexpected_failure', 'error sending message', undefined, err);
@@ -76,7 +86,11 @@ export async function transactionThenSend<T>(deps: Deps, fn: (tx: Executor, out:
       throw new ApiError(422, 'sms_send_failed', `Error sending ${text.kind} OTP to provider: ${why}`, undefined, err);
     }
   }
-  for (const mail of mails) {
+  if (deps.config.hooks.SEND_EMAIL.enabled) {
+    await sendThroughHook(deps, mails, undos, auditIds);
+    return result;
+  }
+  for (const { mail } of mails) {
     try {
       await withTimeout(deps.mailer.send(mail), sendTimeoutMs(deps), 'the mail server');
     } catch (err) {
@@ -87,7 +101,29 @@ export async function transactionThenSend<T>(deps: Deps, fn: (tx: Executor, out:
   return result;
 }
 
+/**
+ * HOOK_SEND_EMAIL: the hook replaces the mailer. It is called after the commit like a mail
+ * server (a Postgres-function hook in a transaction of its own): its refusal or failure takes
+ * the request's writes back and is the request's answer, as GoTrue passes it on.
+ */
+async function sendThroughHook(deps: Deps, mails: QueuedMail[], undos: Undo[], auditIds: string[]): Promise<void> {
+  for (const call of emailHookCalls(mails, deps.config.api.externalUrl)) {
+    try {
+      await sendEmailThroughHook(deps, call);
+    } catch (err) {
+      await takeBack(deps, undos, auditIds);
+      throw err;
+    }
+  }
+}
+
 async function sendSms(deps: Deps, text: QueuedSms): Promise<void> {
+  if (deps.config.hooks.SEND_SMS.enabled) {
+    // The hook replaces the provider; GoTrue reads no message id from it.
+    await sendSmsThroughHook(deps, { userId: text.userId, otp: text.message.otp, phone: text.message.phone, mfa: text.kind === 'mfa' });
+    text.sent?.('');
+    return;
+  }
   // Not `text.sent?.(await …)`: an optional call skips evaluating its arguments when absent.
   const id = await sendWithin(deps, text);
   text.sent?.(id);

@@ -1,6 +1,9 @@
 // grant_type=password — GoTrue: api.ResourceOwnerPasswordGrant
+import { transaction } from '../db/database.ts';
+import { deleteSessions } from '../db/sessions.ts';
 import { findUserByEmail, findUserByPhone, isBanned } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
+import { passwordAttemptDecision } from '../hooks/verification-attempts.ts';
 import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { passwordWeakness } from './password-check.ts';
 import { storedPasswordHash } from './stored-password.ts';
@@ -35,12 +38,26 @@ export async function passwordGrant(
     await deps.hasher.verify(password, DUMMY_HASH);
     throw badRequest('user_banned', 'User is banned');
   }
-  if (!(await deps.hasher.verify(password, await storedPasswordHash(deps, user)))) throw invalidCredentials();
+  const valid = await deps.hasher.verify(password, await storedPasswordHash(deps, user));
+  if (cfg.hooks.PASSWORD_VERIFICATION_ATTEMPT.enabled) {
+    const decision = await passwordAttemptDecision(deps, { userId: user.id, valid, ip: meta.ip });
+    if (decision.reject) {
+      // GoTrue's models.Logout when the hook asks for it.
+      if (decision.logout) await deleteSessions(deps.db, user.id, 'global');
+      throw badRequest('invalid_credentials', decision.message);
+    }
+  }
+  if (!valid) throw invalidCredentials();
   if (p.email && !user.emailConfirmedAt) throw badRequest('email_not_confirmed', 'Email not confirmed');
   if (p.phone && !user.phoneConfirmedAt) throw badRequest('phone_not_confirmed', 'Phone not confirmed');
   const weak = await passwordWeakness(deps, password, { failOpen: true });
   const login = { actor: user, action: 'login' as const, traits: { provider: p.email ? 'email' : 'phone' }, ip: meta.ip, now: deps.now() };
-  const issued = await createSession(deps, deps.db, user, 'password', meta, [login]);
   // GoTrue always serialises weak_password on this grant: null when the password is fine.
-  return tokenResponse(deps, deps.db, issued, { weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null });
+  const extra = { weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null };
+  // The custom access token hook runs in the session's transaction: its refusal leaves no session.
+  if (cfg.hooks.CUSTOM_ACCESS_TOKEN.enabled) {
+    return transaction(deps.db, async (tx) => tokenResponse(deps, tx, await createSession(deps, tx, user, 'password', meta, [login]), extra));
+  }
+  const issued = await createSession(deps, deps.db, user, 'password', meta, [login]);
+  return tokenResponse(deps, deps.db, issued, extra);
 }

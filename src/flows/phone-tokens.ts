@@ -30,7 +30,8 @@ const INVALID_CHANNEL = "Invalid channel, supported values are 'sms' or 'whatsap
 /** GoTrue's `channel` (IsValidMessageChannel): `sms` when absent; `whatsapp` only with Twilio and Twilio Verify. */
 export function parseChannel(deps: Deps, raw: string | undefined): SmsChannel {
   const channel = raw || 'sms';
-  const whatsapp = deps.config.sms.provider === 'twilio' || deps.config.sms.provider === 'twilio_verify';
+  // The send SMS hook delivers the code itself: it takes WhatsApp whatever SMS_PROVIDER says.
+  const whatsapp = deps.config.hooks.SEND_SMS.enabled || deps.config.sms.provider === 'twilio' || deps.config.sms.provider === 'twilio_verify';
   if (channel === 'sms' || (channel === 'whatsapp' && whatsapp)) return channel;
   throw validationFailed(INVALID_CHANNEL);
 }
@@ -86,7 +87,7 @@ export async function queuePhoneToken(
     }
     out.undo((u) => release(u, 'sms_sent', limit, now));
     otp = generateOtp(cfg.otpLength, deps.randomBytes);
-    out.sms({ kind, message: { phone, message: renderSms(cfg.template, otp), channel, otp }, sent: opts.sent });
+    out.sms({ kind, message: { phone, message: renderSms(cfg.template, otp), channel, otp }, sent: opts.sent, userId: user.id });
   }
   const hash = tokenHash(phone, otp);
   const patch: Partial<NewUser> = { [spec.column]: hash, [spec.sentAt]: now, ...opts.patch };

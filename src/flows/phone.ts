@@ -22,6 +22,7 @@ import { queuePhoneToken, testOtp } from './phone-tokens.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { type SignupResult, fakeUser } from './signup.ts';
 import { userJson } from './user-json.ts';
+import { beforeUserCreated } from '../hooks/user-created.ts';
 
 export interface PhoneSignup {
   /** Validated: E.164 digits without `+`. */
@@ -76,6 +77,7 @@ export async function signupWithPhone(deps: Deps, s: PhoneSignup): Promise<Signu
           rawAppMetaData: { provider: 'phone', providers: ['phone'] }, rawUserMetaData: identityData, createdAt: now, updatedAt: now,
         });
         await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'phone', createdAt: now, updatedAt: now, lastSignInAt: now });
+        await beforeUserCreated(deps, tx, user, s.meta.ip);
         out.undo((u) => deleteUnconfirmedUser(u, id));
       }
       if (autoconfirm) {

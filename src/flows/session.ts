@@ -13,16 +13,17 @@ import {
   findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken,
   listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, sessionsOfUser, touchSession,
 } from '../db/sessions.ts';
-import { type FactorRow, listFactors } from '../db/mfa.ts';
+import { type FactorRow, hasVerifiedFactor, listFactors } from '../db/mfa.ts';
 import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
+import { customizeAccessToken } from '../hooks/custom-access-token.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import { type Admit, adoptGoTrueToken } from './gotrue-refresh.ts';
 import { userJson } from './user-json.ts';
 
 export type AmrMethod =
   | 'password' | 'otp' | 'magiclink' | 'recovery' | 'invite' | 'email/signup' | 'email_change'
-  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml';
+  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml' | 'passkey';
 
 export interface RequestMeta {
   ip?: string;
@@ -38,6 +39,11 @@ export interface IssuedSession {
   identities?: IdentityRow[];
   /** The user's MFA factors, when already read. */
   factors?: FactorRow[];
+  /**
+   * The custom access token hook's `authentication_method` when it is not the new session's AMR
+   * method (`amr`) or a refresh (`token_refresh`): an MFA verification.
+   */
+  method?: string;
 }
 
 export interface TokenResponse {
@@ -91,7 +97,10 @@ export async function accessTokenClaims(
 /** GoTrue's AccessTokenResponse plus its sb-auth-* headers. */
 export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSession, extra: Record<string, unknown> = {}): Promise<TokenResponse> {
   const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr);
-  const accessToken = await signJwt(deps.keys, claims);
+  // HOOK_CUSTOM_ACCESS_TOKEN: `ex` must be the request's transaction, so that a refusal takes the new session back.
+  const accessToken = await signJwt(deps.keys, deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
+    ? await customizeAccessToken(deps, ex, { userId: issued.user.id, method: issued.method ?? issued.amr?.[0]?.method ?? 'token_refresh' }, claims)
+    : claims);
   const identities = issued.identities ?? await listIdentities(ex, [issued.user.id]);
   // supabase-js reads user.factors from the session to tell whether aal2 is the next level.
   const factors = issued.factors ?? await listFactors(ex, issued.user.id);
@@ -114,7 +123,8 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
   };
 }
 
-type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
+/** `token`: issued inside the transaction (the custom access token hook). */
+type RefreshOutcome = { ok: IssuedSession; token?: TokenResponse } | { reuse: ApiError };
 
 /**
  * grant_type=refresh_token. The common case, a live token of a valid session, is one statement
@@ -125,8 +135,12 @@ type RefreshOutcome = { ok: IssuedSession } | { reuse: ApiError };
 export async function refreshSession(deps: Deps, token: string, meta: RequestMeta): Promise<TokenResponse> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = sha256Hex(token);
-  // SESSIONS_SINGLE_PER_USER compares the user's sessions first: the transactional path does.
-  if (deps.config.sessions.singlePerUser) return refreshInTransaction(deps, token, hash, meta);
+  // The transactional path: SESSIONS_SINGLE_PER_USER compares the user's sessions first,
+  // SESSIONS_ALLOW_LOW_AAL looks at the user's factors, and the custom access token hook's refusal
+  // must take the rotation back.
+  if (deps.config.sessions.singlePerUser || deps.config.sessions.allowLowAal > 0 || deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) {
+    return refreshInTransaction(deps, token, hash, meta);
+  }
   const child = childToken(deps, null, token);
   const rotated = await rotateRefreshToken(deps.db, {
     tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
@@ -142,8 +156,8 @@ export async function refreshSession(deps: Deps, token: string, meta: RequestMet
  * session's creation, else the creation (db/session-statements.ts checks the same in SQL).
  */
 function sessionRefusal(
-  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt'>, tokenUpdatedAt: Date | null, now: Date,
-  limits: { timebox: number; inactivityTimeout: number },
+  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt' | 'aal'>, tokenUpdatedAt: Date | null, now: Date,
+  limits: { timebox: number; inactivityTimeout: number; allowLowAal: number }, userHasVerifiedFactor: boolean,
 ): string | undefined {
   const t = now.getTime();
   if (session.notAfter && t > session.notAfter.getTime()) return 'Invalid Refresh Token: Session Expired';
@@ -151,6 +165,11 @@ function sessionRefusal(
   if (limits.timebox > 0 && t > created + limits.timebox * 1000) return 'Invalid Refresh Token: Session Expired';
   if (limits.inactivityTimeout > 0 && t > lastRefreshedAt(session, tokenUpdatedAt) + limits.inactivityTimeout * 1000) {
     return 'Invalid Refresh Token: Session Expired (Inactivity)';
+  }
+  // SESSIONS_ALLOW_LOW_AAL: a session below the user's highest possible level (aal2 once a factor
+  // is verified) lives only that long.
+  if (limits.allowLowAal > 0 && userHasVerifiedFactor && (session.aal ?? 'aal1') === 'aal1' && t > created + limits.allowLowAal * 1000) {
+    return 'Invalid Refresh Token: Session Expired (Low AAL: User Needs MFA Verification)';
   }
   return undefined;
 }
@@ -167,12 +186,12 @@ const sessionTag = (s: Pick<SessionRow, 'tag'>, tags: string[]): string =>
  * more recently than this one (GoTrue: "Revoked by Newer Login").
  */
 async function newerSessionExists(
-  ex: Executor, session: SessionRow, tokenUpdatedAt: Date | null, now: Date, limits: Config['sessions'],
+  ex: Executor, session: SessionRow, tokenUpdatedAt: Date | null, now: Date, limits: Config['sessions'], userHasVerifiedFactor: boolean,
 ): Promise<boolean> {
   const mine = lastRefreshedAt(session, tokenUpdatedAt);
   const tag = sessionTag(session, limits.tags);
   return (await sessionsOfUser(ex, session.userId)).some((s) => s.id !== session.id
-    && sessionRefusal(s, null, now, limits) === undefined
+    && sessionRefusal(s, null, now, limits, userHasVerifiedFactor) === undefined
     && sessionTag(s, limits.tags) === tag
     && lastRefreshedAt(s, null) > mine);
 }
@@ -186,13 +205,14 @@ function childToken(deps: Deps, sessionKey: string | null, parent: string): stri
   return base32(hmacSha256(key, utf8(parent)).subarray(0, 20));
 }
 
-/** Throws why a refresh of `session` is refused now (ban, expiry, a newer login), if it is. */
+/** Throws why a refresh of `session` is refused now (ban, expiry, low AAL, a newer login), if it is. */
 async function admitRefresh(deps: Deps, tx: Executor, session: SessionRow, user: UserRow, tokenUpdatedAt: Date | null): Promise<void> {
   const now = deps.now();
   if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
-  const refusal = sessionRefusal(session, tokenUpdatedAt, now, deps.config.sessions);
+  const mfaEnabled = deps.config.sessions.allowLowAal > 0 && await hasVerifiedFactor(tx, user.id);
+  const refusal = sessionRefusal(session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled);
   if (refusal) throw badRequest('session_expired', refusal);
-  if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, tokenUpdatedAt, now, deps.config.sessions)) {
+  if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled)) {
     throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
   }
 }
@@ -248,8 +268,10 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
       ...(meta.ip ? { ip: meta.ip } : {}),
     });
-    return { ok: { user, session, refreshToken: child } };
+    const ok = { user, session, refreshToken: child };
+    if (deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return { ok, token: await tokenResponse(deps, tx, ok) };
+    return { ok };
   });
   if ('reuse' in outcome) throw outcome.reuse;
-  return tokenResponse(deps, deps.db, outcome.ok);
+  return outcome.token ?? tokenResponse(deps, deps.db, outcome.ok);
 }

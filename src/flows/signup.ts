@@ -14,6 +14,7 @@ import { type Outbox, transactionThenSend } from './outbox.ts';
 import type { Pkce } from './pkce.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { userJson } from './user-json.ts';
+import { beforeUserCreated } from '../hooks/user-created.ts';
 
 export type SignupResult =
   | { kind: 'session'; token: TokenResponse }
@@ -91,6 +92,7 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
           encryptedPassword, emailConfirmedAt: autoconfirm ? now : null,
           appMetaData: { provider: 'email', providers: ['email'] }, metaData: identityData, now,
         });
+        await beforeUserCreated(deps, tx, user, s.meta.ip);
         const created = user.id;
         out.undo((u) => deleteUnconfirmedUser(u, created));
       }
@@ -133,6 +135,7 @@ export async function signupAnonymously(deps: Deps, data: Record<string, unknown
       id: crypto.randomUUID(), aud, role: deps.config.jwt.defaultGroupName, isAnonymous: true,
       rawAppMetaData: {}, rawUserMetaData: data, createdAt: now, updatedAt: now,
     });
+    await beforeUserCreated(deps, tx, user, meta.ip);
     const signedUp: AuditEntry = { actor: user, action: 'user_signedup', traits: { provider: 'anonymous' }, ip: meta.ip, now };
     return tokenResponse(deps, tx, await createSession(deps, tx, user, 'anonymous', meta, [signedUp]));
   });

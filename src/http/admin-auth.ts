@@ -8,7 +8,7 @@ import { bearerToken } from './auth.ts';
 import { forbidden } from './errors.ts';
 
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   const claims = await verifyJwt(deps.keys, bearerToken(c), deps.now());
   const role = typeof claims.role === 'string' ? claims.role : '';
   if (!deps.config.jwt.adminRoles.includes(role)) throw forbidden('not_admin', 'User not allowed');

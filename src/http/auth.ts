@@ -16,7 +16,7 @@ export function bearerToken(c: Context): string {
 }
 
 export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   const claims = (await verifyJwt(deps.keys, bearerToken(c), deps.now())) as AppEnv['Variables']['auth']['claims'];
   const sub = claims.sub;
   if (!sub) throw forbidden('bad_jwt', 'invalid claim: missing sub claim');

@@ -31,7 +31,7 @@ const refused = (why: string) => new ApiError(400, 'captcha_failed', `captcha pr
 async function isAdminRequest(c: Context<AppEnv>): Promise<boolean> {
   const m = /^bearer (\S+)$/i.exec(c.req.header('authorization') ?? '');
   if (!m?.[1]) return false;
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   try {
     const claims = await verifyJwt(deps.keys, m[1], deps.now());
     return typeof claims.role === 'string' && deps.config.jwt.adminRoles.includes(claims.role);
@@ -42,7 +42,7 @@ async function isAdminRequest(c: Context<AppEnv>): Promise<boolean> {
 
 /** The provider's siteverify answer. Throws when it cannot be had (network, timeout, not JSON). */
 async function siteverify(c: Context<AppEnv>, token: string): Promise<{ success: boolean; errorCodes: string[] }> {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   const cfg = deps.config.security.captcha;
   const form = new URLSearchParams({ secret: (cfg.secret ?? '').trim(), response: token, remoteip: requestMeta(c).ip ?? '' });
   const res = await deps.fetch(cfg.verifyUrl ?? PROVIDER_URL[cfg.provider], {
@@ -58,7 +58,7 @@ async function siteverify(c: Context<AppEnv>, token: string): Promise<{ success:
 
 /** Checks the request's captcha token when SECURITY_CAPTCHA_ENABLED; throws GoTrue's captcha_failed errors. */
 export async function requireCaptcha(c: Context<AppEnv>, body: CaptchaBody): Promise<void> {
-  if (!c.var.deps.config.security.captcha.enabled) return;
+  if (!c.get('deps').config.security.captcha.enabled) return;
   if (await isAdminRequest(c)) return;
   const token = (body.gotrue_meta_security?.captcha_token || body.captcha_token || '').trim();
   if (!token) throw refused('no captcha_token found');

@@ -22,9 +22,9 @@ export function requestDeadline(seconds: number): MiddlewareHandler<AppEnv> {
     const first = await Promise.race([work, expired]);
     clearTimeout(timer);
     if (first === 'done') return;
-    c.var.deadline.abort();
+    c.get('deadline').abort();
     // The handler finishes on its own; its outcome no longer reaches the client.
-    work.catch((err: unknown) => c.var.logger.error('request failed after its timeout', errorFields(err)));
+    work.catch((err: unknown) => c.get('logger').error('request failed after its timeout', errorFields(err)));
     throw requestTimedOut();
   };
 }

@@ -10,9 +10,13 @@ export function wantsApiVersion2024(header: string | undefined): boolean {
   return header >= API_VERSION_2024;
 }
 
+/** An error without a code (a hook's error object) answers GoTrue's `unexpected_failure` for 500, else `unknown`. */
+export const wireErrorCode = (err: ApiError): string => err.errorCode || (err.status === 500 ? 'unexpected_failure' : 'unknown');
+
 export function errorBody(err: ApiError, v2024: boolean, requestId?: string): Record<string, unknown> {
-  if (v2024) return { code: err.errorCode, message: err.message, ...err.extra };
-  const body: Record<string, unknown> = { code: err.status, error_code: err.errorCode, msg: err.message, ...err.extra };
+  const code = wireErrorCode(err);
+  if (v2024) return { code, message: err.message, ...err.extra };
+  const body: Record<string, unknown> = { code: err.status, error_code: code, msg: err.message, ...err.extra };
   if (err.status >= 500 && requestId) body.error_id = requestId;
   return body;
 }

@@ -25,7 +25,7 @@ function states(c: Context<AppEnv>): string[] {
 }
 
 function write(c: Context<AppEnv>, list: string[]): void {
-  const cfg = c.var.deps.config;
+  const cfg = c.get('deps').config;
   const secure = cfg.api.externalUrl.startsWith('https:');
   setCookie(c, OAUTH_STATE_COOKIE, list.join('.'), {
     path: '/', httpOnly: true, secure, sameSite: secure ? 'None' : 'Lax',

@@ -13,7 +13,7 @@ import type { RateLimitStore } from './rate-limit-store.ts';
 import { isIp } from './request-meta.ts';
 
 export type LimitName = 'token' | 'verify' | 'otp' | 'magiclink' | 'recover' | 'resend' | 'signup' | 'user' | 'anonymous'
-  | 'mfa_challenge' | 'mfa_verify';
+  | 'mfa_challenge' | 'mfa_verify' | 'passkey';
 
 const FIVE_MINUTES = 300;
 
@@ -24,6 +24,8 @@ export function bucketFor(name: LimitName, cfg: Config['rateLimit']): Bucket {
     case 'verify': return { capacity: 30, refillPerSecond: cfg.verify / FIVE_MINUTES };
     // MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: N per minute, burst 30, one bucket per endpoint.
     case 'mfa_challenge': case 'mfa_verify': return { capacity: 30, refillPerSecond: cfg.mfaChallengeAndVerify / 60 };
+    // RATE_LIMIT_PASSKEY: N per 5 minutes, burst 30 (passkey sign-in options only).
+    case 'passkey': return { capacity: 30, refillPerSecond: cfg.passkey / FIVE_MINUTES };
     case 'anonymous': return { capacity: cfg.anonymousUsers, refillPerSecond: cfg.anonymousUsers / 3600 };
     default: return { capacity: 30, refillPerSecond: cfg.otp / FIVE_MINUTES };
   }
@@ -104,7 +106,7 @@ export function clientKey(value: string): string {
 
 /** The client key GoTrue limits on, or undefined when per-IP limiting is off for this request. */
 export function rateLimitKey(c: Context<AppEnv>): string | undefined {
-  const cfg = c.var.deps.config;
+  const cfg = c.get('deps').config;
   if (cfg.security.sbForwardedForEnabled) {
     const sb = c.req.header('sb-forwarded-for')?.split(',')[0]?.trim();
     if (sb && isIp(sb)) return clientKey(sb);
@@ -118,8 +120,8 @@ export function rateLimitKey(c: Context<AppEnv>): string | undefined {
 export async function enforceRateLimit(c: Context<AppEnv>, name: LimitName): Promise<void> {
   const key = rateLimitKey(c);
   if (key === undefined) return;
-  const deps = c.var.deps;
-  if (!(await c.var.limiter.take(`${name}:${key}`, bucketFor(name, deps.config.rateLimit), deps.now()))) {
+  const deps = c.get('deps');
+  if (!(await c.get('limiter').take(`${name}:${key}`, bucketFor(name, deps.config.rateLimit), deps.now()))) {
     throw new ApiError(429, 'over_request_rate_limit', 'Request rate limit reached');
   }
 }

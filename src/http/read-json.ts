@@ -103,7 +103,7 @@ export async function limitDeclaredBody(c: Context, next: () => Promise<void>): 
   await next();
 }
 
-const deadlineSignal = (c: Context): AbortSignal | undefined => (c.var as { deadline?: AbortController }).deadline?.signal;
+const deadlineSignal = (c: Context): AbortSignal | undefined => (c.get('deadline') as AbortController | undefined)?.signal;
 
 /** How much of an oversized chunked body is read and dropped so that the 413 reaches the client. */
 export const DISCARD_BYTES = 8 * 1024 * 1024;

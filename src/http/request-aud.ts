@@ -11,7 +11,7 @@ function storable(aud: string): string {
 
 /** GoTrue's requestAud: X-JWT-AUD, else the bearer token's aud (not for admin roles), else JWT_AUD. */
 export function requestAud(c: Context<AppEnv>): string {
-  const cfg = c.var.deps.config;
+  const cfg = c.get('deps').config;
   const header = c.req.header('x-jwt-aud');
   if (header) return storable(header);
   const m = /^bearer (\S+)$/i.exec(c.req.header('authorization') ?? '');

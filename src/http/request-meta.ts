@@ -27,7 +27,7 @@ function peerAddress(c: Context): string | undefined {
 }
 
 export function clientIp(c: Context<AppEnv>): string | undefined {
-  if (c.var.deps?.config.security.sbForwardedForEnabled) {
+  if (c.get('deps')?.config.security.sbForwardedForEnabled) {
     const sb = c.req.header('sb-forwarded-for')?.split(',')[0]?.trim();
     if (sb && isIp(sb)) return sb;
   }

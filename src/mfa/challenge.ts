@@ -1,5 +1,5 @@
 // POST /factors/{id}/challenge — GoTrue: mfa.go ChallengeFactor (challengeTOTPFactor,
-// challengePhoneFactor). A phone challenge's code is texted after the commit (flows/outbox.ts);
+// challengePhoneFactor, challengeWebAuthnFactor). A phone challenge's code is texted after the commit (flows/outbox.ts);
 // a failed send takes the challenge, the stamp and the counted text back.
 import type { AuthContext } from '../app-env.ts';
 import { generateOtp } from '../crypto/otp.ts';
@@ -14,6 +14,7 @@ import { parseChannel, renderSms } from '../flows/phone-tokens.ts';
 import { ApiError, unprocessable } from '../http/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
 import { factorNotFound } from './load-factor.ts';
+import { type WebauthnChallenge, webauthnChallenge } from './webauthn.ts';
 
 /** Stored when the adapter knows no client address: verify compares it all the same. */
 export const UNKNOWN_IP = '0.0.0.0';
@@ -22,13 +23,14 @@ export function requireVerifyEnabled(deps: Deps, factor: FactorRow): void {
   const cfg = deps.config.mfa;
   if (factor.factorType === 'phone' && !cfg.phone.verifyEnabled) throw unprocessable('mfa_phone_verify_not_enabled', 'MFA verification is disabled for Phone');
   if (factor.factorType === 'totp' && !cfg.totp.verifyEnabled) throw unprocessable('mfa_totp_verify_not_enabled', 'MFA verification is disabled for TOTP');
-  if (factor.factorType === 'webauthn') throw unprocessable('mfa_webauthn_verify_not_enabled', 'MFA verification is disabled for WebAuthn');
+  if (factor.factorType === 'webauthn' && !cfg.webauthn.verifyEnabled) throw unprocessable('mfa_webauthn_verify_not_enabled', 'MFA verification is disabled for WebAuthn');
 }
 
 export interface ChallengeAnswer {
   id: string;
   type: string;
   expires_at: number;
+  webauthn?: WebauthnChallenge['answer'];
 }
 
 export async function challengeFactor(
@@ -67,23 +69,30 @@ async function challengeOnce(
       if (!(await consume(tx, 'sms_sent', limit, now))) throw new ApiError(429, 'over_sms_send_rate_limit', 'SMS rate limit exceeded');
       out.undo((u) => release(u, 'sms_sent', limit, now));
       otpCode = generateOtp(cfg.otpLength, deps.randomBytes);
-      out.sms({ kind: 'mfa', message: { phone: factor.phone ?? '', message: renderSms(cfg.template, otpCode), channel: channel ?? 'sms', otp: otpCode } });
+      out.sms({ kind: 'mfa', message: { phone: factor.phone ?? '', message: renderSms(cfg.template, otpCode), channel: channel ?? 'sms', otp: otpCode }, userId: auth.user.id });
     }
+    // A WebAuthn factor's ceremony options; the session data is kept to check the answer.
+    const webauthn = factor.factorType === 'webauthn' ? await webauthnChallenge(deps, tx, auth, factor, now) : undefined;
     const id = crypto.randomUUID();
     // Encrypted under SECURITY_DB_ENCRYPTION_ENCRYPT, bound to the challenge id (GoTrue's SetOtpCode).
     const stored = otpCode === null ? null : await sealSecret(deps.config.security.dbEncryption, id, otpCode, deps.randomBytes);
-    const challenge = await insertChallenge(tx, { id, factorId: factor.id, createdAt: now, ipAddress: ip ?? UNKNOWN_IP, otpCode: stored });
+    const challenge = await insertChallenge(tx, {
+      id, factorId: factor.id, createdAt: now, ipAddress: ip ?? UNKNOWN_IP, otpCode: stored, webAuthnSessionData: webauthn?.sessionData ?? null,
+    });
     out.undo((u) => deleteChallenge(u, challenge.id));
     await stampChallenged(tx, factor.id, now, micros);
     out.undo((u) => restoreStamp(u, factor));
-    await insertAudit(tx, { actor: auth.user, action: 'challenge_created', traits: { factor_id: factor.id, factor_status: factor.status }, ip, now });
-    return { challenge, factor };
+    // GoTrue audits no WebAuthn challenge.
+    if (!webauthn) await insertAudit(tx, { actor: auth.user, action: 'challenge_created', traits: { factor_id: factor.id, factor_status: factor.status }, ip, now });
+    return { challenge, factor, webauthn };
   });
-  return {
+  const answer: ChallengeAnswer = {
     id: created.challenge.id,
     type: created.factor.factorType,
     expires_at: Math.floor(created.challenge.createdAt.getTime() / 1000) + Math.floor(deps.config.mfa.challengeExpiry),
   };
+  if (created.webauthn) answer.webauthn = created.webauthn.answer;
+  return answer;
 }
 
 async function restoreStamp(ex: Executor, factor: FactorRow): Promise<void> {

@@ -1,5 +1,5 @@
-// POST /factors — GoTrue: mfa.go EnrollFactor (enrollTOTPFactor, enrollPhoneFactor). WebAuthn
-// enrolment keeps its "not enabled" answer until WebAuthn factors are built.
+// POST /factors — GoTrue: mfa.go EnrollFactor (enrollTOTPFactor, enrollPhoneFactor,
+// enrollWebAuthnFactor). A WebAuthn factor is only a name until its first challenge registers a key.
 import { base32 } from '../crypto/encoding.ts';
 import type { AuthContext } from '../app-env.ts';
 import { sealSecret } from '../crypto/encrypted-string.ts';
@@ -36,7 +36,7 @@ export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollIn
   const cfg = deps.config.mfa;
   const type = body.factor_type ?? '';
   if (type !== 'totp' && type !== 'phone' && type !== 'webauthn') throw validationFailed('factor_type needs to be totp, phone, or webauthn');
-  const enabled = type === 'totp' ? cfg.totp.enrollEnabled : type === 'phone' ? cfg.phone.enrollEnabled : false;
+  const enabled = cfg[type].enrollEnabled;
   if (!enabled) throw unprocessable(ENROLL_DISABLED[type][0], ENROLL_DISABLED[type][1]);
   const session = auth.session;
   if (!session) throw noSession('enroll');
@@ -46,7 +46,7 @@ export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollIn
   let phone: string | undefined;
   let totp: { secret: string; uri: string; qr: string } | undefined;
   if (type === 'totp') totp = newTotp(deps, auth.user, body.issuer);
-  else {
+  else if (type === 'phone') {
     if (!body.phone) throw validationFailed('Phone number required to enroll Phone factor');
     phone = validatePhone(body.phone);
   }
@@ -81,14 +81,14 @@ export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollIn
       createdAt: now, updatedAt: now, secret, phone: phone ?? null,
     });
     const traits: Record<string, unknown> = { factor_id: row.id };
-    if (type === 'phone') traits.factor_type = type;
+    if (type !== 'totp') traits.factor_type = type;
     await insertAudit(tx, { actor: user, action: 'factor_in_progress', traits, ip, now });
     return row;
   });
 
   const out: Record<string, unknown> = { id: factor.id, type, friendly_name: friendlyName };
   if (totp) out.totp = { qr_code: totp.qr, secret: totp.secret, uri: totp.uri };
-  else out.phone = body.phone;
+  else if (type === 'phone') out.phone = body.phone;
   return out;
 }
 

@@ -40,7 +40,7 @@ export async function verifyRecoveryCode(
     const hash = CODE_SHAPE.test(code) ? hashRecoveryCode(set.id, code) : '';
     let match: string | undefined;
     for (const c of await unusedRecoveryCodes(tx, set.id)) if (timingSafeEqual(c.codeHash, hash) && hash !== '') match = c.id;
-    const decision = await mfaVerificationAttempt(deps, { factorId: set.id, factorType: RECOVERY_CODE_TYPE, userId: auth.user.id, valid: match !== undefined });
+    const decision = await mfaVerificationAttempt(deps, tx, { factorId: set.id, factorType: RECOVERY_CODE_TYPE, userId: auth.user.id, valid: match !== undefined });
     if (decision.decision === 'reject') throw forbidden('mfa_verification_rejected', decision.message);
     await insertAudit(tx, {
       actor: auth.user, action: 'verification_attempted', ip, now,
@@ -58,9 +58,13 @@ export async function verifyRecoveryCode(
       return { failed: true } as const;
     }
     await updateRecoverySet(tx, set.id, { failedVerificationCount: 0, verificationLockedUntil: null, updatedAt: now });
-    return upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: set.id, method: RECOVERY_CODE_AMR, now });
+    const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: set.id, method: RECOVERY_CODE_AMR, now });
+    // The custom access token hook runs in this transaction: its refusal takes the upgrade back.
+    if (!deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return upgraded;
+    return { ...upgraded, token: await tokenResponse(deps, tx, { user: auth.user, ...upgraded, method: RECOVERY_CODE_AMR }) };
   });
   if ('failed' in outcome) throw unprocessable('mfa_verification_failed', 'Invalid recovery code entered');
-  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken });
+  if ('token' in outcome) return outcome.token.body;
+  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken, method: RECOVERY_CODE_AMR });
   return issued.body;
 }

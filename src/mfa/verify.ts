@@ -1,11 +1,12 @@
-// POST /factors/{id}/verify — GoTrue: mfa.go VerifyFactor (verifyTOTPFactor, verifyPhoneFactor)
-// and the session upgrade of upgrade-session.ts. One transaction holds the challenge and factor rows:
+// POST /factors/{id}/verify — GoTrue: mfa.go VerifyFactor (verifyTOTPFactor, verifyPhoneFactor;
+// WebAuthn factors in webauthn.ts) and the session upgrade of upgrade-session.ts. One transaction holds the challenge and factor rows:
 // two verifies of one challenge, or one TOTP code sent twice, cannot both win.
 import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { DecryptionError, openSecret, sealSecret } from '../crypto/encrypted-string.ts';
 import { fromBase32, matchTotp } from '../crypto/totp.ts';
 import { insertAudit } from '../db/audit.ts';
+import { deleteSessions } from '../db/sessions.ts';
 import { transaction } from '../db/database.ts';
 import {
   type ChallengeRow, deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, lockChallenge,
@@ -19,9 +20,9 @@ import { SmsSendError } from '../sms/provider.ts';
 import { requireVerifyEnabled, UNKNOWN_IP } from './challenge.ts';
 import { mfaVerificationAttempt } from './hook.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
+import { verifyWebAuthnFactor, type WebauthnVerifyInput } from './webauthn.ts';
 
-export interface VerifyInput {
-  challengeId: string | undefined;
+export interface VerifyInput extends WebauthnVerifyInput {
   code: string | undefined;
 }
 
@@ -59,7 +60,8 @@ export async function verifyFactor(
   deps: Deps, auth: AuthContext, factor: FactorRow, input: VerifyInput, ipIn: string | undefined,
 ): Promise<TokenResponse['body']> {
   const code = input.code ?? '';
-  if (code === '' && factor.factorType !== 'webauthn') throw validationFailed('Code needs to be non-empty');
+  if (factor.factorType === 'webauthn') return verifyWebAuthnFactor(deps, auth, factor, input, ipIn ?? UNKNOWN_IP);
+  if (code === '') throw validationFailed('Code needs to be non-empty');
   requireVerifyEnabled(deps, factor);
   const type = factor.factorType as 'totp' | 'phone';
   const session = auth.session;
@@ -128,8 +130,9 @@ export async function verifyFactor(
       valid = otp !== undefined && timingSafeEqual(otp.value, code);
       if (valid) reseal = undefined;
     }
-    const decision = await mfaVerificationAttempt(deps, { factorId: factor.id, factorType: type, userId: auth.user.id, valid });
-    if (decision.decision === 'reject') throw forbidden('mfa_verification_rejected', decision.message);
+    const decision = await mfaVerificationAttempt(deps, tx, { factorId: factor.id, factorType: type, userId: auth.user.id, valid, ip: ipIn });
+    // Returned, not thrown: the sign-out below must not be rolled back with the attempt.
+    if (decision.decision === 'reject') return { rejected: decision.message } as const;
     await reseal?.();
     if (!valid) return { failed: unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered') } as const;
     await insertAudit(tx, {
@@ -140,14 +143,23 @@ export async function verifyFactor(
     await updateFactor(tx, factor.id, { status: 'verified', updatedAt: now, ...(step !== undefined ? { lastTotpStep: step } : {}) });
     const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: factor.id, method: AMR_METHOD[type], now });
     await deleteOtherUnverifiedFactors(tx, auth.user.id, type, factor.id);
-    return upgraded;
+    // The custom access token hook runs in this transaction: its refusal takes the upgrade back.
+    if (!deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return upgraded;
+    const token = await tokenResponse(deps, tx, { user: auth.user, ...upgraded, method: AMR_METHOD[type] });
+    return { ...upgraded, token };
   });
+  if ('rejected' in outcome && outcome.rejected !== undefined) {
+    // GoTrue's models.Logout: every session of the user ends.
+    await deleteSessions(deps.db, auth.user.id, 'global');
+    throw forbidden('mfa_verification_rejected', outcome.rejected);
+  }
   // Returned, not thrown, so that the re-encryption above is committed (as GoTrue writes it on a wrong code too).
   if ('failed' in outcome) throw outcome.failed;
   if ('expired' in outcome) {
     await deleteChallenge(deps.db, challengeId);
     throw challengeExpired(challengeId);
   }
-  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken });
+  if ('token' in outcome) return outcome.token.body;
+  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken, method: AMR_METHOD[type] });
   return issued.body;
 }

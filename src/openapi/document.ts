@@ -106,7 +106,8 @@ const TAGS = [
   { name: 'user', description: 'The signed-in user (bearer: the user\'s access token).' },
   { name: 'oauth', description: 'Sign-in with external OAuth / OIDC providers.' },
   { name: 'admin', description: 'The admin API (bearer: a service_role JWT).' },
-  { name: 'mfa', description: 'MFA factors: TOTP and phone (WebAuthn factors not built yet).' },
+  { name: 'mfa', description: 'MFA factors: TOTP, phone and WebAuthn; recovery codes.' },
+  { name: 'passkeys', description: 'Passkeys: sign-in with a discoverable WebAuthn credential, and its management.' },
   { name: 'disabled', description: 'Features not built yet: GoTrue\'s answers when they are switched off.' },
   { name: 'health', description: 'Health, settings, discovery.' },
 ];

@@ -8,13 +8,14 @@ import { GenerateLinkBody } from '../routes/admin-generate-link.ts';
 import { InviteBody } from '../routes/invite.ts';
 import { AdminFactorBody, ChallengeBody, EnrollBody, RecoveryCodesBody, RecoveryVerifyBody, VerifyBody as FactorVerifyBody } from '../routes/mfa.ts';
 import { MagicLinkBody, OtpBody, RecoverBody, ResendBody } from '../routes/otp.ts';
+import { PasskeyOptionsBody, PasskeyUpdateBody, PasskeyVerifyBody } from '../routes/passkeys.ts';
 import { SignupBody } from '../routes/signup.ts';
 import { IdTokenBody, PasswordBody, PkceBody, RefreshBody } from '../routes/token.ts';
 import { UpdateBody } from '../routes/user.ts';
 import { VerifyBody } from '../routes/verify.ts';
 
 type Schema = Record<string, unknown>;
-export type Method = 'get' | 'post' | 'put' | 'delete';
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface Param {
   name: string;
@@ -65,7 +66,6 @@ const disabled = (code: string): Record<string, Reply> => ({ 404: { description:
 /** Routes of features authsvc answers as GoTrue does when they are switched off (routes/feature-gates.ts). */
 function gated(): Operation[] {
   const sso = disabled('saml_provider_disabled');
-  const passkeys = disabled('passkey_disabled');
   const oauthServer = disabled('feature_disabled');
   const op = (method: Method, path: string, summary: string, replies: Record<string, Reply>, auth?: Operation['auth']): Operation =>
     ({ method, path, summary, tag: 'disabled', replies, ...(auth ? { auth } : {}) });
@@ -73,12 +73,6 @@ function gated(): Operation[] {
     op('post', '/sso', 'Start SAML SSO (any method under /sso answers the same)', sso),
     op('get', '/sso/saml/metadata', 'SAML metadata', sso),
     op('post', '/sso/saml/acs', 'SAML assertion consumer service', sso),
-    op('get', '/passkeys', 'List passkeys (any method under /passkeys answers the same)', passkeys),
-    op('post', '/passkeys/registration/options', 'Passkey registration options', passkeys),
-    op('post', '/passkeys/registration/verify', 'Passkey registration', passkeys),
-    op('post', '/passkeys/authentication/options', 'Passkey sign-in options', passkeys),
-    op('post', '/passkeys/authentication/verify', 'Passkey sign-in', passkeys),
-    op('delete', '/passkeys/{passkey_id}', 'Delete a passkey', passkeys),
     op('get', '/oauth/authorize', 'OAuth 2.1 server: authorize (any method under /oauth answers the same)', oauthServer),
     op('post', '/oauth/token', 'OAuth 2.1 server: token', oauthServer),
     op('get', '/oauth/userinfo', 'OAuth 2.1 server: userinfo', oauthServer),
@@ -96,7 +90,7 @@ function mfa(): Operation[] {
   const op = (o: Omit<Operation, 'tag' | 'auth'>, auth: Operation['auth'] = 'user'): Operation => ({ ...o, tag: 'mfa', auth });
   return [
     op({
-      method: 'post', path: '/factors', summary: 'Enrol a TOTP or phone factor (WebAuthn: 422 mfa_webauthn_enroll_not_enabled)', gotrue: 'EnrollFactor', body: EnrollBody,
+      method: 'post', path: '/factors', summary: 'Enrol a TOTP, phone or WebAuthn factor', gotrue: 'EnrollFactor', body: EnrollBody,
       replies: { 200: json({ type: 'object', description: '{id, type, friendly_name, totp?: {qr_code, secret, uri}, phone?}' }), 403: { description: '`insufficient_aal`: a verified factor exists and the session is aal1.', error: true }, 422: unprocessable('Type disabled, name conflict, too many factors, or a verified phone factor exists.') },
     }),
     op({
@@ -120,8 +114,8 @@ function mfa(): Operation[] {
       replies: { 200: json({ type: 'object', properties: { id: str } }), 403: { description: '`insufficient_aal`.', error: true }, 404: { description: '`mfa_factor_not_found`.', error: true } },
     }),
     op({
-      method: 'post', path: '/factors/{factor_id}/challenge', summary: 'Challenge a factor (a phone factor is texted a code)', gotrue: 'ChallengeFactor', body: ChallengeBody, bodyOptional: true,
-      replies: { 200: json({ type: 'object', description: '{id, type, expires_at}' }), ...factorErrors, 422: unprocessable('Verification disabled for the factor type.'), 429: unprocessable('`over_sms_send_rate_limit` or `over_request_rate_limit`.') },
+      method: 'post', path: '/factors/{factor_id}/challenge', summary: 'Challenge a factor (a phone factor is texted a code; a WebAuthn factor gets creation or request options)', gotrue: 'ChallengeFactor', body: ChallengeBody, bodyOptional: true,
+      replies: { 200: json({ type: 'object', description: '{id, type, expires_at, webauthn?: {type: create|request, credential_options: {publicKey}}}' }), ...factorErrors, 422: unprocessable('Verification disabled for the factor type.'), 429: unprocessable('`over_sms_send_rate_limit` or `over_request_rate_limit`.') },
     }),
     op({
       method: 'post', path: '/factors/{factor_id}/verify', summary: 'Verify a challenge: the session becomes aal2', gotrue: 'VerifyFactor', body: FactorVerifyBody,
@@ -134,6 +128,26 @@ function mfa(): Operation[] {
     op({ method: 'get', path: '/admin/users/{user_id}/factors', summary: 'A user\'s factors (`[]` when none)', gotrue: 'adminUserGetFactors', replies: { 200: json({ type: 'array', items: factor }) } }, 'admin'),
     op({ method: 'put', path: '/admin/users/{user_id}/factors/{factor_id}', summary: 'Rename a factor, or change a phone factor\'s number', gotrue: 'adminUserUpdateFactor', body: AdminFactorBody, replies: { 200: json(factor), ...factorErrors } }, 'admin'),
     op({ method: 'delete', path: '/admin/users/{user_id}/factors/{factor_id}', summary: 'Delete a user\'s factor', gotrue: 'adminUserDeleteFactor', replies: { 200: json(factor), ...factorErrors } }, 'admin'),
+  ];
+}
+
+/** Passkeys (routes/passkeys.ts): every /passkeys route answers 404 `passkey_disabled` while PASSKEY_ENABLED is off. */
+function passkeys(): Operation[] {
+  const off = { description: '`passkey_disabled`: PASSKEY_ENABLED is off; or `validation_failed` "Passkey not found".', error: true };
+  const failed = { description: '`webauthn_challenge_not_found`, `webauthn_challenge_expired`, `webauthn_verification_failed` or `validation_failed`.', error: true };
+  const item = { type: 'object', description: '{id, friendly_name?, created_at, last_used_at?}' };
+  const options = json({ type: 'object', description: '{challenge_id, options (PublicKeyCredential creation or request options), expires_at}' });
+  const op = (o: Omit<Operation, 'tag'>): Operation => ({ ...o, tag: 'passkeys' });
+  return [
+    op({ method: 'post', path: '/passkeys/authentication/options', summary: 'Passkey sign-in options (discoverable: no user named)', gotrue: 'PasskeyAuthenticationOptions', body: PasskeyOptionsBody, bodyOptional: true, replies: { 200: options, 404: off, 429: { description: '`over_request_rate_limit` (RATE_LIMIT_PASSKEY).', error: true } } }),
+    op({ method: 'post', path: '/passkeys/authentication/verify', summary: 'Sign in with a passkey assertion: an aal1 session (AMR passkey)', gotrue: 'PasskeyAuthenticationVerify', body: PasskeyVerifyBody, replies: { 200: json('Session'), 400: failed, 403: { description: '`email_not_confirmed`, `phone_not_confirmed` or `user_banned`.', error: true }, 404: off } }),
+    op({ method: 'post', path: '/passkeys/registration/options', summary: 'Passkey registration options for the signed-in user', gotrue: 'PasskeyRegistrationOptions', auth: 'user', replies: { 200: options, 403: { description: '`insufficient_aal` (MFA on, session aal1).', error: true }, 404: off, 422: { description: '`too_many_passkeys`, or `validation_failed` for SSO users.', error: true } } }),
+    op({ method: 'post', path: '/passkeys/registration/verify', summary: 'Register a passkey from an attestation', gotrue: 'PasskeyRegistrationVerify', auth: 'user', body: PasskeyVerifyBody, replies: { 200: json({ type: 'object', description: '{id, friendly_name, created_at}' }), 400: failed, 403: { description: '`insufficient_aal`.', error: true }, 404: off, 422: { description: '`too_many_passkeys` or `webauthn_credential_exists`.', error: true } } }),
+    op({ method: 'get', path: '/passkeys', summary: 'The signed-in user\'s passkeys, oldest first', gotrue: 'PasskeyList', auth: 'user', replies: { 200: json({ type: 'array', items: item }), 404: off } }),
+    op({ method: 'patch', path: '/passkeys/{passkey_id}', summary: 'Rename a passkey', gotrue: 'PasskeyUpdate', auth: 'user', body: PasskeyUpdateBody, replies: { 200: json(item), 404: off } }),
+    op({ method: 'delete', path: '/passkeys/{passkey_id}', summary: 'Delete a passkey (aal2 when MFA is on)', gotrue: 'PasskeyDelete', auth: 'user', replies: { 204: { description: 'Deleted.' }, 403: { description: '`insufficient_aal`.', error: true }, 404: off } }),
+    op({ method: 'get', path: '/admin/users/{user_id}/passkeys', summary: 'A user\'s passkeys', gotrue: 'AdminPasskeyList', auth: 'admin', replies: { 200: json({ type: 'array', items: item }), 404: { description: '`user_not_found`.', error: true } } }),
+    op({ method: 'delete', path: '/admin/users/{user_id}/passkeys/{passkey_id}', summary: 'Delete a user\'s passkey', gotrue: 'AdminPasskeyDelete', auth: 'admin', replies: { 204: { description: 'Deleted.' }, 404: { description: '`user_not_found`, or `validation_failed` "Passkey not found".', error: true } } }),
   ];
 }
 
@@ -225,6 +239,7 @@ export function routeTable(): Operation[] {
     ...external(),
     ...admin(),
     ...mfa(),
+    ...passkeys(),
     ...gated(),
   ];
 }

@@ -34,7 +34,7 @@ adminAuditRoutes.get('/admin/audit', requireAdmin, async (c) => {
     if (!fields || sep < 0) throw validationFailed(`Invalid query scope: ${query}`);
     text = query.slice(sep + 1);
   }
-  const { entries, total } = await findAuditEntries(c.var.deps.db, { fields, text, ...pageBounds(paging) });
+  const { entries, total } = await findAuditEntries(c.get('deps').db, { fields, text, ...pageBounds(paging) });
   const { link, totalCount } = paginationHeaders(c.req.url, paging, total);
   return c.json(entries.map(entryJson), 200, { Link: link, 'X-Total-Count': totalCount });
 });

@@ -19,7 +19,7 @@ export const GenerateLinkBody = z.object({
 export const adminGenerateLinkRoutes = new Hono<AppEnv>();
 
 adminGenerateLinkRoutes.post('/admin/generate_link', requireAdmin, async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   const cfg = deps.config;
   const b = await readJson(c, GenerateLinkBody);
   const email = validateEmail(b.email);

@@ -32,7 +32,7 @@ adminUsersRoutes.get('/admin/users', requireAdmin, async (c) => {
   const page = parsePage(c.req.query('page'), c.req.query('per_page'));
   const ascending = parseSort(c.req.queries('sort') ?? []);
   const aud = requestAud(c);
-  const { body, total } = await adminListUsers(c.var.deps, { aud, page, ascending, filter: c.req.query('filter') || undefined });
+  const { body, total } = await adminListUsers(c.get('deps'), { aud, page, ascending, filter: c.req.query('filter') || undefined });
   const headers = paginationHeaders(c.req.url, page, total);
   c.header('Link', headers.link);
   c.header('X-Total-Count', headers.totalCount);
@@ -41,29 +41,29 @@ adminUsersRoutes.get('/admin/users', requireAdmin, async (c) => {
 
 adminUsersRoutes.post('/admin/users', requireAdmin, async (c) => {
   const body = await readJson(c, AdminUserBody);
-  return c.json(await adminCreateUser(c.var.deps, body, { ...admin(c), aud: requestAud(c) }));
+  return c.json(await adminCreateUser(c.get('deps'), body, { ...admin(c), aud: requestAud(c) }));
 });
 
 // Not a GoTrue route: the spec's "create the user named by user_id".
 adminUsersRoutes.post('/admin/users/:user_id', requireAdmin, async (c) => {
   const pathId = userIdParam(c.req.param('user_id'));
   const body = await readJson(c, AdminUserBody);
-  return c.json(await adminCreateUser(c.var.deps, body, { ...admin(c), aud: requestAud(c), pathId }));
+  return c.json(await adminCreateUser(c.get('deps'), body, { ...admin(c), aud: requestAud(c), pathId }));
 });
 
 adminUsersRoutes.get('/admin/users/:user_id', requireAdmin, async (c) => {
-  return c.json(await adminGetUser(c.var.deps, userIdParam(c.req.param('user_id'))));
+  return c.json(await adminGetUser(c.get('deps'), userIdParam(c.req.param('user_id'))));
 });
 
 adminUsersRoutes.put('/admin/users/:user_id', requireAdmin, async (c) => {
   const id = userIdParam(c.req.param('user_id'));
   const body = await readJson(c, AdminUserBody);
-  return c.json(await adminUpdateUser(c.var.deps, id, body, admin(c)));
+  return c.json(await adminUpdateUser(c.get('deps'), id, body, admin(c)));
 });
 
 adminUsersRoutes.delete('/admin/users/:user_id', requireAdmin, async (c) => {
   const id = userIdParam(c.req.param('user_id'));
   const body = await readOptionalJson(c, DeleteBody);
-  await adminDeleteUser(c.var.deps, id, body.should_soft_delete ?? false, admin(c));
+  await adminDeleteUser(c.get('deps'), id, body.should_soft_delete ?? false, admin(c));
   return c.json({});
 });

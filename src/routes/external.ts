@@ -29,14 +29,14 @@ function queryOf(c: Context<AppEnv>): URLSearchParams {
 async function limitAuthorize(c: Context<AppEnv>): Promise<void> {
   const key = rateLimitKey(c);
   if (key === undefined) return;
-  const deps = c.var.deps;
-  if (!(await c.var.limiter.take(`authorize:${key}`, bucketFor('token', deps.config.rateLimit), deps.now()))) {
+  const deps = c.get('deps');
+  if (!(await c.get('limiter').take(`authorize:${key}`, bucketFor('token', deps.config.rateLimit), deps.now()))) {
     throw new ApiError(429, 'over_request_rate_limit', 'Request rate limit reached');
   }
 }
 
 externalRoutes.get('/authorize', async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   await limitAuthorize(c);
   const query = queryOf(c);
   const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
@@ -60,7 +60,7 @@ async function callbackParams(c: Context<AppEnv>): Promise<URLSearchParams> {
 }
 
 async function callback(c: Context<AppEnv>) {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   let flow;
   let params: URLSearchParams;
   try {
@@ -69,7 +69,7 @@ async function callback(c: Context<AppEnv>) {
     unbindState(c, flow.id);
   } catch (err) {
     // GoTrue's loadFlowState: a state that cannot be used goes back to SITE_URL, query only.
-    if (!(err instanceof ApiError) || err.status >= 500) c.var.logger.error('OAuth callback failed', errorFields(err));
+    if (!(err instanceof ApiError) || err.status >= 500) c.get('logger').error('OAuth callback failed', errorFields(err));
     return c.redirect(errorRedirect(deps.config.siteUrl, oauthErrorParams(err), false), 303);
   }
   try {
@@ -77,7 +77,7 @@ async function callback(c: Context<AppEnv>) {
     return c.redirect(done.location, 302);
   } catch (err) {
     const level = !(err instanceof ApiError) || err.status >= 500 ? 'error' : 'info';
-    c.var.logger[level]('OAuth callback failed', { provider: flow.providerType, ...errorFields(err), ...(err instanceof ApiError && err.cause ? { cause: errorFields(err.cause) } : {}) });
+    c.get('logger')[level]('OAuth callback failed', { provider: flow.providerType, ...errorFields(err), ...(err instanceof ApiError && err.cause ? { cause: errorFields(err.cause) } : {}) });
     return c.redirect(errorRedirect(callbackRedirectBase(deps, flow), oauthErrorParams(err), true), 302);
   }
 }
@@ -88,11 +88,11 @@ externalRoutes.post('/callback', callback);
 const manualLinkingDisabled = () => notFound('manual_linking_disabled', 'Manual linking is disabled');
 
 externalRoutes.get('/user/identities/authorize', requireAuth, async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
   const query = queryOf(c);
   const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
-  const { url, state } = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer, linkingTargetId: c.var.auth.user.id });
+  const { url, state } = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer, linkingTargetId: c.get('auth').user.id });
   // Kept by a browser only when the app calls from the same origin: a cross-origin app links
   // with PKCE (flowType 'pkce'), completed at its code exchange; see http/oauth-binding.ts.
   bindStateToBrowser(c, state);
@@ -101,8 +101,8 @@ externalRoutes.get('/user/identities/authorize', requireAuth, async (c) => {
 });
 
 externalRoutes.delete('/user/identities/:identity_id', requireAuth, async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
-  await unlinkIdentity(deps, c.var.auth, c.req.param('identity_id'), requestAud(c), requestMeta(c));
+  await unlinkIdentity(deps, c.get('auth'), c.req.param('identity_id'), requestAud(c), requestMeta(c));
   return c.json({});
 });

@@ -19,7 +19,7 @@ healthRoutes.get('/health', async (c) => {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), PING_TIMEOUT_MS); });
   try {
-    const ping = pingDatabase(c.var.deps.db).then(() => 'up' as const, (err: unknown) => err);
+    const ping = pingDatabase(c.get('deps').db).then(() => 'up' as const, (err: unknown) => err);
     const outcome = await Promise.race([ping, late]);
     if (outcome === 'late') throw databaseUnavailable();
     if (outcome !== 'up') throw isDatabaseUnavailable(outcome) ? databaseUnavailable() : outcome;
@@ -27,7 +27,7 @@ healthRoutes.get('/health', async (c) => {
     clearTimeout(timer);
   }
   return c.json({
-    version: c.var.deps.version,
+    version: c.get('deps').version,
     name: 'GoTrue',
     description: 'GoTrue is a user registration and authentication API',
   });
@@ -35,7 +35,7 @@ healthRoutes.get('/health', async (c) => {
 
 // GoTrue: api.Settings
 healthRoutes.get('/settings', (c) => {
-  const cfg = c.var.deps.config;
+  const cfg = c.get('deps').config;
   const external: Record<string, boolean> = { anonymous_users: cfg.external.anonymousUsers.enabled };
   for (const p of PROVIDERS) external[p] = cfg.external.providers[p].enabled;
   for (const p of GOTRUE_ONLY_PROVIDERS) external[p] = false;
@@ -50,14 +50,14 @@ healthRoutes.get('/settings', (c) => {
     sms_provider: cfg.sms.provider ?? '',
     saml_enabled: false,
     saml_private_key_next_configured: false,
-    passkeys_enabled: false,
+    passkeys_enabled: cfg.passkey.enabled,
   });
 });
 
 // GoTrue: api.WellKnownOpenID — the discovery document. GoTrue builds every URL on JWT_ISSUER
 // (relative when it is unset); authsvc falls back to API_EXTERNAL_URL so the URLs stay usable.
 healthRoutes.get('/.well-known/openid-configuration', (c) => {
-  const { config, keys } = c.var.deps;
+  const { config, keys } = c.get('deps');
   const base = (config.jwt.issuer || config.api.externalUrl).replace(/\/+$/, '');
   c.header('Cache-Control', 'public, max-age=600');
   return c.json({
@@ -85,5 +85,5 @@ healthRoutes.get('/.well-known/openid-configuration', (c) => {
 // GoTrue: api.WellKnownJwks — public halves of asymmetric keys only.
 healthRoutes.get('/.well-known/jwks.json', (c) => {
   c.header('Cache-Control', 'public, max-age=600');
-  return c.json({ keys: c.var.deps.keys.publicJwks });
+  return c.json({ keys: c.get('deps').keys.publicJwks });
 });

@@ -16,11 +16,11 @@ export const InviteBody = z.object({ email: optStr, data: optRecord });
 export const inviteRoutes = new Hono<AppEnv>();
 
 inviteRoutes.post('/invite', requireAdmin, async (c) => {
-  const cfg = c.var.deps.config;
+  const cfg = c.get('deps').config;
   const b = await readJson(c, InviteBody);
   const email = validateEmail(b.email);
   const role = String(decodeJwt(c.req.header('authorization')!.slice(7)).role);
-  const user = await inviteUser(c.var.deps, {
+  const user = await inviteUser(c.get('deps'), {
     email, data: b.data ?? {}, aud: requestAud(c), adminRole: role, meta: requestMeta(c),
     redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList),
   });

@@ -13,10 +13,10 @@ const SCOPES = new Set<LogoutScope>(['global', 'local', 'others']);
 export const logoutRoutes = new Hono<AppEnv>();
 
 logoutRoutes.post('/logout', requireAuth, async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   const raw = c.req.query('scope') || 'global';
   if (!SCOPES.has(raw as LogoutScope)) throw validationFailed(`Unsupported logout scope "${raw}"`);
-  const { user, session } = c.var.auth;
+  const { user, session } = c.get('auth');
   await transaction(deps.db, async (tx) => {
     await deleteSessions(tx, user.id, raw as LogoutScope, session?.id);
     await insertAudit(tx, { actor: user, action: 'logout', ip: requestMeta(c).ip, now: deps.now() });

@@ -11,7 +11,7 @@ export function openapiRoutes(): Hono<AppEnv> {
     const prefix = c.req.path.slice(0, c.req.path.lastIndexOf('/openapi.json')) || '/';
     let text = built.get(prefix);
     if (text === undefined) {
-      text = JSON.stringify(openApiDocument(c.var.deps.version, prefix));
+      text = JSON.stringify(openApiDocument(c.get('deps').version, prefix));
       built.set(prefix, text);
     }
     c.header('Cache-Control', 'public, max-age=600');

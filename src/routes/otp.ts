@@ -23,7 +23,7 @@ export const OtpBody = z.object({ email: optStr, phone: optStr, channel: optStr,
 export const ResendBody = z.object({ type: optStr, email: optStr, phone: optStr, ...PkceFields });
 
 function emailRequest(c: Context<AppEnv>, email: string, pkce: Pkce | undefined): EmailRequest {
-  const cfg = c.var.deps.config;
+  const cfg = c.get('deps').config;
   return { email, aud: requestAud(c), redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList), meta: requestMeta(c), pkce };
 }
 
@@ -36,7 +36,7 @@ otpRoutes.post('/recover', async (c) => {
   if (!b.email) throw validationFailed('Password recovery requires an email');
   const pkce = parsePkce(b);
   const email = validateEmail(b.email);
-  await requestRecovery(c.var.deps, emailRequest(c, email, pkce));
+  await requestRecovery(c.get('deps'), emailRequest(c, email, pkce));
   return c.json({});
 });
 
@@ -47,7 +47,7 @@ otpRoutes.post('/magiclink', async (c) => {
   if (!b.email) throw new ApiError(422, 'validation_failed', 'Password recovery requires an email');
   const pkce = parsePkce(b);
   const email = validateEmail(b.email);
-  await requestMagicLink(c.var.deps, { ...emailRequest(c, email, pkce), data: b.data ?? {}, createUser: true });
+  await requestMagicLink(c.get('deps'), { ...emailRequest(c, email, pkce), data: b.data ?? {}, createUser: true });
   return c.json({});
 });
 
@@ -60,7 +60,7 @@ otpRoutes.post('/otp', async (c) => {
   if (!b.email && !b.phone) throw validationFailed('One of email or phone must be set');
   const pkce = parsePkce(b);
   if (b.phone) {
-    const deps = c.var.deps;
+    const deps = c.get('deps');
     if (!deps.config.external.phone.enabled) throw new ApiError(400, 'phone_provider_disabled', 'Unsupported phone provider');
     const phone = validatePhone(b.phone);
     const channel = parseChannel(deps, b.channel);
@@ -69,7 +69,7 @@ otpRoutes.post('/otp', async (c) => {
     }));
   }
   const email = validateEmail(b.email);
-  await requestMagicLink(c.var.deps, { ...emailRequest(c, email, pkce), data: b.data ?? {}, createUser: b.create_user ?? true });
+  await requestMagicLink(c.get('deps'), { ...emailRequest(c, email, pkce), data: b.data ?? {}, createUser: b.create_user ?? true });
   return c.json({});
 });
 
@@ -82,15 +82,15 @@ otpRoutes.post('/resend', async (c) => {
   const pkce = parsePkce(b);
   if (b.type === 'signup') {
     if (!b.email) throw validationFailed('An email address is required');
-    await resendConfirmation(c.var.deps, emailRequest(c, validateEmail(b.email), pkce));
+    await resendConfirmation(c.get('deps'), emailRequest(c, validateEmail(b.email), pkce));
   }
   if (b.type === 'email_change') {
     if (!b.email) throw validationFailed('An email address is required');
     const r = emailRequest(c, validateEmail(b.email), pkce);
-    await resendEmailChange(c.var.deps, r.email, r.aud, r.redirectTo, pkce);
+    await resendEmailChange(c.get('deps'), r.email, r.aud, r.redirectTo, pkce);
   }
   if (b.type === 'sms' || b.type === 'phone_change') {
-    const deps = c.var.deps;
+    const deps = c.get('deps');
     if (b.email && b.phone) throw validationFailed('Only an email address or phone number should be provided.');
     if (!b.phone) throw validationFailed(b.type === 'sms' ? 'Type provided requires a phone number' : 'Missing email address or phone number');
     if (!deps.config.external.phone.enabled) throw new ApiError(400, 'phone_provider_disabled', 'Phone logins are disabled');

@@ -24,7 +24,7 @@ export const SignupBody = z.object({
 export const signupRoutes = new Hono<AppEnv>();
 
 signupRoutes.post('/signup', async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   const cfg = deps.config;
   const body = await readJson(c, SignupBody);
   await requireCaptcha(c, body);

@@ -25,7 +25,7 @@ export const IdTokenBody = z.object({
 export const tokenRoutes = new Hono<AppEnv>();
 
 tokenRoutes.post('/token', async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   await enforceRateLimit(c, 'token');
   const grantType = c.req.query('grant_type');
   if (grantType === 'password') {
@@ -51,7 +51,7 @@ tokenRoutes.post('/token', async (c) => {
       if (!c.req.header('authorization')) throw new OAuthApiError('invalid request', 'Linking requires a valid user access token in Authorization');
       await requireAuth(c, async () => undefined);
     }
-    const token = await idTokenGrant(deps, body, requestAud(c), requestMeta(c), body.link_identity ? c.var.auth.user : undefined);
+    const token = await idTokenGrant(deps, body, requestAud(c), requestMeta(c), body.link_identity ? c.get('auth').user : undefined);
     return c.json(token.body, 200, token.headers);
   }
   // GoTrue's isIgnoreCaptchaRoute exempts only refresh_token, pkce and id_token: web3 and unknown

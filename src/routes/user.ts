@@ -24,25 +24,25 @@ export const UpdateBody = z.object({
 export const userRoutes = new Hono<AppEnv>();
 
 userRoutes.get('/user', requireAuth, async (c) => {
-  const { user, claims, identities } = c.var.auth;
+  const { user, claims, identities } = c.get('auth');
   const aud = c.req.header('x-jwt-aud');
   const tokenAud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
   if (aud && aud !== (tokenAud ?? '')) throw validationFailed("Token audience doesn't match request audience");
-  return c.json(userJson(user, identities, c.var.auth.factors));
+  return c.json(userJson(user, identities, c.get('auth').factors));
 });
 
 userRoutes.put('/user', requireAuth, async (c) => {
   await enforceRateLimit(c, 'user');
   const body = await readJson(c, UpdateBody);
-  const cfg = c.var.deps.config;
+  const cfg = c.get('deps').config;
   const meta = { ip: requestMeta(c).ip, redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList) };
-  return c.json(await updateCurrentUser(c.var.deps, c.var.auth, body, meta));
+  return c.json(await updateCurrentUser(c.get('deps'), c.get('auth'), body, meta));
 });
 
 // GET /reauthenticate — GoTrue: api.Reauthenticate (by email, or by SMS for a user without one)
 userRoutes.get('/reauthenticate', requireAuth, async (c) => {
-  const deps = c.var.deps;
-  const { user } = c.var.auth;
+  const deps = c.get('deps');
+  const { user } = c.get('auth');
   if (!user.email && !user.phone) throw validationFailed('Reauthentication requires the user to have an email or a phone number');
   if (user.email && !user.emailConfirmedAt) throw new ApiError(422, 'email_not_confirmed', 'Please verify your email first.');
   if (!user.email && !user.phoneConfirmedAt) throw new ApiError(422, 'phone_not_confirmed', 'Please verify your phone first.');

@@ -41,7 +41,7 @@ function emailChangeJson(c: Context<AppEnv>, r: EmailChangeResult) {
 export const verifyRoutes = new Hono<AppEnv>();
 
 verifyRoutes.post('/verify', async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   await enforceRateLimit(c, 'verify');
   const b = await readJson(c, VerifyBody);
   if (!b.type) throw validationFailed('Verify requires a verification type');
@@ -73,7 +73,7 @@ verifyRoutes.post('/verify', async (c) => {
 });
 
 verifyRoutes.get('/verify', async (c) => {
-  const deps = c.var.deps;
+  const deps = c.get('deps');
   const type = c.req.query('type');
   const token = c.req.query('token');
   if (!type) throw validationFailed('Verify requires a verification type');

@@ -1,0 +1,181 @@
+// WebAuthn factors — GoTrue: mfa.go challengeWebAuthnFactor and verifyWebAuthnFactor. An
+// unverified factor is challenged to register a key ("create"), a verified one to sign with it
+// ("request"); a verified ceremony makes the session aal2 with AMR `mfa/webauthn`.
+import type { AuthContext } from '../app-env.ts';
+import {
+  CeremonyError, newChallenge, parseAuthentication, parseRegistration, PUB_KEY_CRED_PARAMS, type RelyingParty, relyingParty,
+  RelyingPartyMissing, TIMEOUT_MS, userHandle, verifyAssertion, verifyRegistration,
+} from '../crypto/webauthn.ts';
+import { insertAudit } from '../db/audit.ts';
+import { type Executor, transaction } from '../db/database.ts';
+import { type ChallengeRow, deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, listFactors, lockChallenge, updateFactor } from '../db/mfa.ts';
+import { factorCredentialTaken } from '../db/webauthn.ts';
+import type { Deps } from '../deps.ts';
+import { type TokenResponse, tokenResponse } from '../flows/session.ts';
+import { ApiError, unprocessable, validationFailed } from '../http/errors.ts';
+import { upgradeSessionToAal2 } from './upgrade-session.ts';
+import { goCredential, stdBase64, storedCredential, withSignCount } from './webauthn-credential.ts';
+
+/** GoTrue answers a missing relying party with a 500; the log says which settings are missing. */
+export function requireRelyingParty(deps: Deps): RelyingParty {
+  try {
+    return relyingParty(deps.config.webauthn);
+  } catch (err) {
+    if (err instanceof RelyingPartyMissing) throw new ApiError(500, 'unexpected_failure', 'Failed to initialize WebAuthn', undefined, err);
+    throw err;
+  }
+}
+
+const verifiedWebauthn = (factors: FactorRow[]) => factors.filter((f) => f.factorType === 'webauthn' && f.status === 'verified' && f.webAuthnCredential);
+
+export interface WebauthnChallenge {
+  sessionData: Record<string, unknown>;
+  answer: { type: 'create' | 'request'; credential_options: { publicKey: Record<string, unknown> } };
+}
+
+/** The options of a factor's next ceremony, and the session data kept to check its answer. */
+export async function webauthnChallenge(deps: Deps, ex: Executor, auth: AuthContext, factor: FactorRow, now: Date): Promise<WebauthnChallenge> {
+  const rp = requireRelyingParty(deps);
+  const challenge = newChallenge(deps.randomBytes);
+  const keys = verifiedWebauthn(await listFactors(ex, auth.user.id)).map((f) => (f.webAuthnCredential as { id: string }).id);
+  const sessionData: Record<string, unknown> = {
+    challenge, rpId: rp.id, user_id: stdBase64(new TextEncoder().encode(auth.user.id)),
+    expires: new Date(now.getTime() + deps.config.mfa.challengeExpiry * 1000).toISOString(), userVerification: '',
+  };
+  const descriptor = (id: string) => ({ type: 'public-key', id: id.replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '') });
+  if (factor.status !== 'verified') {
+    const email = auth.user.email ?? '';
+    const publicKey: Record<string, unknown> = {
+      rp: { name: rp.name, id: rp.id }, user: { name: email, displayName: email, id: userHandle(auth.user.id) },
+      challenge, pubKeyCredParams: PUB_KEY_CRED_PARAMS, timeout: TIMEOUT_MS,
+    };
+    if (keys.length > 0) publicKey.excludeCredentials = keys.map((id) => ({ ...descriptor(id), transports: ['usb', 'nfc'] }));
+    publicKey.authenticatorSelection = {};
+    return { sessionData, answer: { type: 'create', credential_options: { publicKey } } };
+  }
+  sessionData.allowed_credentials = keys;
+  const publicKey = { challenge, timeout: TIMEOUT_MS, rpId: rp.id, allowCredentials: keys.map(descriptor) };
+  return { sessionData, answer: { type: 'request', credential_options: { publicKey } } };
+}
+
+export interface WebauthnVerifyInput {
+  challengeId: string | undefined;
+  webauthn: { type?: string; credential_response?: unknown } | undefined;
+}
+
+const challengeNotFound = () => unprocessable('mfa_factor_not_found', 'MFA factor with the provided challenge ID not found');
+const ipMismatch = () => unprocessable('mfa_ip_address_mismatch', 'Challenge and verify IP addresses mismatch.');
+const challengeExpired = (id: string) =>
+  unprocessable('mfa_challenge_expired', `MFA challenge ${id} has expired, verify against another challenge or create a new challenge.`);
+// GoTrue answers a refused ceremony with a 500; a client's failed proof is a 4xx here.
+const refused = (err: CeremonyError) => new ApiError(422, 'mfa_verification_failed', 'WebAuthn verification failed', undefined, err);
+
+function challengeRefusal(deps: Deps, c: ChallengeRow | undefined, ip: string): ApiError | 'expired' | undefined {
+  if (!c?.webAuthnSessionData) return challengeNotFound();
+  if (c.verifiedAt || c.ipAddress !== ip) return ipMismatch();
+  if (deps.now().getTime() > c.createdAt.getTime() + deps.config.mfa.challengeExpiry * 1000) return 'expired';
+  return undefined;
+}
+
+/** POST /factors/{id}/verify for a WebAuthn factor (the type gate and body checks in GoTrue's order). */
+export async function verifyWebAuthnFactor(
+  deps: Deps, auth: AuthContext, factor: FactorRow, input: WebauthnVerifyInput, ip: string,
+): Promise<TokenResponse['body']> {
+  if (!deps.config.mfa.webauthn.verifyEnabled) throw unprocessable('mfa_webauthn_enroll_not_enabled', 'MFA verification is disabled for WebAuthn');
+  const params = input.webauthn;
+  if (!params) throw validationFailed('WebAuthn config required');
+  if (params.type !== 'create' && params.type !== 'request') throw validationFailed('WebAuthn type must be create or request');
+  if (params.credential_response === undefined || params.credential_response === null) throw validationFailed('credential_response required');
+  const session = auth.session;
+  if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a factor');
+  const rp = requireRelyingParty(deps);
+  const challengeId = input.challengeId;
+  if (!challengeId) throw challengeNotFound();
+
+  const seen = await lockChallenge(deps.db, challengeId, factor.id);
+  const refusal = challengeRefusal(deps, seen, ip);
+  if (refusal === 'expired') {
+    await deleteChallenge(deps.db, challengeId);
+    throw challengeExpired(challengeId);
+  }
+  if (refusal) throw refusal;
+  const expected = { challenge: String((seen!.webAuthnSessionData as { challenge?: unknown }).challenge ?? ''), rp, requireUserVerification: false };
+  // The factor's state decides the ceremony: a key is registered once, then only signs.
+  const create = factor.status !== 'verified';
+  if ((params.type === 'create') !== create) throw unprocessable('mfa_verification_failed', `WebAuthn type must be ${create ? 'create' : 'request'} for this factor`);
+
+  const now = deps.now();
+  const registration = create ? parseRegistration(params.credential_response) : undefined;
+  const assertion = create ? undefined : parseAuthentication(params.credential_response);
+  if (!registration && !assertion) throw validationFailed('Invalid credential_response');
+
+  /** Checks the ceremony and stores its outcome on the factor that answered it. */
+  const prove = async (tx: Executor): Promise<string> => {
+    if (registration) {
+      const credential = await verifyRegistration(registration, expected);
+      const stored = goCredential(credential, true);
+      if (await factorCredentialTaken(tx, stored.id as string, factor.id)) throw new CeremonyError('registration refused: credential id already registered');
+      await updateFactor(tx, factor.id, {
+        status: 'verified', webAuthnCredential: stored, webAuthnAaguid: credential.aaguid, updatedAt: now,
+        lastWebauthnChallengeData: lastChallenge(seen!, 'create', registration),
+      });
+      return factor.id;
+    }
+    // GoTrue offers all the user's WebAuthn keys; the one that signed is the factor recorded.
+    const rawId = toStd(assertion!.rawId);
+    const owner = verifiedWebauthn(await listFactors(tx, auth.user.id)).find((f) => (f.webAuthnCredential as { id?: unknown }).id === rawId);
+    // Locked: two assertions cannot both move the counter on from the same value.
+    const locked = owner ? await findFactor(tx, owner.id, { forUpdate: true }) : undefined;
+    const stored = locked ? storedCredential(locked.webAuthnCredential) : undefined;
+    if (!locked || !stored) throw new CeremonyError('assertion refused: unknown credential');
+    const result = await verifyAssertion(assertion!, expected, stored);
+    await updateFactor(tx, locked.id, {
+      webAuthnCredential: withSignCount(locked.webAuthnCredential, result.counter, result.backedUp), updatedAt: now,
+      lastWebauthnChallengeData: lastChallenge(seen!, 'request', assertion),
+    });
+    return locked.id;
+  };
+
+  const outcome = await transaction(deps.db, async (tx) => {
+    // Consumed by any attempt, proven or not: a challenge answers one ceremony.
+    const challenge = await lockChallenge(tx, challengeId, factor.id);
+    if (challengeRefusal(deps, challenge, ip)) throw challengeNotFound();
+    await deleteChallenge(tx, challengeId);
+    let factorId: string;
+    try {
+      factorId = await prove(tx);
+    } catch (err) {
+      // Returned, not thrown, so that the challenge's deletion is committed.
+      if (err instanceof CeremonyError) return { failed: refused(err) } as const;
+      throw err;
+    }
+    await insertAudit(tx, {
+      actor: auth.user, action: 'verification_attempted', ip, now,
+      traits: { factor_id: factorId, challenge_id: challengeId, factor_type: 'webauthn' },
+    });
+    const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId, method: 'mfa/webauthn', now });
+    await deleteOtherUnverifiedFactors(tx, auth.user.id, 'webauthn', factorId);
+    return upgraded;
+  });
+  if ('failed' in outcome) throw outcome.failed;
+  const upgraded = outcome;
+  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: upgraded.session, refreshToken: upgraded.refreshToken });
+  return issued.body;
+}
+
+const toStd = (b64url: string) => {
+  const s = b64url.replaceAll('-', '+').replaceAll('_', '/');
+  return s + '='.repeat((4 - (s.length % 4)) % 4);
+};
+
+/** GoTrue's last_webauthn_challenge_data: the challenge row, the ceremony type and the response. */
+function lastChallenge(c: ChallengeRow, type: 'create' | 'request', response: unknown): Record<string, unknown> {
+  return {
+    challenge: {
+      challenge_id: c.id, factor_id: c.factorId, created_at: c.createdAt.toISOString(), ip_address: c.ipAddress,
+      web_authn_session_data: c.webAuthnSessionData,
+    },
+    type,
+    credential_response: response,
+  };
+}

@@ -1,0 +1,77 @@
+// Passkey sign-in, no session needed — GoTrue: passkey_authentication.go. Discoverable login: the
+// options name no user; the assertion's user handle (the user id) says whose passkey signed.
+// The session is aal1 with AMR `passkey`, as GoTrue's.
+import { parseUuid } from '../admin/users.ts';
+import { CeremonyError, newChallenge, parseAuthentication, TIMEOUT_MS, verifyAssertion } from '../crypto/webauthn.ts';
+import { fromBase64url } from '../crypto/encoding.ts';
+import { transaction } from '../db/database.ts';
+import { findUserById, isBanned } from '../db/users.ts';
+import { consumeWebauthnChallenge, insertWebauthnChallenge, lockPasskeyByCredentialId, updatePasskey } from '../db/webauthn.ts';
+import type { Deps } from '../deps.ts';
+import { createSession, type RequestMeta, type TokenResponse, tokenResponse } from '../flows/session.ts';
+import { ApiError, forbidden } from '../http/errors.ts';
+import { requireRelyingParty } from '../mfa/webauthn.ts';
+import { type CeremonyInput, challengeFrom, verificationFailed } from './challenge.ts';
+
+export async function authenticationOptions(deps: Deps): Promise<Record<string, unknown>> {
+  const rp = requireRelyingParty(deps);
+  const now = deps.now();
+  const expiresAt = new Date(now.getTime() + deps.config.webauthn.challengeExpiry * 1000);
+  const challenge = newChallenge(deps.randomBytes);
+  const id = crypto.randomUUID();
+  await insertWebauthnChallenge(deps.db, {
+    id, userId: null, kind: 'authentication', createdAt: now, expiresAt,
+    sessionData: { challenge, rpId: rp.id, expires: expiresAt.toISOString(), userVerification: 'preferred' },
+  });
+  return {
+    challenge_id: id,
+    options: { challenge, timeout: TIMEOUT_MS, rpId: rp.id, userVerification: 'preferred' },
+    expires_at: Math.floor(expiresAt.getTime() / 1000),
+  };
+}
+
+function handleUserId(handle: string | undefined): string | undefined {
+  if (!handle) return undefined;
+  try {
+    return parseUuid(new TextDecoder('utf-8', { fatal: true }).decode(fromBase64url(handle))) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function authenticationVerify(deps: Deps, input: CeremonyInput, meta: RequestMeta): Promise<TokenResponse> {
+  const challengeId = challengeFrom(input);
+  const now = deps.now();
+  const challenge = await consumeWebauthnChallenge(deps.db, challengeId, 'authentication', null);
+  if (!challenge) throw new ApiError(400, 'webauthn_challenge_not_found', 'Challenge not found or already used');
+  if (now.getTime() > challenge.expiresAt.getTime()) throw new ApiError(400, 'webauthn_challenge_expired', 'Challenge has expired');
+  const response = parseAuthentication(input.credential);
+  if (!response) throw new ApiError(400, 'webauthn_verification_failed', 'Invalid credential response');
+  const rp = requireRelyingParty(deps);
+  const expected = { challenge: String((challenge.sessionData as { challenge?: unknown }).challenge ?? ''), rp, requireUserVerification: false };
+
+  const outcome = await transaction(deps.db, async (tx) => {
+    const userId = handleUserId(response.response.userHandle);
+    const user = userId ? await findUserById(tx, userId) : undefined;
+    // The passkey row is locked: two assertions cannot both move its counter from one value.
+    const passkey = user ? await lockPasskeyByCredentialId(tx, fromBase64url(response.rawId)) : undefined;
+    if (!user || !passkey || passkey.userId !== user.id) return { failed: verificationFailed(new CeremonyError('assertion refused: unknown user or credential')) };
+    let result: Awaited<ReturnType<typeof verifyAssertion>>;
+    try {
+      result = await verifyAssertion(response, expected, {
+        id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.signCount, backupEligible: passkey.backupEligible,
+      });
+    } catch (err) {
+      if (err instanceof CeremonyError) return { failed: verificationFailed(err) };
+      throw err;
+    }
+    if (user.email && !user.emailConfirmedAt) throw forbidden('email_not_confirmed', 'Email not confirmed');
+    if (user.phone && !user.phoneConfirmedAt) throw forbidden('phone_not_confirmed', 'Phone not confirmed');
+    if (isBanned(user, now)) throw forbidden('user_banned', 'User is banned');
+    await updatePasskey(tx, passkey.id, { signCount: result.counter, backedUp: result.backedUp, lastUsedAt: now, updatedAt: now });
+    const login = { actor: user, action: 'login' as const, traits: { passkey_id: passkey.id }, ip: meta.ip, now };
+    return { issued: await createSession(deps, tx, user, 'passkey', meta, [login]) };
+  });
+  if ('failed' in outcome) throw outcome.failed;
+  return tokenResponse(deps, deps.db, outcome.issued);
+}
