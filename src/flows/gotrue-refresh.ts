@@ -57,7 +57,11 @@ async function adoptLegacy(
 ): Promise<GoTrueAdoption | undefined> {
   const digest = legacyRefreshDigest(deps.keys.refreshChildKey, token);
   const first = await findLegacyRefreshToken(tx, token, digest);
-  if (!first) return undefined;
+  if (!first) {
+    // A concurrent first use may have adopted it since the caller's look-up by hash.
+    const adopted = await findRefreshToken(tx, hash);
+    return adopted ? { row: adopted } : undefined;
+  }
   // GoTrue: a token from before the sessions table has no session to refresh.
   if (!first.sessionId) throw badRequest('session_not_found', 'Invalid Refresh Token: No Valid Session Found');
   const session = await findSession(tx, first.sessionId, { forUpdate: true });
