@@ -32,6 +32,7 @@ for (const release of ['v2.150.0', 'v2.196.0'] as GoTrueRelease[]) {
     let carol: GoTrueUser;
     let dave: GoTrueUser;
     let erin: GoTrueUser;
+    let frank: GoTrueUser;
     let legacy: string[];
     let signed: { sessionId: string; key: string } | undefined;
     const carolCode = '482913';
@@ -67,6 +68,13 @@ for (const release of ['v2.150.0', 'v2.196.0'] as GoTrueRelease[]) {
           (gen_random_uuid(), ${lit(carol.id)}, 'confirmation_token', ${lit(sha224(carol.email! + carolCode))}, ${lit(carol.email)}, ${lit(sent)}, ${lit(sent)}),
           (gen_random_uuid(), ${lit(dave.id)}, 'recovery_token', ${lit(sha224(dave.email! + daveCode))}, ${lit(dave.email)}, ${lit(sent)}, ${lit(sent)})`);
       }
+      // Frank has an email change (both addresses), a phone change and a reauthentication pending.
+      frank = await insertGoTrueUser(db, { email: 'frank@example.com' });
+      await exec(db, `update ${ns}.users set email_change = 'frank.new@example.com', email_change_token_new = ${lit(sha224('frank.new@example.com' + '111111'))},
+        email_change_token_current = ${lit(sha224('frank@example.com' + '222222'))}, email_change_sent_at = ${lit(sent)},
+        phone_change = '15550001111', phone_change_token = ${lit(sha224('15550001111' + '333333'))}, phone_change_sent_at = ${lit(sent)},
+        reauthentication_token = ${lit(sha224('frank@example.com' + '444444'))}, reauthentication_sent_at = ${lit(sent)}
+        where id = ${lit(frank.id)}`);
       // Erin has a verified TOTP factor (secret stored plain, as with encryption off).
       erin = await insertGoTrueUser(db, { email: 'erin@example.com' });
       await exec(db, `insert into ${ns}.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
@@ -126,7 +134,7 @@ for (const release of ['v2.150.0', 'v2.196.0'] as GoTrueRelease[]) {
       const res = await t.request('GET', '/admin/users?per_page=50', undefined, bearer(serviceKey));
       expect(res.status).toBe(200);
       const users = ((await res.json()) as Json).users as Json[];
-      expect(users.map((u) => u.id).sort()).toEqual([alice.id, bob.id, carol.id, dave.id, erin.id].sort());
+      expect(users.map((u) => u.id).sort()).toEqual([alice.id, bob.id, carol.id, dave.id, erin.id, frank.id].sort());
       expect(users.find((u) => u.id === bob.id)).toMatchObject({ phone: '15551234567', email: '' });
       expect(users.find((u) => u.id === carol.id)).toMatchObject({ email: 'carol@example.com' });
       expect(users.find((u) => u.id === carol.id)!.email_confirmed_at).toBeUndefined();
@@ -163,6 +171,22 @@ for (const release of ['v2.150.0', 'v2.196.0'] as GoTrueRelease[]) {
       const aal2 = (await res.json()) as Json;
       const claims = JSON.parse(Buffer.from(aal2.access_token.split('.')[1], 'base64url').toString()) as Json;
       expect(claims.aal).toBe('aal2');
+    });
+
+    // v2.196's one_time_tokens already held GoTrue's rows: the backfill is for older databases only.
+    if (!newest) test('every pending token of users.* got the one_time_tokens row GoTrue writes since v2.151', async () => {
+      const rows = await exec(db, `select u.email as who, o.token_type as type, o.relates_to as rel, o.token_hash = (case o.token_type::text
+          when 'confirmation_token' then u.confirmation_token when 'recovery_token' then u.recovery_token
+          when 'email_change_token_new' then u.email_change_token_new when 'email_change_token_current' then u.email_change_token_current
+          when 'phone_change_token' then u.phone_change_token else u.reauthentication_token end) as same
+        from "${db.namespace}".one_time_tokens o join "${db.namespace}".users u on u.id = o.user_id
+        where u.id = ${lit(frank.id)} order by 2`);
+      expect(rows).toEqual([
+        { who: 'frank@example.com', type: 'reauthentication_token', rel: 'frank@example.com', same: true },
+        { who: 'frank@example.com', type: 'email_change_token_new', rel: 'frank.new@example.com', same: true },
+        { who: 'frank@example.com', type: 'email_change_token_current', rel: 'frank@example.com', same: true },
+        { who: 'frank@example.com', type: 'phone_change_token', rel: '15550001111', same: true },
+      ]);
     });
 
     test("GoTrue's schema_migrations rows are all still there", async () => {
