@@ -31,6 +31,14 @@ CREATE TABLE IF NOT EXISTS "{{namespace}}".mfa_factors (
   last_webauthn_challenge_data jsonb NULL
 );
 ALTER TABLE "{{namespace}}".mfa_factors ADD COLUMN IF NOT EXISTS last_totp_step bigint NULL;
+-- A GoTrue older than these columns (v2.150: before v2.158 and v2.163) has mfa_factors and
+-- mfa_challenges without them: added in GoTrue's types (issue 31), before anything indexes them.
+ALTER TABLE "{{namespace}}".mfa_factors
+  ADD COLUMN IF NOT EXISTS phone text DEFAULT NULL,
+  ADD COLUMN IF NOT EXISTS last_challenged_at timestamptz UNIQUE DEFAULT NULL,
+  ADD COLUMN IF NOT EXISTS web_authn_credential jsonb NULL,
+  ADD COLUMN IF NOT EXISTS web_authn_aaguid uuid NULL,
+  ADD COLUMN IF NOT EXISTS last_webauthn_challenge_data jsonb NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS mfa_factors_user_friendly_name_unique
   ON "{{namespace}}".mfa_factors (friendly_name, user_id) WHERE trim(friendly_name) <> '';
 CREATE UNIQUE INDEX IF NOT EXISTS unique_phone_factor_per_user ON "{{namespace}}".mfa_factors (user_id, phone);
@@ -46,4 +54,7 @@ CREATE TABLE IF NOT EXISTS "{{namespace}}".mfa_challenges (
   otp_code text NULL,
   web_authn_session_data jsonb NULL
 );
+ALTER TABLE "{{namespace}}".mfa_challenges
+  ADD COLUMN IF NOT EXISTS otp_code text NULL,
+  ADD COLUMN IF NOT EXISTS web_authn_session_data jsonb NULL;
 CREATE INDEX IF NOT EXISTS mfa_challenge_created_at_idx ON "{{namespace}}".mfa_challenges (created_at DESC);

@@ -1,10 +1,11 @@
-// `authsvc [serve|migrate|version|admin]` — GoTrue's commands, shared by Node, Bun and Deno. Config,
+// `authsvc [serve|migrate|version|admin|doctor|hash-refresh-tokens]` — GoTrue's commands, shared by Node, Bun and Deno. Config,
 // database, mailer and hasher come from the Node adapter (Bun and Deno run node:* and npm
 // packages); a runtime supplies only its HTTP server and, if it has its own, its signal API.
 import process from 'node:process';
 import type { Deps } from '../deps.ts';
 import { DataDirLockedError } from './data-dir-error.ts';
 import { runAdminCommand } from './node-admin.ts';
+import { runDoctor, runHashRefreshTokens } from './node-doctor.ts';
 import { ConfigError, applyMigrations, buildNodeDeps, createNodeLogger, loadConfig, openDatabase, startTelemetry } from './node.ts';
 import { VERSION } from './version.ts';
 
@@ -15,7 +16,11 @@ Commands:
   migrate    apply pending migrations and report them
   version    print the version
   admin      createuser <email> <password> [--confirm] [--role R] | deleteuser <email|id>
-             (authsvc admin help for details)`;
+             (authsvc admin help for details)
+  doctor     report what the database holds (GoTrue's release, pending migrations, GoTrue's
+             refresh tokens, encrypted secrets, what will not carry over); changes nothing [--json]
+  hash-refresh-tokens
+             replace GoTrue's refresh tokens still in clear by keyed digests (after leaving GoTrue)`;
 
 export interface Listening {
   port: number;
@@ -71,6 +76,8 @@ async function main(argv: string[], runtime: Runtime, atExit: (() => Promise<voi
     return 0;
   }
   if (cmd === 'admin') return runAdminCommand(argv.slice(1));
+  if (cmd === 'doctor') return runDoctor(argv.slice(1));
+  if (cmd === 'hash-refresh-tokens') return runHashRefreshTokens();
   if (cmd !== 'serve' && cmd !== 'migrate') {
     process.stderr.write(`Unknown command "${cmd}".\n\n${USAGE}\n`);
     return 2;

@@ -8,6 +8,7 @@ import m0005 from '../../migrations/0005_mfa.sql';
 import m0006 from '../../migrations/0006_mfa_recovery_codes.sql';
 import m0007 from '../../migrations/0007_webauthn.sql';
 import m0009 from '../../migrations/0009_oauth_server.sql';
+import m0010 from '../../migrations/0010_gotrue_columns.sql';
 import m0011 from '../../migrations/0011_custom_oauth_providers.sql';
 import type { Migration } from '../db/migrate.ts';
 
@@ -20,5 +21,6 @@ export const BUNDLED_MIGRATIONS: readonly Migration[] = [
   { version: '0006_mfa_recovery_codes', sql: m0006 },
   { version: '0007_webauthn', sql: m0007 },
   { version: '0009_oauth_server', sql: m0009 },
+  { version: '0010_gotrue_columns', sql: m0010 },
   { version: '0011_custom_oauth_providers', sql: m0011 },
 ];

@@ -15,7 +15,7 @@ import type { Config } from '../config/types.ts';
 import { loadKeySet } from '../crypto/jwt.ts';
 import { createPortableHasher } from '../crypto/password.ts';
 import { type Database, pgErrorCode } from '../db/database.ts';
-import { type Migration, migrate, renderMigration } from '../db/migrate.ts';
+import { type Migration, migrate, pendingVersions, renderMigration } from '../db/migrate.ts';
 import { type Deps, cryptoRandomBytes } from '../deps.ts';
 import { errorBody, unexpectedFailure } from '../http/error-body.ts';
 import { type Mailer, createLogMailer } from '../mail/mailer.ts';
@@ -221,8 +221,7 @@ export async function pendingMigrations(db: Database, migrations: readonly Migra
       if (code === UNDEFINED_TABLE || code === UNDEFINED_SCHEMA) return [];
       throw err;
     });
-  const done = new Set(rows.map((r) => String(r.version)));
-  return migrations.filter((m) => !done.has(m.version)).map((m) => m.version);
+  return pendingVersions(migrations, rows.map((r) => String(r.version)));
 }
 
 /**

@@ -17,6 +17,17 @@ export function renderMigration(sql: string, namespace: string): string {
   return sql.replaceAll('{{namespace}}', namespace);
 }
 
+// GoTrue's migrator (pop) creates schema_migrations itself, with version varchar(14) (a 14-digit
+// timestamp) and a unique index: over that table every version is recorded by its number alone,
+// `authsvc_0002`, so the table stays GoTrue's and the row still names authsvc.
+const shortVersion = (version: string) => `authsvc_${version.slice(0, 4)}`;
+
+/** The versions of `migrations` that `recorded` (schema_migrations' rows) does not hold. */
+export function pendingVersions(migrations: readonly Migration[], recorded: Iterable<string>): string[] {
+  const done = new Set(recorded);
+  return migrations.filter((m) => !done.has(m.version) && !done.has(shortVersion(m.version))).map((m) => m.version);
+}
+
 export function sortMigrations(migrations: Migration[]): Migration[] {
   return [...migrations].sort((a, b) => (a.version < b.version ? -1 : a.version > b.version ? 1 : 0));
 }
@@ -32,12 +43,16 @@ export async function migrate(db: Database, migrations: Migration[]): Promise<st
       await s.exec(q(`CREATE SCHEMA IF NOT EXISTS "{{namespace}}";
         CREATE TABLE IF NOT EXISTS "{{namespace}}".schema_migrations (version varchar(255) PRIMARY KEY)`));
       const rows = await s.exec(q(`SELECT version FROM "{{namespace}}".schema_migrations`));
-      const done = new Set(rows.map((r) => String(r.version)));
+      const pending = new Set(pendingVersions(migrations, rows.map((r) => String(r.version))));
+      const width = await s.exec(q(`SELECT character_maximum_length AS n FROM information_schema.columns
+        WHERE table_schema = '{{namespace}}' AND table_name = 'schema_migrations' AND column_name = 'version'`));
+      const popLedger = Number(width[0]?.n ?? 255) < 255;
       const applied: string[] = [];
       for (const m of sortMigrations(migrations)) {
-        if (done.has(m.version)) continue;
+        if (!pending.has(m.version)) continue;
         await s.exec(q(m.sql));
-        await s.exec(q(`INSERT INTO "{{namespace}}".schema_migrations (version) VALUES ('${m.version.replaceAll("'", "''")}')`));
+        const recorded = popLedger ? shortVersion(m.version) : m.version;
+        await s.exec(q(`INSERT INTO "{{namespace}}".schema_migrations (version) VALUES ('${recorded.replaceAll("'", "''")}')`));
         applied.push(m.version);
       }
       await s.exec('COMMIT');

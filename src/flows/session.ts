@@ -18,6 +18,7 @@ import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow 
 import type { Deps } from '../deps.ts';
 import { customizeAccessToken } from '../hooks/custom-access-token.ts';
 import { ApiError, badRequest, OAuthApiError } from '../http/errors.ts';
+import { type Admit, adoptGoTrueToken } from './gotrue-refresh.ts';
 import { userJson } from './user-json.ts';
 
 export type AmrMethod =
@@ -231,10 +232,31 @@ function clientRefusal(session: SessionRow, as: RefreshAs): OAuthApiError | unde
   return undefined;
 }
 
+/** Throws why a refresh of `session` is refused now (ban, expiry, low AAL, a newer login, another OAuth client), if it is. */
+async function admitRefresh(deps: Deps, tx: Executor, session: SessionRow, user: UserRow, tokenUpdatedAt: Date | null, as: RefreshAs): Promise<void> {
+  const now = deps.now();
+  if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
+  const mfaEnabled = deps.config.sessions.allowLowAal > 0 && await hasVerifiedFactor(tx, user.id);
+  const refusal = sessionRefusal(session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled);
+  if (refusal) throw badRequest('session_expired', refusal);
+  if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled)) {
+    throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
+  }
+  const wrongClient = clientRefusal(session, as);
+  if (wrongClient) throw wrongClient;
+}
+
 async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta, as: RefreshAs): Promise<TokenResponse> {
   const cfg = deps.config.security;
   const outcome = await transaction(deps.db, async (tx): Promise<RefreshOutcome & { tx?: Executor }> => {
-    const found = await findRefreshToken(tx, hash);
+    const admit: Admit = (session, user, tokenUpdatedAt) => admitRefresh(deps, tx, session, user, tokenUpdatedAt, as);
+    let found = await findRefreshToken(tx, hash);
+    if (!found) {
+      // GoTrue's own token formats miss the hash look-up (flows/gotrue-refresh.ts).
+      const gotrue = await adoptGoTrueToken(deps, tx, token, hash, meta, admit);
+      if (gotrue && !('row' in gotrue)) return gotrue;
+      found = gotrue?.row;
+    }
     if (!found) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
     if (!found.sessionId) throw badRequest('session_not_found', 'Invalid Refresh Token: No Valid Session Found');
     const session = await findSession(tx, found.sessionId, { forUpdate: true });
@@ -244,17 +266,10 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     if (!row) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
     const user = await findUserById(tx, session.userId);
     if (!user) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
+    await admit(session, user, row.updatedAt);
     const now = deps.now();
-    if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
-    const mfaEnabled = deps.config.sessions.allowLowAal > 0 && await hasVerifiedFactor(tx, user.id);
-    const refusal = sessionRefusal(session, row.updatedAt, now, deps.config.sessions, mfaEnabled);
-    if (refusal) throw badRequest('session_expired', refusal);
-    if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, row.updatedAt, now, deps.config.sessions, mfaEnabled)) {
-      throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
-    }
-    const wrongClient = clientRefusal(session, as);
-    if (wrongClient) throw wrongClient;
-    const sessionKey = session.refreshTokenHmacKey || null;
+    // With refresh_token_counter set, the column holds GoTrue's signing key, not a child key.
+    const sessionKey = session.refreshTokenCounter == null ? session.refreshTokenHmacKey || null : null;
     let child: string;
     if (!row.revoked) {
       child = childToken(deps, sessionKey, token);
