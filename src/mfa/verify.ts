@@ -9,7 +9,7 @@ import { insertAudit } from '../db/audit.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { transaction } from '../db/database.ts';
 import {
-  type ChallengeRow, deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, lockChallenge,
+  deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, lockChallenge,
   markChallengeVerified, setChallengeOtpCode, updateFactor,
 } from '../db/mfa.ts';
 import type { Deps } from '../deps.ts';
@@ -18,6 +18,7 @@ import { type TokenResponse, tokenResponse } from '../flows/session.ts';
 import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
 import { SmsSendError } from '../sms/provider.ts';
 import { requireVerifyEnabled, UNKNOWN_IP } from './challenge.ts';
+import { challengeExpired, challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
 import { mfaVerificationAttempt } from './hook.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
 import { verifyWebAuthnFactor, type WebauthnVerifyInput } from './webauthn.ts';
@@ -26,20 +27,8 @@ export interface VerifyInput extends WebauthnVerifyInput {
   code: string | undefined;
 }
 
-const challengeNotFound = () => unprocessable('mfa_factor_not_found', 'MFA factor with the provided challenge ID not found');
-const ipMismatch = () => unprocessable('mfa_ip_address_mismatch', 'Challenge and verify IP addresses mismatch.');
-const challengeExpired = (id: string) =>
-  unprocessable('mfa_challenge_expired', `MFA challenge ${id} has expired, verify against another challenge or create a new challenge.`);
 
 const AMR_METHOD = { totp: 'totp', phone: 'mfa/phone' } as const;
-
-/** GoTrue's validateChallenge: the same checks before counting the attempt and again under the lock. */
-function challengeRefusal(deps: Deps, c: ChallengeRow | undefined, ip: string): ApiError | 'expired' | undefined {
-  if (!c) return challengeNotFound();
-  if (c.verifiedAt || c.ipAddress !== ip) return ipMismatch();
-  if (deps.now().getTime() > c.createdAt.getTime() + deps.config.mfa.challengeExpiry * 1000) return 'expired';
-  return undefined;
-}
 
 /**
  * A factor secret or phone code as stored: in clear, plain or GoTrue's encrypted string. One that
@@ -67,17 +56,10 @@ export async function verifyFactor(
   const session = auth.session;
   if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a factor');
   const ip = ipIn ?? UNKNOWN_IP;
-  const challengeId = input.challengeId;
-  if (!challengeId) throw challengeNotFound();
-
-  // Checked before the attempt is counted: a stranger's id or a dead challenge costs no attempt.
-  const seen = await lockChallenge(deps.db, challengeId, factor.id);
-  const refusal = challengeRefusal(deps, seen, ip);
-  if (refusal === 'expired') {
-    await deleteChallenge(deps.db, challengeId);
-    throw challengeExpired(challengeId);
-  }
-  if (refusal) throw refusal;
+  // Checked before the attempt is counted (and again under the lock): a stranger's id or a dead
+  // challenge costs no attempt.
+  const seen = await liveChallenge(deps, input.challengeId, factor.id, ip);
+  const challengeId = seen.id;
   // Counted first, outside the transaction: parallel guesses still get MAX_CODE_ATTEMPTS in all.
   if (!(await takeCodeAttempt(deps, auth.user.id, `mfa:${challengeId}`, seen!.createdAt))) {
     await deleteChallenge(deps.db, challengeId);

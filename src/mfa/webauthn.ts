@@ -13,6 +13,7 @@ import { factorCredentialTaken } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
 import { type TokenResponse, tokenResponse } from '../flows/session.ts';
 import { ApiError, unprocessable, validationFailed } from '../http/errors.ts';
+import { challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
 import { goCredential, stdBase64, storedCredential, withSignCount } from './webauthn-credential.ts';
 
@@ -63,19 +64,8 @@ export interface WebauthnVerifyInput {
   webauthn: { type?: string; credential_response?: unknown } | undefined;
 }
 
-const challengeNotFound = () => unprocessable('mfa_factor_not_found', 'MFA factor with the provided challenge ID not found');
-const ipMismatch = () => unprocessable('mfa_ip_address_mismatch', 'Challenge and verify IP addresses mismatch.');
-const challengeExpired = (id: string) =>
-  unprocessable('mfa_challenge_expired', `MFA challenge ${id} has expired, verify against another challenge or create a new challenge.`);
 // GoTrue answers a refused ceremony with a 500; a client's failed proof is a 4xx here.
 const refused = (err: CeremonyError) => new ApiError(422, 'mfa_verification_failed', 'WebAuthn verification failed', undefined, err);
-
-function challengeRefusal(deps: Deps, c: ChallengeRow | undefined, ip: string): ApiError | 'expired' | undefined {
-  if (!c?.webAuthnSessionData) return challengeNotFound();
-  if (c.verifiedAt || c.ipAddress !== ip) return ipMismatch();
-  if (deps.now().getTime() > c.createdAt.getTime() + deps.config.mfa.challengeExpiry * 1000) return 'expired';
-  return undefined;
-}
 
 /** POST /factors/{id}/verify for a WebAuthn factor (the type gate and body checks in GoTrue's order). */
 export async function verifyWebAuthnFactor(
@@ -89,16 +79,8 @@ export async function verifyWebAuthnFactor(
   const session = auth.session;
   if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a factor');
   const rp = requireRelyingParty(deps);
-  const challengeId = input.challengeId;
-  if (!challengeId) throw challengeNotFound();
-
-  const seen = await lockChallenge(deps.db, challengeId, factor.id);
-  const refusal = challengeRefusal(deps, seen, ip);
-  if (refusal === 'expired') {
-    await deleteChallenge(deps.db, challengeId);
-    throw challengeExpired(challengeId);
-  }
-  if (refusal) throw refusal;
+  const seen = await liveChallenge(deps, input.challengeId, factor.id, ip, true);
+  const challengeId = seen.id;
   const expected = { challenge: String((seen!.webAuthnSessionData as { challenge?: unknown }).challenge ?? ''), rp, requireUserVerification: false };
   // The factor's state decides the ceremony: a key is registered once, then only signs.
   const create = factor.status !== 'verified';
@@ -139,7 +121,7 @@ export async function verifyWebAuthnFactor(
   const outcome = await transaction(deps.db, async (tx) => {
     // Consumed by any attempt, proven or not: a challenge answers one ceremony.
     const challenge = await lockChallenge(tx, challengeId, factor.id);
-    if (challengeRefusal(deps, challenge, ip)) throw challengeNotFound();
+    if (challengeRefusal(deps, challenge, ip, true)) throw challengeNotFound();
     await deleteChallenge(tx, challengeId);
     let factorId: string;
     try {
