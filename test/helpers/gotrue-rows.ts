@@ -132,3 +132,35 @@ export function signedToken(sessionId: string, counter: number, keyBase64Url: st
   const checksum = createHash('sha256').update(body).digest().subarray(0, 4);
   return Buffer.concat([body, checksum]).toString('base64url');
 }
+
+/** GoTrue's stored hash of an emailed or texted code: hex sha224(address + code) (crypto.GenerateTokenHash). */
+export const gotrueTokenHash = (address: string, code: string): string => createHash('sha224').update(address + code).digest('hex');
+
+export type GoTrueOttType =
+  | 'confirmation_token' | 'reauthentication_token' | 'recovery_token' | 'email_change_token_new' | 'email_change_token_current' | 'phone_change_token';
+
+/**
+ * The one_time_tokens row GoTrue (v2.151 on) writes next to each users.*_token (CreateOneTimeToken):
+ * relates_to lower-cased, timestamps as a Go server in UTC stores them in the zone-less columns.
+ */
+export async function insertGoTrueOneTimeToken(
+  db: Database, r: { userId: string; type: GoTrueOttType; tokenHash: string; relatesTo: string; at: Date },
+): Promise<void> {
+  const at = `${lit(r.at)}::timestamptz at time zone 'UTC'`;
+  await exec(db, `insert into "${db.namespace}".one_time_tokens (id, user_id, token_type, token_hash, relates_to, created_at, updated_at)
+    values (gen_random_uuid(), ${lit(r.userId)}, ${lit(r.type)}, ${lit(r.tokenHash)}, ${lit(r.relatesTo.toLowerCase())}, ${at}, ${at})`);
+}
+
+/**
+ * A user GoTrue's POST /invite left pending (api/invite.go + sendInvite): no password, unconfirmed,
+ * invited_at and confirmation_sent_at set, confirmation_token = sha224(email + code), its email
+ * identity; with `ott`, the one_time_tokens row too.
+ */
+export async function insertGoTrueInvite(db: Database, email: string, code: string, sentAt: Date, ott: boolean): Promise<GoTrueUser> {
+  const u = await insertGoTrueUser(db, { email, at: sentAt });
+  const hash = gotrueTokenHash(email, code);
+  await exec(db, `update "${db.namespace}".users set encrypted_password = '', email_confirmed_at = NULL, last_sign_in_at = NULL,
+    invited_at = ${lit(sentAt)}, confirmation_token = ${lit(hash)}, confirmation_sent_at = ${lit(sentAt)} where id = ${lit(u.id)}`);
+  if (ott) await insertGoTrueOneTimeToken(db, { userId: u.id, type: 'confirmation_token', tokenHash: hash, relatesTo: email, at: sentAt });
+  return { ...u, password: '' };
+}
