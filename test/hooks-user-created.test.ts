@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { buildTestApp, TEST_JWT_SECRET, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
+import { type FakeProvider, routedFetch, startFakeProvider } from './helpers/fake-oauth.ts';
+import { type SigningKey, signingKey } from './helpers/oauth-scenarios-oidc.ts';
 import { signInMessage, solanaWallet } from './helpers/wallets.ts';
 
 type Json = Record<string, any>;
@@ -197,6 +199,49 @@ describe('after user created hook over HTTP', () => {
     expect(await res.json()).toEqual({ code: 'unknown', message: 'wallet not on the list' });
     const id = hook.of('after_user_created')[1]!.user.id as string;
     expect(await userById(id)).toBeDefined();
+  });
+});
+
+describe('both hooks on an ID-token sign-up (the OAuth account path)', () => {
+  let fake: FakeProvider;
+  let key: SigningKey;
+  beforeAll(async () => {
+    key = await signingKey('k1');
+    fake = await startFakeProvider();
+    fake.routes.set('GET /.well-known/openid-configuration', () => ({
+      body: { issuer: 'https://accounts.google.com', authorization_endpoint: 'x', token_endpoint: 'y', jwks_uri: 'https://www.googleapis.com/oauth2/v3/certs' },
+    }));
+    fake.routes.set('GET /oauth2/v3/certs', () => ({ body: { keys: [key.jwk] } }));
+  });
+  afterAll(async () => { await fake?.close(); });
+
+  test('a new Google account is asked about and reported once; an after-hook refusal passes through and the account stays', async () => {
+    let refuse = false;
+    const hook = receiver({ after_user_created: () => (refuse ? json({ error: { http_code: 451, message: 'region closed' } }) : noContent()) });
+    const google = routedFetch(fake, ['accounts.google.com', 'www.googleapis.com']);
+    const fetch = ((input: RequestInfo | URL, init?: RequestInit) => (String(input).startsWith(BASE) ? hook.fetch(input, init) : google(input, init))) as typeof globalThis.fetch;
+    const t = await buildTestApp(db, {
+      ...hookEnv('BEFORE_USER_CREATED', 'AFTER_USER_CREATED'),
+      GOTRUE_EXTERNAL_GOOGLE_ENABLED: 'true', GOTRUE_EXTERNAL_GOOGLE_CLIENT_ID: 'google-web', GOTRUE_EXTERNAL_GOOGLE_SECRET: 's', GOTRUE_EXTERNAL_GOOGLE_REDIRECT_URI: 'https://auth.example.com/callback',
+    }, { fetch });
+    const claims = (sub: string) => ({ iss: 'https://accounts.google.com', aud: 'google-web', sub, email: uniqueEmail('g'), email_verified: true });
+    const first = claims(`g-${Date.now()}`);
+    const res = await t.request('POST', '/token?grant_type=id_token', { provider: 'google', id_token: await key.sign(first) });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const user = ((await res.json()) as Json).user;
+    expect(hook.calls.map((c) => c.name)).toEqual(['before_user_created', 'after_user_created']);
+    expect(hook.of('before_user_created')[0]!.user).toMatchObject({ email: first.email, app_metadata: { provider: 'google' } });
+    expect(hook.of('after_user_created')[0]!.user).toMatchObject({ id: user.id, identities: [expect.objectContaining({ provider: 'google', id: first.sub })] });
+    // Signing in again makes nobody: neither hook.
+    expect((await t.request('POST', '/token?grant_type=id_token', { provider: 'google', id_token: await key.sign(first) })).status).toBe(200);
+    expect(hook.calls).toHaveLength(2);
+
+    refuse = true;
+    const second = claims(`g2-${Date.now()}`);
+    const no = await t.request('POST', '/token?grant_type=id_token', { provider: 'google', id_token: await key.sign(second) }, V2024);
+    expect(no.status).toBe(451);
+    expect(await no.json()).toEqual({ code: 'unknown', message: 'region closed' });
+    expect(await userByEmail(second.email)).toBeDefined();
   });
 });
 
