@@ -11,6 +11,7 @@ import type { Database } from '../src/db/database.ts';
 import { buildTestApp, TEST_JWT_SECRET, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 import { type FakeProvider, routedFetch, startFakeProvider } from './helpers/fake-oauth.ts';
+import { callback, fragmentOf, signIn, useGithubFake } from './helpers/oauth-github.ts';
 import { type SigningKey, signingKey } from './helpers/oauth-scenarios-oidc.ts';
 import { signInMessage, solanaWallet } from './helpers/wallets.ts';
 
@@ -242,6 +243,38 @@ describe('both hooks on an ID-token sign-up (the OAuth account path)', () => {
     expect(no.status).toBe(451);
     expect(await no.json()).toEqual({ code: 'unknown', message: 'region closed' });
     expect(await userByEmail(second.email)).toBeDefined();
+  });
+});
+
+describe('both hooks on an OAuth callback sign-up', () => {
+  const gh = useGithubFake();
+  const hookedFetch = (hook: ReturnType<typeof receiver>) =>
+    ((input: RequestInfo | URL, init?: RequestInit) => (String(input).startsWith(BASE) ? hook.fetch(input, init) : globalThis.fetch(input, init))) as typeof globalThis.fetch;
+
+  test('a new GitHub account is asked about and reported after the commit; signing in again calls neither', async () => {
+    const hook = receiver();
+    const t = await gh.app(hookEnv('BEFORE_USER_CREATED', 'AFTER_USER_CREATED'), { fetch: hookedFetch(hook) });
+    const first = await signIn(t);
+    expect(first.status).toBe(302);
+    const token = fragmentOf(first.location).access_token!;
+    const me = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${token}` })).json()) as Json;
+    expect(hook.calls.map((c) => c.name)).toEqual(['before_user_created', 'after_user_created']);
+    expect(hook.of('after_user_created')[0]!.user).toMatchObject({ id: me.id, email: gh.emails[0]!.email, app_metadata: { provider: 'github' } });
+    const state = (await t.request('GET', '/authorize?provider=github&redirect_to=https://app.example.com/done')).headers.get('location')!;
+    const again = await callback(t, { code: 'abcd-code', state: new URL(state).searchParams.get('state')! });
+    expect(fragmentOf(again.location).access_token).toBeTruthy();
+    expect(hook.calls).toHaveLength(2);
+  });
+
+  test('an after-hook refusal is the redirect\'s error; the account stays', async () => {
+    const hook = receiver({ after_user_created: () => json({ error: { http_code: 403, message: 'not on the list' } }) });
+    const t = await gh.app(hookEnv('AFTER_USER_CREATED'), { fetch: hookedFetch(hook) });
+    const res = await signIn(t);
+    expect(res.status).toBe(302);
+    const errorParams = Object.fromEntries([...new URLSearchParams(res.location.hash.slice(1)), ...res.location.searchParams]);
+    expect(errorParams, res.location.toString()).toMatchObject({ error_description: 'not on the list' });
+    const [row] = await gh.db.orm.select().from(gh.db.t.users).where(eq(gh.db.t.users.email, gh.emails[0]!.email));
+    expect(row).toBeDefined();
   });
 });
 
