@@ -309,6 +309,35 @@ describe('after user created hook as an SQL function', () => {
   });
 });
 
+describe('before user created hook: a refusal writes nothing at any call site', () => {
+  test('invite, generate_link signup/invite/magic link, /otp and magic link by email, phone signup and phone /otp', async () => {
+    const hook = receiver({ before_user_created: () => json({ error: { http_code: 403, message: 'closed' } }) });
+    const t = await buildTestApp(db, { ...hookEnv('BEFORE_USER_CREATED', 'SEND_SMS'), AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true' }, { fetch: hook.fetch });
+    const refusedEmail = async (what: string, send: (email: string) => Promise<Response>) => {
+      const email = uniqueEmail('refused');
+      const res = await send(email);
+      expect(res.status, what).toBe(403);
+      expect(((await res.json()) as Json).msg, what).toBe('closed');
+      expect(await userByEmail(email), what).toBeUndefined();
+    };
+    await refusedEmail('invite', (email) => t.request('POST', '/invite', { email }, admin()));
+    for (const type of ['signup', 'invite', 'magiclink']) {
+      await refusedEmail(`generate_link ${type}`, (email) => t.request('POST', '/admin/generate_link', { type, email, password: 'correct-horse-1' }, admin()));
+    }
+    await refusedEmail('/otp', (email) => t.request('POST', '/otp', { email }));
+    await refusedEmail('/magiclink', (email) => t.request('POST', '/magiclink', { email }));
+    for (const [what, path] of [['phone signup', '/signup'], ['phone /otp', '/otp']]) {
+      const phone = `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+      const res = await t.request('POST', path!, { phone: `+${phone}`, password: 'correct-horse-1' });
+      expect(res.status, what).toBe(403);
+      const rows = await db.orm.select().from(db.t.users).where(eq(db.t.users.phone, phone));
+      expect(rows, what).toHaveLength(0);
+    }
+    expect(hook.of('send_sms')).toHaveLength(0);
+    expect(t.mails).toHaveLength(0);
+  });
+});
+
 describe('before user created hook: Web3 sign-ups', () => {
   test('a new wallet is asked about with its would-be user; a refusal writes no user and no identity', async () => {
     let refuse = false;
