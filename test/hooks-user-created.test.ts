@@ -80,7 +80,7 @@ function web3Body() {
 describe('after user created hook over HTTP', () => {
   test('email signup: the saved user with its identity, after the commit; the answer is the user', async () => {
     const hook = receiver();
-    const t = await buildTestApp(db, hookEnv('BEFORE_USER_CREATED', 'AFTER_USER_CREATED'), { fetch: hook.fetch });
+    const t = await buildTestApp(db, { ...hookEnv('BEFORE_USER_CREATED', 'AFTER_USER_CREATED'), AUTHSVC_SMTP_MAX_FREQUENCY: '1s' }, { fetch: hook.fetch });
     const email = uniqueEmail('after');
     const res = await t.request('POST', '/signup', { email, password: 'correct-horse-1', data: { team: 'a' } });
     expect(res.status).toBe(200);
@@ -94,6 +94,13 @@ describe('after user created hook over HTTP', () => {
     expect(after!.user.identities).toEqual([expect.objectContaining({ provider: 'email', user_id: user.id })]);
     expect(after!.user.created_at).toBeTruthy();
     expect(t.mails).toHaveLength(1); // the confirmation went out before the hook
+    // As GoTrue's /signup: signing the unconfirmed address up again (past SMTP_MAX_FREQUENCY)
+    // reports the same user again.
+    await new Promise((r) => setTimeout(r, 1100));
+    const again = await t.request('POST', '/signup', { email, password: 'correct-horse-2' });
+    expect(again.status, await again.clone().text()).toBe(200);
+    expect(hook.of('after_user_created').map((p) => p.user.id)).toEqual([user.id, user.id]);
+    expect(hook.of('before_user_created')).toHaveLength(1);
   });
 
   test('phone signup is reported too (its code through the send SMS hook)', async () => {
@@ -167,6 +174,9 @@ describe('after user created hook over HTTP', () => {
     // A link for an existing user makes nobody: no call.
     expect((await t.request('POST', '/admin/generate_link', { type: 'magiclink', email: linked }, admin())).status).toBe(200);
     expect(hook.of('after_user_created')).toHaveLength(2);
+    // As GoTrue's /invite: a re-invite of the unconfirmed user reports it again.
+    expect((await t.request('POST', '/invite', { email: invited }, admin())).status).toBe(200);
+    expect(hook.of('after_user_created')[2]!.user.email).toBe(invited);
 
     refuse = true;
     const refused = uniqueEmail('inv-refused');
