@@ -156,6 +156,35 @@ describe("WebAuthn factors and passkeys on GoTrue v2.196's database", () => {
     }
   });
 
+  test('ceremonies GoTrue began before the switch finish in authsvc (its SessionData JSON in the challenge rows)', async () => {
+    const challenge = b64url(crypto.getRandomValues(new Uint8Array(32)));
+    const expires = new Date(Date.now() + 240_000);
+    // A passkey sign-in GoTrue's BeginDiscoverableLogin started (webauthn_challenges, no user yet).
+    const passkeyChallenge = crypto.randomUUID();
+    const sessionData = { challenge, rpId: 'localhost', user_id: null, expires: expires.toISOString(), userVerification: 'preferred' };
+    await exec(db, `insert into ${ns()}.webauthn_challenges (id, user_id, challenge_type, session_data, created_at, expires_at)
+      values (${lit(passkeyChallenge)}, NULL, 'authentication', ${lit(sessionData)}, now(), ${lit(expires)})`);
+    const credential = await phone.assert({ challenge, rpId: 'localhost' }, { flags: FLAG.UP | FLAG.UV | FLAG.BE | FLAG.BS });
+    const signedIn = await t.request('POST', '/passkeys/authentication/verify', { challenge_id: passkeyChallenge, credential }, V2024);
+    expect(signedIn.status, await signedIn.clone().text()).toBe(200);
+    expect(((await signedIn.json()) as Json).user.id).toBe(passkeyUser.id);
+
+    // An MFA challenge GoTrue's challengeWebAuthnFactor wrote (mfa_challenges.web_authn_session_data).
+    const login = await passwordSession();
+    const mfaChallenge = crypto.randomUUID();
+    const mfaData = {
+      challenge, rpId: 'localhost', user_id: Buffer.from(mfaUser.id).toString('base64'),
+      allowed_credentials: [Buffer.from(yubikey.id).toString('base64')], expires: expires.toISOString(), userVerification: '',
+    };
+    await exec(db, `insert into ${ns()}.mfa_challenges (id, factor_id, created_at, ip_address, web_authn_session_data)
+      values (${lit(mfaChallenge)}, ${lit(factorId)}, now(), '192.0.2.7', ${lit(mfaData)})`);
+    const assertion = await yubikey.assert({ challenge, rpId: 'localhost' });
+    const res = await t.request('POST', `/factors/${factorId}/verify`, { challenge_id: mfaChallenge, webauthn: { type: 'request', credential_response: assertion } },
+      { ...bearer(login.access_token), 'x-forwarded-for': '192.0.2.7' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(decodeJwt(((await res.json()) as Json).access_token).aal).toBe('aal2');
+  });
+
   test('a passkey assertion naming another user than the one GoTrue stored the passkey for is refused', async () => {
     const opts = (await (await t.request('POST', '/passkeys/authentication/options', {}, V2024)).json()) as Json;
     const credential = await phone.assert(opts.options, { flags: FLAG.UP | FLAG.UV | FLAG.BE | FLAG.BS, userHandle: b64url(new TextEncoder().encode(mfaUser.id)) });
