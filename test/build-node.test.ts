@@ -21,6 +21,11 @@ test('a build is fresh until a source changes; its source maps name the TypeScri
   expect(entry).not.toMatch(/from\s+["']@electric-sql\/pglite["']/);
   expect(entry).not.toMatch(/from\s+["']nodemailer["']/);
   expect(entry).not.toMatch(/from\s+["']pg["']/);
+  // What a default start never runs stays out of the entry, so it is neither read nor parsed at
+  // start (idle RSS, docs/runtimes.md): zod's 40 locales (`import * as z` lets them be dropped),
+  // the WebAuthn library and its ASN.1/X.509 stack, the Web3 curves, the QR encoder.
+  const lazy = [/zod\/v4\/locales\/(?!en\.)/, /@simplewebauthn/, /@peculiar/, /asn1js/, /@noble\/curves/, /qrcode-generator/];
+  for (const pattern of lazy) expect(map.sources.filter((s) => pattern.test(s)), String(pattern)).toEqual([]);
 }, 30_000);
 
 test('bin/authsvc.js runs the compiled server: the CLI answers from dist/node', () => {

@@ -1,7 +1,7 @@
 // The admin API of custom OAuth/OIDC providers (GoTrue: api/custom_oauth_admin.go): the checks in
 // GoTrue's order, the SSRF guard on every URL, the OIDC discovery document fetched and checked
 // before anything is stored, the client secret sealed under the row's id when DB encryption is on.
-import { z } from 'zod';
+import * as z from 'zod';
 import { sealSecret } from '../crypto/encrypted-string.ts';
 import {
   type CustomProviderRow, countCustomProviders, deleteCustomProvider, findCustomProvider, insertCustomProvider, listCustomProviders,

@@ -1,6 +1,6 @@
 // Start-up configuration: GoTrue's variables (GOTRUE_X) keep working, AUTHSVC_X wins over them, and
 // every problem is reported at once so an operator fixes a config in one pass, not one per restart.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { FIELD_NAMES, type FieldName, type Flat, FLAT_SCHEMA, GITLAB_URL, unbuiltSettings, upper } from './fields.ts';
 import { allowsBare, candidateKeys, label, resolve } from './names.ts';
 import { type Config, type ConfigResult, HOOK_KINDS, type HookConfig, type HookKind, type HookTarget, type ProviderConfig, type ProviderName, PROVIDERS, type SmsProviderName, type Support } from './types.ts';
@@ -103,7 +103,8 @@ export function parseConfig(
   if (local) localDefaults(values, notices);
 
   const schema = FLAT_SCHEMA.superRefine((c, ctx) => crossCheck(c, ctx, local, (name) => values.has(name)));
-  const result = schema.safeParse(Object.fromEntries(values));
+  // jitless: parsed once per start, so zod's compiled fast path (a 225 KB function for this schema) would only cost memory.
+  const result = schema.safeParse(Object.fromEntries(values), { jitless: true });
   if (!result.success) {
     const errors = result.error.issues.map((issue) => {
       const name = issue.path[0];

@@ -1,6 +1,6 @@
 // Fields: one zod schema per variable over its resolved raw string, with its default and
 // description (the table of docs/configuration.md), and whether authsvc acts on it yet.
-import { z } from 'zod';
+import * as z from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
 import { type ConfigVariable, HOOK_KINDS, type HookKind, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
 import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseTrustedHosts, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
@@ -344,7 +344,7 @@ export function unbuiltSettings(
 ): { errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
-  const defaults = FLAT_SCHEMA.parse({});
+  const defaults = FLAT_SCHEMA.parse({}, { jitless: true });
   for (const name of FIELD_NAMES) {
     const s = supportOf(name);
     if (s.built || !values.has(name)) continue;

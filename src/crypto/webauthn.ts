@@ -2,12 +2,16 @@
 // options a browser is given, the shape a response must have, and its verification by
 // @simplewebauthn/server (WebCrypto only: docs/decisions/webauthn-library.md). Everything a
 // ceremony is refused for becomes a CeremonyError, whose message is logged, never sent.
-import {
-  type AuthenticationResponseJSON, type RegistrationResponseJSON, verifyAuthenticationResponse, verifyRegistrationResponse,
-} from '@simplewebauthn/server';
-import { z } from 'zod';
+// The library (with its ASN.1 and X.509 dependencies, about 600 KB of code) is imported on the
+// first ceremony, not at start: most deployments never run one (docs/runtimes.md, footprint).
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import * as z from 'zod';
 import type { Config } from '../config/types.ts';
 import { base64url, fromBase64url } from './encoding.ts';
+
+type Library = typeof import('@simplewebauthn/server');
+let library: Promise<Library> | undefined;
+const loadLibrary = (): Promise<Library> => (library ??= import('@simplewebauthn/server'));
 
 /** Refused: the response does not prove what it must. */
 export class CeremonyError extends Error {}
@@ -105,6 +109,7 @@ export interface Expected {
  * (`none` and the signed formats), a credential id of at most 1023 bytes.
  */
 export async function verifyRegistration(response: RegistrationResponseJSON, expected: Expected): Promise<NewCredential> {
+  const { verifyRegistrationResponse } = await loadLibrary();
   let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     result = await verifyRegistrationResponse({
@@ -142,6 +147,7 @@ export async function verifyAssertion(
   response: AuthenticationResponseJSON, expected: Expected, stored: StoredCredential,
 ): Promise<{ counter: number; backedUp: boolean; userVerified: boolean }> {
   if (response.id !== base64url(stored.id)) throw new CeremonyError('assertion refused: not the expected credential');
+  const { verifyAuthenticationResponse } = await loadLibrary();
   let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     result = await verifyAuthenticationResponse({

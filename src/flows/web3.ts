@@ -6,7 +6,6 @@ import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { isRedirectAllowed } from '../http/redirect.ts';
 import { type Chain, MessageError, parseSignInMessage, type SignInMessage } from '../web3/message.ts';
-import { checksumAddress, recoverEthereumAddress, verifySolana } from '../web3/signature.ts';
 import { type AccountContext, CommitThenFail, signInExternal } from './external-accounts.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
 import { transactionThenSend } from './outbox.ts';
@@ -81,6 +80,8 @@ export async function web3Grant(deps: Deps, p: Web3Params, aud: string, meta: Re
     throw err;
   }
   let address = m.address;
+  // The curve code is imported on the first Web3 sign-in, not at start (most deployments have none).
+  const { checksumAddress, recoverEthereumAddress, verifySolana } = await import('../web3/signature.ts');
   if (chain === 'solana') {
     if (!verifySolana(message, m.domain, m.address, solanaSig!)) throw grantError('Signature does not match address in message');
   } else {

@@ -3,7 +3,7 @@
 // /recover and /resend, the request's captcha token is checked with hCaptcha or Cloudflare
 // Turnstile before anything else happens. Admin tokens skip it.
 import type { Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { verifyJwt } from '../crypto/jwt.ts';
 import { ApiError } from './errors.ts';

@@ -1,7 +1,7 @@
 // Reading a request: the bounded body, JSON as Go's decoder reads it, and the edge checks that
 // keep unstorable strings and deep nesting away from every flow.
 import type { Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestTimedOut } from './deadline.ts';
 import { ApiError } from './errors.ts';
 

@@ -11,7 +11,6 @@ import type { Deps } from '../deps.ts';
 import { validatePhone } from '../flows/validate.ts';
 import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
 import { totpUri } from './otpauth.ts';
-import { qrSvg } from './qr-svg.ts';
 
 export interface EnrollInput {
   factor_type?: string;
@@ -45,7 +44,7 @@ export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollIn
 
   let phone: string | undefined;
   let totp: { secret: string; uri: string; qr: string } | undefined;
-  if (type === 'totp') totp = newTotp(deps, auth.user, body.issuer);
+  if (type === 'totp') totp = await newTotp(deps, auth.user, body.issuer);
   else if (type === 'phone') {
     if (!body.phone) throw validationFailed('Phone number required to enroll Phone factor');
     phone = validatePhone(body.phone);
@@ -92,7 +91,7 @@ export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollIn
   return out;
 }
 
-function newTotp(deps: Deps, user: UserRow, issuerIn: string | undefined): { secret: string; uri: string; qr: string } {
+async function newTotp(deps: Deps, user: UserRow, issuerIn: string | undefined): Promise<{ secret: string; uri: string; qr: string }> {
   let issuer = issuerIn;
   if (!issuer) {
     try {
@@ -108,6 +107,8 @@ function newTotp(deps: Deps, user: UserRow, issuerIn: string | undefined): { sec
   // Upper-case RFC 4648 base32 without padding, as GoTrue shows and stores TOTP secrets.
   const secret = base32(deps.randomBytes(20)).toUpperCase();
   const uri = totpUri(issuer, account, secret);
+  // The QR encoder is imported on the first TOTP enrolment, not at start.
+  const { qrSvg } = await import('./qr-svg.ts');
   let qr: string;
   try {
     qr = qrSvg(uri);

@@ -2,7 +2,7 @@
 // schemas the handlers parse with (zod 4's own z.toJSONSchema, JSON Schema 2020-12 as OpenAPI 3.1
 // reads it), GoTrue's error shapes and the two bearer schemes. Built once per app, on the first
 // GET /openapi.json (routes/openapi.ts): never on another request's path.
-import { z } from 'zod';
+import * as z from 'zod';
 import { components } from './components.ts';
 import { type Operation, type Param, type Reply, routeTable } from './route-table.ts';
 

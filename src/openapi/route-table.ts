@@ -2,7 +2,7 @@
 // schemas the handlers parse with (imported from the route files, so the two cannot drift);
 // test/openapi.test.ts holds this table equal to the Hono app's route list. A built function,
 // not a constant: nothing here is evaluated until GET /openapi.json is first asked for.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { CustomProviderBody } from '../admin/custom-providers.ts';
 import { AdminUserBody, DeleteBody } from '../routes/admin-users.ts';
 import { GenerateLinkBody } from '../routes/admin-generate-link.ts';

@@ -1,7 +1,7 @@
 // POST /admin/generate_link — GoTrue: api.adminGenerateLink (admin roles only)
 import { Hono } from 'hono';
 import { decodeJwt } from 'jose';
-import { z } from 'zod';
+import * as z from 'zod';
 import { generateLink } from '../admin/generate-link.ts';
 import type { AppEnv } from '../app-env.ts';
 import { validateEmail } from '../flows/validate.ts';

@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { decodeJwt } from 'jose';
-import { z } from 'zod';
+import * as z from 'zod';
 import { paginationHeaders, parsePage, parseSort } from '../admin/pagination.ts';
 import {
   type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser, userIdParam,

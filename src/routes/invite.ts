@@ -1,7 +1,7 @@
 // POST /invite — GoTrue: api.Invite (admin roles only)
 import { decodeJwt } from 'jose';
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { inviteUser } from '../flows/invite.ts';
 import { validateEmail } from '../flows/validate.ts';

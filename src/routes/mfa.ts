@@ -2,7 +2,7 @@
 // admin.go (adminUserGetFactors, adminUserUpdateFactor, adminUserDeleteFactor). Order as GoTrue's
 // middleware: bearer, not anonymous, the factor's look-up, the per-IP limit, then the body.
 import { Hono, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseUuid, userIdParam } from '../admin/users.ts';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';

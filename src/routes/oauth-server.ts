@@ -3,7 +3,7 @@
 // checked where GoTrue checks it: first on /oauth/* and the metadata, after the admin or user
 // check on /admin/oauth and /user/oauth. Off, routes/feature-gates.ts answers.
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { requireAuth } from '../http/auth.ts';

@@ -1,6 +1,6 @@
 // POST /recover, /magiclink, /otp, /resend — GoTrue: api.Recover, api.MagicLink, api.Otp, api.Resend
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { resendEmailChange } from '../flows/email-change.ts';
 import { type EmailRequest, requestMagicLink, requestRecovery, resendConfirmation } from '../flows/passwordless.ts';

@@ -1,7 +1,7 @@
 // Passkeys — GoTrue: passkey_*.go. The whole /passkeys group answers 404 passkey_disabled when
 // PASSKEY_ENABLED is off, before authentication; the admin routes are not gated (as GoTrue's).
 import { Hono, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { userIdParam } from '../admin/users.ts';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';

@@ -1,6 +1,6 @@
 // POST /signup — GoTrue: api.Signup / api.SignupAnonymously
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { assertNewPassword } from '../flows/password-check.ts';
 import { parseChannel } from '../flows/phone-tokens.ts';

@@ -1,6 +1,6 @@
 // POST /token?grant_type=password|refresh_token|pkce|id_token — GoTrue: api.Token
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { passwordGrant } from '../flows/password-grant.ts';
 import { idTokenGrant } from '../flows/id-token.ts';

@@ -1,6 +1,6 @@
 // GET /user, PUT /user — GoTrue: api.UserGet / api.UserUpdate
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { findUserById } from '../db/users.ts';

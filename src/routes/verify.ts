@@ -1,6 +1,6 @@
 // POST /verify and GET /verify — GoTrue: api.Verify (email types; SMS types come with phone support)
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { type EmailChangeResult, verifyEmailChange } from '../flows/email-change.ts';
 import { verifyPhoneToken } from '../flows/phone.ts';
