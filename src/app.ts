@@ -10,6 +10,7 @@ import { requestDeadline } from './http/deadline.ts';
 import { isDatabaseUnavailable } from './db/database.ts';
 import { API_VERSION_2024, databaseUnavailable, errorBody, unexpectedFailure, wantsApiVersion2024 } from './http/error-body.ts';
 import { ApiError, OAuthApiError } from './http/errors.ts';
+import { clientIp } from './http/request-meta.ts';
 import { rateLimitStores } from './http/rate-limit.ts';
 import { createOAuthCache } from './oauth/context.ts';
 import { checkQueryString, limitDeclaredBody } from './http/read-json.ts';
@@ -56,6 +57,8 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
   const disableAuditRows = deps.config.auditLog.disablePostgres;
   // Discovery documents and JWKS are kept for the life of this app (one per isolate on Workers).
   const oauthCache = deps.oauthCache ?? createOAuthCache();
+  // Hooks send the client's address (metadata.ip_address); read only while one is enabled.
+  const anyHook = Object.values(deps.config.hooks).some((h) => h.enabled);
 
   app.use('*', async (c, next) => {
     const inherited = requestIdHeader ? c.req.header(requestIdHeader) : undefined;
@@ -68,6 +71,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     // The request's audit entries are logged with its request id; its transactions roll back
     // once it has timed out (database.ts).
     c.set('deps', { ...deps, oauthCache, db: { ...db, audit: auditLogSink(logger, disableAuditRows), signal: deadline.signal } });
+    if (anyHook) c.get('deps').clientIp = clientIp(c);
     c.set('deadline', deadline);
     c.set('requestId', requestId);
     c.set('logger', logger);

@@ -32,6 +32,11 @@ export interface Deps {
   /** TRACING_ENABLED: the request's span, under which hook calls hang their own (deps-telemetry.ts). */
   traceParent?: Context;
   /**
+   * The request's client address (GoTrue's utilities.GetIPAddress), set per request while a hook
+   * is enabled: every hook's `metadata.ip_address`.
+   */
+  clientIp?: string;
+  /**
    * DNS look-up for the custom providers' SSRF guard (node:dns on Node, Bun and Deno). Unset on
    * Workers, whose fetch reaches no private network: only literal addresses are checked there.
    */

@@ -8,7 +8,7 @@ describe('collectStartupGarbage', () => {
   it('runs one major collection after the delay and does not expose gc', async () => {
     const kinds: number[] = [];
     const obs = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) kinds.push((e.detail as { kind: number }).kind);
+      for (const e of list.getEntries()) kinds.push((e as unknown as { detail: { kind: number } }).detail.kind);
     });
     obs.observe({ entryTypes: ['gc'] });
     try {

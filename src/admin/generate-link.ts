@@ -19,7 +19,7 @@ import { mergeMetadata } from '../flows/update-user.ts';
 import { userJson } from '../flows/user-json.ts';
 import { validateEmail } from '../flows/validate.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
-import { beforeUserCreated } from '../hooks/user-created.ts';
+import { afterUserCreated, beforeUserCreated } from '../hooks/user-created.ts';
 
 export const GENERATE_LINK_TYPES = ['signup', 'invite', 'magiclink', 'recovery', 'email_change_current', 'email_change_new'] as const;
 export type GenerateLinkType = (typeof GENERATE_LINK_TYPES)[number];
@@ -170,8 +170,9 @@ export async function generateLink(deps: Deps, req: GenerateLinkRequest): Promis
     encryptedPassword = await deps.hasher.hash(password);
   }
   const otp = generateOtp(cfg.mailer.otpLength, deps.randomBytes);
+  let body: Record<string, unknown>;
   try {
-    return await transaction(deps.db, async (tx) => {
+    body = await transaction(deps.db, async (tx) => {
       const issued = await issue(deps, tx, p, found, encryptedPassword, otp);
       return {
         ...userJson(issued.user, await listIdentities(tx, [issued.user.id])),
@@ -187,4 +188,8 @@ export async function generateLink(deps: Deps, req: GenerateLinkRequest): Promis
     if (isUniqueViolation(err)) throw emailExists();
     throw err;
   }
+  // GoTrue: a signup or invite link that made the user calls the after user created hook; its
+  // error is the answer (the user and the link stay).
+  if (!found && (p.type === 'signup' || p.type === 'invite')) await afterUserCreated(deps, String(body.id));
+  return body;
 }

@@ -317,7 +317,6 @@ export function support(name: FieldName): Support {
   if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
   if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');
   if (name === 'MAILER_EXTERNAL_HOSTS') return no('links in emails always use API_EXTERNAL_URL');
-  if (name.startsWith('HOOK_AFTER_USER_CREATED_')) return no('the after user created hook is not built yet (docs/hooks.md)');
   // As in GoTrue: Apple and Google are always reached at their own hosts, and only ID-token
   // providers have a nonce to skip.
   if (name === 'EXTERNAL_APPLE_URL' || name === 'EXTERNAL_GOOGLE_URL') return no('ignored, as GoTrue ignores it: the provider is reached at its own host');

@@ -42,6 +42,8 @@ export interface AccountContext extends LinkContext {
   out: Outbox;
   /** Where a confirmation email's link leads. */
   redirectTo: string;
+  /** Set by signInExternal when it made a new account (the after user created hook's user). */
+  createdUserId?: string;
 }
 
 /** Committed, then shown to the user: the writes stay (the identity seen), but there is no session. */
@@ -197,6 +199,7 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
     });
     await beforeUserCreated(deps, c.tx, user, c.ip);
     identity = await addIdentity(c, user, x);
+    c.createdUserId = user.id;
   } else {
     identity = d.identity;
     await touchIdentity(c.tx, identity.id, x.data, now);

@@ -18,8 +18,9 @@ import { claimsToData, storableData } from '../oauth/claims.ts';
 import { enabledProvider, isProviderName, oauthContext } from '../oauth/context.ts';
 import { type OAuthProvider, type ProviderEmail, ProviderError, type ProviderSettings, type ProviderUser } from '../oauth/provider.ts';
 import { errorFields } from '../telemetry/logger.ts';
+import { afterUserCreated } from '../hooks/user-created.ts';
 import {
-  acceptInviteExternal, CommitThenFail, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
+  type AccountContext, acceptInviteExternal, CommitThenFail, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
 } from './external-accounts.ts';
 import { customClient, isCustomName, lookupCustomProvider } from './custom-provider.ts';
 import { sendTimeoutMs, transactionThenSend } from './outbox.ts';
@@ -229,11 +230,12 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
   const identity = identityFromUser(settings.name, user, flow.emailOptional);
   const base = callbackRedirectBase(deps, flow);
   const invitation = flow.inviteToken ? await findPendingInvitation(deps, flow.inviteToken, aud) : undefined;
+  let created: string | undefined;
   const outcome = await transactionThenSend(deps, async (tx, out) => {
     const locked = await findFlowStateById(tx, flow.id, { forUpdate: true });
     if (!locked) throw badRequest('bad_oauth_state', 'OAuth state not found or expired');
     if (locked.codeChallenge && locked.userId) throw badRequest('flow_state_already_used', 'State has already been used');
-    const c = { deps, tx, out, aud, ip: meta.ip, redirectTo: base };
+    const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: base };
     if (locked.linkingTargetId && locked.codeChallenge && locked.authCode) {
       // A PKCE link is made at the code exchange, by the client holding the verifier, never here:
       // a victim's browser finishing an attacker's linking flow links nothing (review M1).
@@ -250,6 +252,7 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
       if (locked.linkingTargetId) signedIn = await linkIdentityExternal(c, identity, locked.linkingTargetId);
       else if (locked.inviteToken) signedIn = await acceptInviteExternal(c, identity, invitation);
       else signedIn = await signInExternal(c, identity);
+      created = c.createdUserId;
     } catch (err) {
       // The confirmation email is sent and the writes stay; the user sees why there is no session.
       if (err instanceof CommitThenFail) return { failed: err.error };
@@ -272,6 +275,8 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
     return { location: `${base}#${fragment(f)}` };
   });
   if ('failed' in outcome) throw outcome.failed;
+  // GoTrue: once the new account is committed; its error is the answer (the account stays).
+  if (created) await afterUserCreated(deps, created);
   return outcome;
 }
 

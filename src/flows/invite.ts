@@ -11,15 +11,16 @@ import { queueEmailToken } from './email-tokens.ts';
 import { transactionThenSend } from './outbox.ts';
 import type { RequestMeta } from './session.ts';
 import { userJson } from './user-json.ts';
-import { beforeUserCreated } from '../hooks/user-created.ts';
+import { afterUserCreated, beforeUserCreated } from '../hooks/user-created.ts';
 
 const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
 
 export async function inviteUser(
   deps: Deps, p: { email: string; data: Record<string, unknown>; aud: string; redirectTo: string; adminRole: string; meta: RequestMeta },
 ): Promise<Record<string, unknown>> {
+  let body: Record<string, unknown>;
   try {
-    return await transactionThenSend(deps, async (tx, out) => {
+    body = await transactionThenSend(deps, async (tx, out) => {
       const now = deps.now();
       const existing = await findUserByEmail(tx, p.email, p.aud);
       if (existing?.emailConfirmedAt) throw emailExists();
@@ -51,4 +52,8 @@ export async function inviteUser(
     if (isUniqueViolation(err)) throw emailExists();
     throw err;
   }
+  // GoTrue calls the after user created hook after every invite, a re-invite too; its error is
+  // the answer (the user and the sent invitation stay).
+  await afterUserCreated(deps, String(body.id));
+  return body;
 }

@@ -20,7 +20,7 @@ import { takeCodeAttempt } from './code-attempts.ts';
 import { transactionThenSend } from './outbox.ts';
 import { queuePhoneToken, testOtp } from './phone-tokens.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
-import { type SignupResult, fakeUser } from './signup.ts';
+import { type SignupResult, afterSignup, fakeUser } from './signup.ts';
 import { userJson } from './user-json.ts';
 import { beforeUserCreated } from '../hooks/user-created.ts';
 
@@ -49,7 +49,7 @@ export async function signupWithPhone(deps: Deps, s: PhoneSignup): Promise<Signu
   const autoconfirm = cfg.sms.autoconfirm;
   const encryptedPassword = await deps.hasher.hash(s.password);
   try {
-    return await transactionThenSend(deps, async (tx, out) => {
+    return await afterSignup(deps, await transactionThenSend(deps, async (tx, out) => {
       const now = deps.now();
       const found = await findUserByPhone(tx, s.phone, s.aud);
       const existing = found && await findUserById(tx, found.id, { forUpdate: true });
@@ -91,8 +91,8 @@ export async function signupWithPhone(deps: Deps, s: PhoneSignup): Promise<Signu
       user = await queuePhoneToken(deps, tx, out, user, 'confirmation', s.phone, s.channel, {
         patch: existing ? { encryptedPassword } : undefined,
       });
-      return { kind: 'user', body: userJson(user, await listIdentities(tx, [user.id])) };
-    });
+      return { kind: 'user', body: userJson(user, await listIdentities(tx, [user.id])), userId: user.id };
+    }));
   } catch (err) {
     if (isUniqueViolation(err)) {
       if (autoconfirm) throw userAlreadyExists();

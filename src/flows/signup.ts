@@ -14,11 +14,12 @@ import { type Outbox, transactionThenSend } from './outbox.ts';
 import type { Pkce } from './pkce.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 import { userJson } from './user-json.ts';
-import { beforeUserCreated } from '../hooks/user-created.ts';
+import { afterUserCreated, beforeUserCreated } from '../hooks/user-created.ts';
 
 export type SignupResult =
   | { kind: 'session'; token: TokenResponse }
-  | { kind: 'user'; body: Record<string, unknown> }
+  /** `userId`: the account the answer shows (not for the anti-enumeration stand-in). */
+  | { kind: 'user'; body: Record<string, unknown>; userId?: string }
   /** With `onConfirmed`: the user was created or found and confirmed, no session issued. */
   | { kind: 'confirmed'; user: UserRow };
 
@@ -64,7 +65,7 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
   // too, so a repeated signup takes as long as a new one.
   const encryptedPassword = await deps.hasher.hash(s.password);
   try {
-    return await transactionThenSend(deps, async (tx, out) => {
+    return await afterSignup(deps, await transactionThenSend(deps, async (tx, out) => {
       const now = deps.now();
       const found = await findUserByEmail(tx, s.email, s.aud);
       const existing = found && await findUserById(tx, found.id, { forUpdate: true });
@@ -116,8 +117,8 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
       user = await queueEmailToken(deps, tx, out, user, 'confirmation', {
         redirectTo: s.redirectTo, pkce: s.pkce, patch: existing ? { encryptedPassword } : undefined,
       });
-      return { kind: 'user', body: userJson(user, await listIdentities(tx, [user.id])) };
-    });
+      return { kind: 'user', body: userJson(user, await listIdentities(tx, [user.id])), userId: user.id };
+    }));
   } catch (err) {
     // A concurrent signup of the same address won the insert: answer as for a duplicate.
     if (isUniqueViolation(err)) {
@@ -128,15 +129,30 @@ export async function signupWithEmail(deps: Deps, s: EmailSignup): Promise<Signu
   }
 }
 
+/**
+ * HOOK_AFTER_USER_CREATED after a signup answered with its user, as GoTrue's /signup calls it:
+ * for an unconfirmed account (a new one, or one signed up again before confirming), never under
+ * autoconfirm (the answer is a session), and a failure is a plain 500 "Error invoking hook".
+ */
+export async function afterSignup(deps: Deps, result: SignupResult): Promise<SignupResult> {
+  if (result.kind === 'user' && result.userId) await afterUserCreated(deps, result.userId, { wrap: true });
+  return result;
+}
+
 export async function signupAnonymously(deps: Deps, data: Record<string, unknown>, aud: string, meta: RequestMeta): Promise<TokenResponse> {
-  return transaction(deps.db, async (tx) => {
+  let userId = '';
+  const token = await transaction(deps.db, async (tx) => {
     const now = deps.now();
     const user = await insertUser(tx, {
       id: crypto.randomUUID(), aud, role: deps.config.jwt.defaultGroupName, isAnonymous: true,
       rawAppMetaData: {}, rawUserMetaData: data, createdAt: now, updatedAt: now,
     });
     await beforeUserCreated(deps, tx, user, meta.ip);
+    userId = user.id;
     const signedUp: AuditEntry = { actor: user, action: 'user_signedup', traits: { provider: 'anonymous' }, ip: meta.ip, now };
     return tokenResponse(deps, tx, await createSession(deps, tx, user, 'anonymous', meta, [signedUp]));
   });
+  // GoTrue: the hook's error is the answer; the user and its session stay.
+  await afterUserCreated(deps, userId);
+  return token;
 }

@@ -6,7 +6,8 @@ import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { isRedirectAllowed } from '../http/redirect.ts';
 import { type Chain, MessageError, parseSignInMessage, type SignInMessage } from '../web3/message.ts';
-import { CommitThenFail, signInExternal } from './external-accounts.ts';
+import { type AccountContext, CommitThenFail, signInExternal } from './external-accounts.ts';
+import { afterUserCreated } from '../hooks/user-created.ts';
 import { transactionThenSend } from './outbox.ts';
 import { createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
 
@@ -96,11 +97,13 @@ export async function web3Grant(deps: Deps, p: Web3Params, aud: string, meta: Re
     provider: 'web3', emails: [], emailOptional: true,
     data: { sub, custom_claims: custom, email_verified: false, phone_verified: false },
   };
+  let created: string | undefined;
   const outcome = await transactionThenSend(deps, async (tx, out) => {
-    const c = { deps, tx, out, aud, ip: meta.ip, redirectTo: deps.config.siteUrl };
+    const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: deps.config.siteUrl };
     let user;
     try {
       user = await signInExternal(c, identity);
+      created = c.createdUserId;
     } catch (err) {
       if (err instanceof CommitThenFail) return { failed: err.error };
       throw err;
@@ -108,5 +111,7 @@ export async function web3Grant(deps: Deps, p: Web3Params, aud: string, meta: Re
     return { token: await tokenResponse(deps, tx, await createSession(deps, tx, user, 'web3', meta)) };
   });
   if ('failed' in outcome) throw outcome.failed;
+  // GoTrue: once the new account and its session are committed; its error is the answer.
+  if (created) await afterUserCreated(deps, created);
   return outcome.token;
 }

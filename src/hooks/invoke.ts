@@ -50,7 +50,9 @@ export function invokeHook(deps: Deps, kind: HookKind, input: Record<string, unk
   // GoTrue: an enabled hook without a usable URI fails every call with a plain (500) error.
   if (!target) return Promise.reject(new Error(`unsupported protocol for hook ${name}: only postgres hooks and HTTPS functions are supported`));
   const metadata: Record<string, unknown> = { uuid: crypto.randomUUID(), time: deps.now().toISOString(), name };
-  if (call.ip) metadata.ip_address = call.ip;
+  // GoTrue's NewMetadata reads the request's address for every hook kind.
+  const ip = call.ip ?? deps.clientIp;
+  if (ip) metadata.ip_address = ip;
   const payload = JSON.stringify({ metadata, ...input });
   const started = performance.now();
   const attributes = { 'hook.name': name, 'hook.transport': target.transport };

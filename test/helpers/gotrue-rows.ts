@@ -132,3 +132,88 @@ export function signedToken(sessionId: string, counter: number, keyBase64Url: st
   const checksum = createHash('sha256').update(body).digest().subarray(0, 4);
   return Buffer.concat([body, checksum]).toString('base64url');
 }
+
+/** GoTrue's stored hash of an emailed or texted code: hex sha224(address + code) (crypto.GenerateTokenHash). */
+export const gotrueTokenHash = (address: string, code: string): string => createHash('sha224').update(address + code).digest('hex');
+
+export type GoTrueOttType =
+  | 'confirmation_token' | 'reauthentication_token' | 'recovery_token' | 'email_change_token_new' | 'email_change_token_current' | 'phone_change_token';
+
+/**
+ * The one_time_tokens row GoTrue (v2.151 on) writes next to each users.*_token (CreateOneTimeToken):
+ * relates_to lower-cased, timestamps as a Go server in UTC stores them in the zone-less columns.
+ */
+export async function insertGoTrueOneTimeToken(
+  db: Database, r: { userId: string; type: GoTrueOttType; tokenHash: string; relatesTo: string; at: Date },
+): Promise<void> {
+  const at = `${lit(r.at)}::timestamptz at time zone 'UTC'`;
+  await exec(db, `insert into "${db.namespace}".one_time_tokens (id, user_id, token_type, token_hash, relates_to, created_at, updated_at)
+    values (gen_random_uuid(), ${lit(r.userId)}, ${lit(r.type)}, ${lit(r.tokenHash)}, ${lit(r.relatesTo.toLowerCase())}, ${at}, ${at})`);
+}
+
+/**
+ * A user GoTrue's POST /invite left pending (api/invite.go + sendInvite): no password, unconfirmed,
+ * invited_at and confirmation_sent_at set, confirmation_token = sha224(email + code), its email
+ * identity; with `ott`, the one_time_tokens row too.
+ */
+export async function insertGoTrueInvite(db: Database, email: string, code: string, sentAt: Date, ott: boolean): Promise<GoTrueUser> {
+  const u = await insertGoTrueUser(db, { email, at: sentAt });
+  const hash = gotrueTokenHash(email, code);
+  await exec(db, `update "${db.namespace}".users set encrypted_password = '', email_confirmed_at = NULL, last_sign_in_at = NULL,
+    invited_at = ${lit(sentAt)}, confirmation_token = ${lit(hash)}, confirmation_sent_at = ${lit(sentAt)} where id = ${lit(u.id)}`);
+  if (ott) await insertGoTrueOneTimeToken(db, { userId: u.id, type: 'confirmation_token', tokenHash: hash, relatesTo: email, at: sentAt });
+  return { ...u, password: '' };
+}
+
+const std = (b: Uint8Array) => Buffer.from(b).toString('base64');
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+/** A credential as GoTrue's WebAuthn ceremonies know it: raw id, COSE public key, AAGUID, sign count. */
+export interface GoTrueWebauthnKey {
+  id: Uint8Array;
+  cose: Uint8Array;
+  aaguid: string;
+  signCount: number;
+  backupEligible?: boolean;
+  backedUp?: boolean;
+}
+
+/**
+ * go-webauthn's Credential as GoTrue stores it in mfa_factors.web_authn_credential (Go's
+ * encoding/json: []byte as padded standard base64), with the attestation it was registered with.
+ */
+export function goWebauthnCredential(k: GoTrueWebauthnKey): Record<string, unknown> {
+  const aaguid = Buffer.from(k.aaguid.replaceAll('-', ''), 'hex');
+  return {
+    id: std(k.id), publicKey: std(k.cose), attestationType: 'none', attestationFormat: 'none', transport: ['usb', 'nfc'],
+    flags: { userPresent: true, userVerified: true, backupEligible: k.backupEligible ?? false, backupState: k.backedUp ?? false },
+    authenticator: { AAGUID: std(aaguid), signCount: k.signCount, cloneWarning: false, attachment: 'cross-platform' },
+    attestation: {
+      type: 'webauthn.create', format: 'none', clientDataJSON: std(randomBytes(120)), clientDataHash: std(randomBytes(32)),
+      authenticatorData: std(randomBytes(164)), publicKeyAlgorithm: -7, object: std(randomBytes(200)),
+    },
+  };
+}
+
+/** A verified WebAuthn MFA factor as GoTrue's verifyWebAuthnFactor leaves it (v2.196's columns). */
+export async function insertGoTrueWebauthnFactor(db: Database, userId: string, k: GoTrueWebauthnKey, name = 'YubiKey'): Promise<string> {
+  const id = crypto.randomUUID();
+  const at = new Date(Date.now() - 86_400_000);
+  const last = { type: 'create', challenge: { challenge_id: crypto.randomUUID(), factor_id: id, created_at: at.toISOString(), ip_address: '192.0.2.1' }, credential_response: {} };
+  await exec(db, `insert into "${db.namespace}".mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at,
+      web_authn_credential, web_authn_aaguid, last_webauthn_challenge_data)
+    values (${lit(id)}, ${lit(userId)}, ${lit(name)}, 'webauthn', 'verified', ${lit(at)}, ${lit(at)},
+      ${lit(goWebauthnCredential(k))}, ${lit(k.aaguid)}, ${lit(last)})`);
+  return id;
+}
+
+/** A passkey row as GoTrue's NewWebAuthnCredential writes it into webauthn_credentials (raw bytea id and COSE key). */
+export async function insertGoTruePasskey(db: Database, userId: string, k: GoTrueWebauthnKey, name = 'iCloud Keychain'): Promise<string> {
+  const id = crypto.randomUUID();
+  const at = new Date(Date.now() - 86_400_000);
+  await exec(db, `insert into "${db.namespace}".webauthn_credentials (id, user_id, credential_id, public_key, attestation_type, aaguid,
+      sign_count, transports, backup_eligible, backed_up, friendly_name, created_at, updated_at, last_used_at)
+    values (${lit(id)}, ${lit(userId)}, decode('${hex(k.id)}', 'hex'), decode('${hex(k.cose)}', 'hex'), 'none', ${lit(k.aaguid)},
+      ${k.signCount}, '["internal","hybrid"]', ${k.backupEligible ?? false}, ${k.backedUp ?? false}, ${lit(name)}, ${lit(at)}, ${lit(at)}, NULL)`);
+  return id;
+}
