@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { buildTestApp, TEST_JWT_SECRET, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
+import { supabaseClientFor } from './helpers/supabase.ts';
 import { freePort } from './helpers/free-port.ts';
 import {
   createTestIdp, decodeAuthnRequest, EMAIL_FORMAT, type ResponseOptions, strangerKey, type TestIdp, TRANSIENT, wrapSignedAssertion,
@@ -398,6 +399,22 @@ describe('sign-in', () => {
     await expectRefused(await acs(t, { SAMLResponse: other.response(base({ inResponseTo: s.requestId, attributes: { email: [`x@${offDomain}`] } })), RelayState: s.relayState }), 'sso_provider_disabled');
     await expectRefused(await acs(t, { SAMLResponse: other.response(base({ attributes: { email: [`y@${offDomain}`] } })) }), 'sso_provider_disabled');
     expect(await tally()).toEqual(before);
+  });
+
+  test('supabase-js signInWithSSO gets the IdP URL; captcha and RATE_LIMIT_SSO guard POST /sso', async () => {
+    const { data, error } = await supabaseClientFor(t.app).auth.signInWithSSO({ domain, options: { redirectTo: `${SITE}/after` } });
+    expect(error).toBeNull();
+    expect(data!.url.startsWith(`${idp.ssoUrl}?SAMLRequest=`)).toBe(true);
+    const captcha = await buildTestApp(db, { ...ON, AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true', AUTHSVC_SECURITY_CAPTCHA_SECRET: 's' });
+    const refused = await captcha.request('POST', '/sso', { domain });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error_code: 'captcha_failed' });
+    const limited = await buildTestApp(db, { ...ON, AUTHSVC_RATE_LIMIT_HEADER: 'X-Forwarded-For', AUTHSVC_RATE_LIMIT_SSO: '1' });
+    const ip = { 'x-forwarded-for': '203.0.113.9' };
+    for (let i = 0; i < 30; i++) expect((await limited.request('POST', '/sso', {}, ip)).status).toBe(400);
+    const over = await limited.request('POST', '/sso', {}, ip);
+    expect(over.status).toBe(429);
+    expect(await over.json()).toMatchObject({ error_code: 'over_request_rate_limit' });
   });
 
   test('a runtime without the SAML XML module (Workers) answers 501 saml_not_supported_on_runtime; the metadata still works', async () => {

@@ -1,7 +1,7 @@
 // Value syntax, as GoTrue reads each kind of setting. Parsers throw; the field wrappers
 // (fields.ts) turn a throw into a zod issue.
-import { readPkcs1RsaKey } from '../crypto/der.ts';
 import { parseDurationSeconds } from './duration.ts';
+import { readPkcs1RsaKey } from './pkcs1.ts';
 import type { SendLimit } from './types.ts';
 
 const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);

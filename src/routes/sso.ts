@@ -25,7 +25,7 @@ const samlEnabled: MiddlewareHandler<AppEnv> = async (c, next) => {
 ssoRoutes.use('/sso', samlEnabled);
 ssoRoutes.use('/sso/*', samlEnabled);
 
-const SsoBody = z.object({
+export const SsoBody = z.object({
   provider_id: optStr, domain: optStr, redirect_to: optStr, skip_http_redirect: optBool,
   code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields,
 });
