@@ -108,6 +108,8 @@ describe('settings, gate and SP metadata', () => {
     const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs1', format: 'der' }).toString('base64');
     await expect(buildTestApp(db, { ...ON, AUTHSVC_SAML_PRIVATE_KEY: small })).rejects.toThrow(/at least 2048 bits/);
     await expect(buildTestApp(db, { ...ON, AUTHSVC_SAML_PRIVATE_KEY: 'bm90IGEga2V5' })).rejects.toThrow(/PKCS#1/);
+    // The refusal never quotes the key.
+    await expect(buildTestApp(db, { ...ON, AUTHSVC_SAML_PRIVATE_KEY: small })).rejects.not.toThrow(small.slice(10, 40));
     // GoTrue's name works too.
     const g = await buildTestApp(db, { GOTRUE_SAML_ENABLED: 'true', GOTRUE_SAML_PRIVATE_KEY: SP_KEY_B64 });
     expect(g.deps.config.saml.enabled).toBe(true);
@@ -132,6 +134,18 @@ describe('settings, gate and SP metadata', () => {
     const until = new Date(/validUntil="([^"]+)"/.exec(await dl.text())![1]!);
     expect(until.getTime()).toBeGreaterThan(Date.now() + 4 * 365 * 86400_000);
   });
+
+  test('SAML_PRIVATE_KEY_NEXT: both certificates published, cached for a minute, reported in /settings', async () => {
+    const next = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const rotating = await buildTestApp(db, { ...ON, AUTHSVC_SAML_PRIVATE_KEY_NEXT: next.export({ type: 'pkcs1', format: 'der' }).toString('base64') });
+    expect(((await (await rotating.request('GET', '/settings')).json()) as Json).saml_private_key_next_configured).toBe(true);
+    const res = await rotating.request('GET', '/sso/saml/metadata');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=60');
+    const xml = await res.text();
+    expect(xml).toContain('cacheDuration="PT1H"');
+    const certs = [...xml.matchAll(/<X509Certificate>([^<]+)</g)].map((m) => new X509Certificate(Buffer.from(m[1]!, 'base64')));
+    expect(certs.map((c) => [c.checkPrivateKey(SP_KEY), c.checkPrivateKey(next)])).toEqual([[true, false], [false, true]]);
+  });
 });
 
 describe('admin API', () => {
@@ -146,6 +160,8 @@ describe('admin API', () => {
     expect((await (await t.request('GET', `/admin/sso/providers/resource_res-${domain}`, undefined, auth())).json() as Json).id).toBe(p.id);
     const list = (await (await t.request('GET', `/admin/sso/providers?resource_id=res-${domain}`, undefined, auth())).json()) as Json;
     expect(list.items).toHaveLength(1);
+    const byPrefix = (await (await t.request('GET', `/admin/sso/providers?resource_id_prefix=res-crud-`, undefined, auth())).json()) as Json;
+    expect(byPrefix.items.map((i: Json) => i.id)).toContain(p.id);
     expect(list.items[0].saml.metadata_xml).toBeUndefined();
     const dup = await t.request('POST', '/admin/sso/providers', { type: 'saml', metadata_xml: idp.metadataXml }, auth());
     expect(dup.status).toBe(422);
@@ -271,6 +287,14 @@ describe('sign-in', () => {
       provider: `sso:${provider.id}`,
       identity_data: { iss: idp.entityId, email, email_verified: true, name: 'Alice A', custom_claims: { groups: ['admins', 'staff'], department: 'none' } },
     });
+    // The IdP owns the account's sign-in details (GoTrue's user_sso_managed); metadata is the user's.
+    const bearer = { authorization: `Bearer ${session.access_token}` };
+    for (const change of [{ email: 'other@example.com' }, { password: 'another-password-1' }, { phone: '15550001234' }]) {
+      const res = await t.request('PUT', '/user', change, bearer);
+      expect(res.status).toBe(422);
+      expect(await res.json()).toMatchObject({ error_code: 'user_sso_managed' });
+    }
+    expect((await t.request('PUT', '/user', { data: { theme: 'dark' } }, bearer)).status).toBe(200);
     // The code is used once.
     const again = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: verifier });
     expect(again.status).toBe(404);
@@ -376,6 +400,25 @@ describe('sign-in', () => {
       expect(((await huge.json()) as Json).error_code).toBeTruthy();
       expect(await tally()).toEqual(before);
     });
+  });
+
+  test('a metadata_url provider\'s stale metadata is fetched again at the ACS (the IdP rotated its key)', async () => {
+    const name = `rot-${unique()}`;
+    const before = createTestIdp(name);
+    served.set(`/${name}.xml`, { status: 200, body: before.metadataXml });
+    const created = await t.request('POST', '/admin/sso/providers', { type: 'saml', metadata_url: `http://127.0.0.1:${metadataPort}/${name}.xml` }, auth());
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as Json).id;
+    const after = createTestIdp(name);
+    served.set(`/${name}.xml`, { status: 200, body: after.metadataXml });
+    const answer = () => after.response(base({ nameId: `rot-${unique()}`, attributes: { email: [`rot.${unique()}@${domain}`] } }));
+    // Fresh metadata is not fetched again: the new key is unknown yet.
+    await expectRefused(await acs(t, { SAMLResponse: answer() }), 'validation_failed', /Signature is invalid/);
+    // A day old (no validUntil, no cacheDuration): fetched again, and the new key signs in.
+    await db.orm.update(db.t.samlProviders).set({ updatedAt: new Date(Date.now() - 25 * 3600_000) }).where(eq(db.t.samlProviders.ssoProviderId, id));
+    expect((await acs(t, { SAMLResponse: answer() })).status).toBe(302);
+    const [row] = await db.orm.select().from(db.t.samlProviders).where(eq(db.t.samlProviders.ssoProviderId, id));
+    expect(row!.metadataXml).toBe(after.metadataXml);
   });
 
   test('POST /sso: GoTrue\'s errors; a disabled provider is refused at /sso and at the ACS', async () => {

@@ -103,7 +103,7 @@ function sso(): Operation[] {
       replies: {
         302: redirect('To the redirect target with a session in the fragment, or `?code=` for PKCE.'),
         303: redirect('To SITE_URL with `error`, `error_code`, `error_description` in the query (every refusal).'),
-        404: { description: off, error: true }, 413: { description: '`request_too_large`-style body limit.', error: true },
+        404: { description: off, error: true }, 413: { description: '`request_entity_too_large`.', error: true },
         501: { description: '`saml_not_supported_on_runtime`.', error: true },
       },
     }),
