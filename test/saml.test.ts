@@ -4,7 +4,7 @@
 // answer at the ACS signs the user in (PKCE code, or tokens in the fragment) — and every forged,
 // replayed, expired, misaddressed or unsigned answer is refused with GoTrue's error and nothing
 // written.
-import { createHash, createVerify, generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { createHash, createPublicKey, createVerify, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { count, eq } from 'drizzle-orm';
 import { SignJWT } from 'jose';
@@ -468,5 +468,37 @@ describe('sign-in', () => {
     const acsRes = await acs(workers, { SAMLResponse: 'eA==' });
     expect(acsRes.status).toBe(501);
     expect((await workers.request('GET', '/sso/saml/metadata')).status).toBe(200);
+  });
+});
+
+describe('encrypted assertions (SAML_ALLOW_ENCRYPTED_ASSERTIONS)', () => {
+  test('the metadata offers the key for encryption; GCM and CBC assertions decrypt (signed inside, or the Response signed); the next key too; off, refused', async () => {
+    const next = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const enc = await buildTestApp(db, {
+      ...ON, AUTHSVC_SAML_ALLOW_ENCRYPTED_ASSERTIONS: 'true', AUTHSVC_SAML_PRIVATE_KEY_NEXT: next.export({ type: 'pkcs1', format: 'der' }).toString('base64'),
+    });
+    const metadata = await (await enc.request('GET', '/sso/saml/metadata')).text();
+    expect(metadata.match(/use="encryption"/g)).toHaveLength(2);
+    expect(metadata).toContain('rsa-oaep-mgf1p');
+    expect((await t.request('GET', '/sso/saml/metadata').then((r) => r.text()))).not.toContain('use="encryption"');
+    const idp = createTestIdp(`enc-${unique()}`);
+    const created = await enc.request('POST', '/admin/sso/providers', { type: 'saml', metadata_xml: idp.metadataXml }, auth());
+    expect(created.status).toBe(201);
+    const spPublic = createPublicKey(SP_KEY);
+    const answer = (o: Partial<ResponseOptions>) => idp.response(base({ nameId: `enc-${unique()}`, attributes: { email: [`enc.${unique()}@example.com`] }, encryptTo: spPublic, ...o }));
+    for (const o of [{}, { dataCipher: 'aes128-cbc' as const }, { sign: 'response' as const }, { encryptTo: createPublicKey(next) }]) {
+      const res = await acs(enc, { SAMLResponse: answer(o) });
+      expect(res.status, res.headers.get('location') ?? '').toBe(302);
+      expect(res.headers.get('location')).toContain('#access_token=');
+    }
+    const before = await tally();
+    // To a key the SP does not hold; unsigned inside and out; and to an SP that does not accept them
+    // (the same database, SAML_ALLOW_ENCRYPTED_ASSERTIONS off).
+    await expectRefused(await acs(enc, { SAMLResponse: answer({ encryptTo: createPublicKey(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey) }) }), 'validation_failed', /could not be decrypted/);
+    await expectRefused(await acs(enc, { SAMLResponse: answer({ sign: 'none' }) }), 'validation_failed', /Neither the SAML Response nor its Assertion is signed/);
+    const shared = createTestIdp(`enc-off-${unique()}`);
+    await createProvider(shared);
+    await expectRefused(await acs(t, { SAMLResponse: shared.response(base({ attributes: { email: ['x@example.com'] }, encryptTo: spPublic })) }), 'validation_failed', /Encrypted assertions are not accepted/);
+    expect(await tally()).toEqual(before);
   });
 });

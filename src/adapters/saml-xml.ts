@@ -2,13 +2,14 @@
 // xml-crypto checks XML signatures (it needs node:crypto). The defences against XML signature
 // wrapping and entity tricks (docs/decisions/saml-library.md):
 // - no DOCTYPE at all (no entity can be declared, so none can be expanded or fetched);
-// - exactly one Assertion in the whole document, a child of the Response; no EncryptedAssertion;
-//   no two elements with one ID;
+// - exactly one Assertion (or EncryptedAssertion) in the whole document, a child of the Response;
+//   no two elements with one ID; a decrypted assertion is parsed alone and checked the same way;
 // - a Signature counts only as a direct child of the Response or of that Assertion, with exactly
 //   one Reference whose URI is `#` + that element's ID;
 // - after the signature checks out, only the XML it signed (getSignedReferences) is read: it is
 //   parsed again and must be that element, with that ID. Nothing is read from the document around
 //   it but the Response's Destination, InResponseTo and Status when only the Assertion is signed.
+import { constants, createDecipheriv, createPrivateKey, privateDecrypt } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
 import {
@@ -19,6 +20,8 @@ const SAMLP = 'urn:oasis:names:tc:SAML:2.0:protocol';
 const SAML = 'urn:oasis:names:tc:SAML:2.0:assertion';
 const MD = 'urn:oasis:names:tc:SAML:2.0:metadata';
 const DS = 'http://www.w3.org/2000/09/xmldsig#';
+const XENC = 'http://www.w3.org/2001/04/xmlenc#';
+const XENC11 = 'http://www.w3.org/2009/xmlenc11#';
 const REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
 const POST = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
 const MAX_XML = 1024 * 1024;
@@ -152,33 +155,120 @@ function responseRoot(doc: Document): El {
   return root;
 }
 
-function verifyResponse(xml: string, certs: readonly string[]): SamlResponse {
+/** Block ciphers of EncryptedData: key length, and GCM (authenticated) or CBC. */
+const DATA_CIPHERS: Record<string, { name: string; gcm: boolean }> = {
+  [`${XENC}aes128-cbc`]: { name: 'aes-128-cbc', gcm: false },
+  [`${XENC}aes192-cbc`]: { name: 'aes-192-cbc', gcm: false },
+  [`${XENC}aes256-cbc`]: { name: 'aes-256-cbc', gcm: false },
+  [`${XENC11}aes128-gcm`]: { name: 'aes-128-gcm', gcm: true },
+  [`${XENC11}aes192-gcm`]: { name: 'aes-192-gcm', gcm: true },
+  [`${XENC11}aes256-gcm`]: { name: 'aes-256-gcm', gcm: true },
+};
+
+const bytesOf = (el: El | undefined) => Buffer.from((el?.textContent ?? '').replace(/\s+/g, ''), 'base64');
+
+/** The content key, unwrapped with one of the SP keys (RSA-OAEP only: PKCS#1 v1.5 is a padding oracle). */
+function contentKey(encryptedKey: El, keys: readonly string[]): Buffer {
+  const method = child(encryptedKey, XENC, 'EncryptionMethod');
+  const alg = attr(method, 'Algorithm');
+  if (alg !== `${XENC}rsa-oaep-mgf1p` && alg !== `${XENC11}rsa-oaep`) fail('Unsupported key transport algorithm (RSA-OAEP is required)');
+  const digest = attr(child(method, DS, 'DigestMethod'), 'Algorithm') ?? `${DS}sha1`;
+  const oaepHash = digest.endsWith('#sha256') ? 'sha256' : digest.endsWith('#sha1') ? 'sha1' : fail('Unsupported OAEP digest');
+  const wrapped = bytesOf(child(child(encryptedKey, XENC, 'CipherData'), XENC, 'CipherValue'));
+  for (const k of keys) {
+    try {
+      const key = createPrivateKey({ key: Buffer.from(k, 'base64'), format: 'der', type: 'pkcs1' });
+      return privateDecrypt({ key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash }, wrapped);
+    } catch {
+      // The next key (SAML_PRIVATE_KEY_NEXT during a rotation).
+    }
+  }
+  return fail('Encrypted assertion could not be decrypted');
+}
+
+/** EncryptedAssertion → the Assertion's XML (XML Encryption 1.1, the forms IdPs send). */
+function decryptAssertion(enc: El, keys: readonly string[]): string {
+  const data = children(enc, XENC, 'EncryptedData');
+  if (data.length !== 1) fail('EncryptedAssertion must hold one EncryptedData');
+  const cipher = DATA_CIPHERS[attr(child(data[0]!, XENC, 'EncryptionMethod'), 'Algorithm') ?? ''];
+  if (!cipher) fail('Unsupported data encryption algorithm');
+  const encryptedKey = all(data[0]!, XENC, 'EncryptedKey')[0] ?? children(enc, XENC, 'EncryptedKey')[0];
+  if (!encryptedKey) fail('EncryptedAssertion has no EncryptedKey');
+  const key = contentKey(encryptedKey!, keys);
+  const body = bytesOf(child(child(data[0]!, XENC, 'CipherData'), XENC, 'CipherValue'));
+  try {
+    if (cipher!.gcm) {
+      const d = createDecipheriv(cipher!.name as 'aes-256-gcm', key, body.subarray(0, 12));
+      d.setAuthTag(body.subarray(body.length - 16));
+      return Buffer.concat([d.update(body.subarray(12, body.length - 16)), d.final()]).toString('utf8');
+    }
+    // XML Encryption's CBC padding: the last byte says how many to drop (the others are arbitrary).
+    const d = createDecipheriv(cipher!.name, key, body.subarray(0, 16)).setAutoPadding(false);
+    const plain = Buffer.concat([d.update(body.subarray(16)), d.final()]);
+    const pad = plain[plain.length - 1] ?? 0;
+    if (pad < 1 || pad > 16) throw new Error('bad padding');
+    return plain.subarray(0, plain.length - pad).toString('utf8');
+  } catch {
+    return fail('Encrypted assertion could not be decrypted');
+  }
+}
+
+/**
+ * A decrypted assertion, parsed alone: exactly one Assertion (the root), unique IDs; `signed`
+ * when its own signature must hold (nothing signed it from outside).
+ */
+function decryptedAssertion(enc: El, keys: readonly string[], certs: readonly string[], signed: boolean): El {
+  const xml = decryptAssertion(enc, keys);
+  const doc = parse(xml);
+  const root = doc.documentElement as unknown as El;
+  assertUniqueIds(doc);
+  if (root.namespaceURI !== SAML || root.localName !== 'Assertion' || all(doc, SAML, 'Assertion').length !== 1 || all(doc, SAML, 'EncryptedAssertion').length > 0) {
+    fail('EncryptedAssertion must hold exactly one Assertion');
+  }
+  const sig = children(root, DS, 'Signature');
+  if (sig.length > 1) fail('More than one Signature');
+  if (sig.length === 1) return verifiedElement(xml, root, sig[0]!, certs);
+  if (!signed) fail('Neither the SAML Response nor its Assertion is signed');
+  return root;
+}
+
+function verifyResponse(xml: string, certs: readonly string[], decryptionKeys: readonly string[] = []): SamlResponse {
   if (certs.length === 0) fail('The IdP metadata has no signing certificate');
   const doc = parse(xml);
   const root = responseRoot(doc);
   assertUniqueIds(doc);
-  if (all(doc, SAML, 'EncryptedAssertion').length > 0) fail('Encrypted assertions are not supported');
   // One assertion in the whole document, where it belongs: a second one (in Extensions, in an
   // Advice, in an Object of a signature) is how wrapping attacks hide the signed original.
-  const assertions = all(doc, SAML, 'Assertion');
-  const direct = children(root, SAML, 'Assertion');
-  if (assertions.length !== 1 || direct.length !== 1) fail('SAML Response must contain exactly one Assertion');
+  const plain = all(doc, SAML, 'Assertion');
+  const encrypted = all(doc, SAML, 'EncryptedAssertion');
+  const direct = [...children(root, SAML, 'Assertion'), ...children(root, SAML, 'EncryptedAssertion')];
+  if (plain.length + encrypted.length !== 1 || direct.length !== 1) fail('SAML Response must contain exactly one Assertion');
+  if (encrypted.length > 0 && decryptionKeys.length === 0) fail('Encrypted assertions are not accepted (SAML_ALLOW_ENCRYPTED_ASSERTIONS is off)');
   const outer = direct[0]!;
+  const isEncrypted = outer.localName === 'EncryptedAssertion';
   const status = attr(child(child(root, SAMLP, 'Status'), SAMLP, 'StatusCode'), 'Value') ?? '';
   const responseSig = children(root, DS, 'Signature');
-  const assertionSig = children(outer, DS, 'Signature');
+  const assertionSig = isEncrypted ? [] : children(outer, DS, 'Signature');
   if (responseSig.length > 1 || assertionSig.length > 1) fail('More than one Signature');
   let signedRoot: El = root;
   let assertionEl: El;
   let signed: SamlResponse['signed'];
   if (responseSig.length === 1) {
     signedRoot = verifiedElement(xml, root, responseSig[0]!, certs);
-    const inner = children(signedRoot, SAML, 'Assertion');
-    if (inner.length !== 1 || all(signedRoot, SAML, 'Assertion').length !== 1) fail('SAML Response must contain exactly one Assertion');
-    assertionEl = inner[0]!;
-    // A signed assertion inside a signed response: its own signature must hold too.
-    if (assertionSig.length === 1) verifiedElement(xml, outer, assertionSig[0]!, certs);
+    const inner = [...children(signedRoot, SAML, 'Assertion'), ...children(signedRoot, SAML, 'EncryptedAssertion')];
+    if (inner.length !== 1 || all(signedRoot, SAML, 'Assertion').length + all(signedRoot, SAML, 'EncryptedAssertion').length !== 1) {
+      fail('SAML Response must contain exactly one Assertion');
+    }
+    if (inner[0]!.localName === 'EncryptedAssertion') assertionEl = decryptedAssertion(inner[0]!, decryptionKeys, certs, true);
+    else {
+      assertionEl = inner[0]!;
+      // A signed assertion inside a signed response: its own signature must hold too.
+      if (assertionSig.length === 1) verifiedElement(xml, outer, assertionSig[0]!, certs);
+    }
     signed = 'response';
+  } else if (isEncrypted) {
+    assertionEl = decryptedAssertion(outer, decryptionKeys, certs, false);
+    signed = 'assertion';
   } else if (assertionSig.length === 1) {
     assertionEl = verifiedElement(xml, outer, assertionSig[0]!, certs);
     signed = 'assertion';

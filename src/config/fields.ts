@@ -139,7 +139,7 @@ const STATIC_FIELDS = {
   SAML_ENABLED: f(bool(false), 'false', 'SAML 2.0 single sign-on (/sso, /sso/saml/metadata, /sso/saml/acs); off, every /sso path answers 404 saml_provider_disabled. The admin API (/admin/sso/providers) works either way. Needs a runtime with node:crypto (Node, Bun, Deno; docs/sso-saml.md).'),
   SAML_PRIVATE_KEY: f(opt(parseSamlPrivateKey), '', 'Required when SAML_ENABLED: the SP\'s RSA key, standard base64 of its PKCS#1 DER (e = 65537, at least 2048 bits), as GoTrue takes it; signs AuthnRequests, and a self-signed certificate made from it is published in the SP metadata.'),
   SAML_PRIVATE_KEY_NEXT: f(opt(parseSamlPrivateKey), '', 'The next SP key during a rotation (as SAML_PRIVATE_KEY): its certificate is published in the metadata beside the current one.'),
-  SAML_ALLOW_ENCRYPTED_ASSERTIONS: f(bool(false), 'false', 'Advertise an encryption key and accept encrypted assertions.'),
+  SAML_ALLOW_ENCRYPTED_ASSERTIONS: f(bool(false), 'false', 'Publish the SP key(s) for encryption in the metadata and accept encrypted assertions (RSA-OAEP key transport; AES-CBC or AES-GCM data), decrypted with SAML_PRIVATE_KEY, then SAML_PRIVATE_KEY_NEXT.'),
   SAML_RELAY_STATE_VALIDITY_PERIOD: f(withDefault(seconds, 120), '2m', 'How long after POST /sso the IdP\'s answer is accepted (the relay state\'s life).'),
   SAML_EXTERNAL_URL: f(opt(parseUrl), 'API_EXTERNAL_URL', 'Base URL of the SP: entity ID and metadata at <url>/sso/saml/metadata, ACS at <url>/sso/saml/acs.'),
   SAML_RATE_LIMIT_ASSERTION: f(withDefault(nonNegativeNumber, 15), '15', 'SAML responses (POST /sso/saml/acs) per IP per 5 minutes, burst 30.'),
@@ -321,7 +321,6 @@ const ID_TOKEN_PROVIDERS = ['APPLE', 'AZURE', 'FACEBOOK', 'GOOGLE', 'KEYCLOAK'];
 export function support(name: FieldName): Support {
   const no = (because: string, refuse = false): Support => ({ built: false, refuse, because });
   if (name === 'OPERATOR_TOKEN' || name === 'API_ENDPOINT') return no('multi-instance mode is not supported');
-  if (name === 'SAML_ALLOW_ENCRYPTED_ASSERTIONS') return no('encrypted assertions are not decrypted yet: the metadata offers no encryption key, so IdPs sign and do not encrypt');
   if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');
   if (name === 'MAILER_EXTERNAL_HOSTS') return no('links in emails always use API_EXTERNAL_URL');
   if (name.startsWith('HOOK_AFTER_USER_CREATED_')) return no('the after user created hook is not built yet (docs/hooks.md)');

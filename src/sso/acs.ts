@@ -132,7 +132,10 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
   let response: SamlResponse;
   let expiresAt: Date;
   try {
-    response = (await samlXmlOf(deps)).verifyResponse(started.xml, idp.signingCerts);
+    // GoTrue tries the current key, then the next one (an IdP may still encrypt to either).
+    const { allowEncryptedAssertions, privateKey, privateKeyNext } = deps.config.saml;
+    const keys = allowEncryptedAssertions ? [privateKey, privateKeyNext].filter((k): k is string => !!k) : [];
+    response = (await samlXmlOf(deps)).verifyResponse(started.xml, idp.signingCerts, keys);
     expiresAt = checkResponse(response, { idpEntityId: provider.saml.entityId, spEntityId: sp.entityId, acsUrl: sp.acsUrl, requestId: started.requestId, now: deps.now() });
   } catch (err) {
     if (err instanceof SamlXmlError || err instanceof InvalidAssertion) throw notValid(err.message);

@@ -68,9 +68,11 @@ export interface SamlXml {
   peekIssuer(xml: string): string | undefined;
   /**
    * Verifies the Response's or the Assertion's signature with one of `certs` (base64 DER) and
-   * returns what the signed element says. Throws SamlXmlError on anything else.
+   * returns what the signed element says. An EncryptedAssertion is decrypted with one of
+   * `decryptionKeys` (the SP's PKCS#1 keys, base64; none: refused). Throws SamlXmlError on
+   * anything else.
    */
-  verifyResponse(xml: string, certs: readonly string[]): SamlResponse;
+  verifyResponse(xml: string, certs: readonly string[], decryptionKeys?: readonly string[]): SamlResponse;
 }
 
 /** Refused XML; the message is safe to show (it names no secret, quotes no input). */

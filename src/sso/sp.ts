@@ -40,19 +40,24 @@ export const NAMEID_UNSPECIFIED = 'urn:oasis:names:tc:SAML:1.1:nameid-format:uns
 const VALID_MS = 48 * 3600 * 1000;
 const FIVE_YEARS_MS = 5 * 365 * 24 * 3600 * 1000;
 
+/** crewjam's advertised methods for an encryption key (RSA-OAEP key transport, AES-CBC data; GCM is accepted too). */
+const ENCRYPTION_METHODS = ['http://www.w3.org/2001/04/xmlenc#aes128-cbc', 'http://www.w3.org/2001/04/xmlenc#aes192-cbc', 'http://www.w3.org/2001/04/xmlenc#aes256-cbc', 'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p']
+  .map((a) => `<EncryptionMethod Algorithm="${a}"></EncryptionMethod>`).join('');
+
 function keyDescriptor(use: string, cert: string): string {
-  return `<KeyDescriptor use="${use}"><KeyInfo xmlns="http://www.w3.org/2000/09/xmldsig#"><X509Data><X509Certificate>${cert}</X509Certificate></X509Data></KeyInfo></KeyDescriptor>`;
+  return `<KeyDescriptor use="${use}"><KeyInfo xmlns="http://www.w3.org/2000/09/xmldsig#"><X509Data><X509Certificate>${cert}</X509Certificate></X509Data></KeyInfo>`
+    + `${use === 'encryption' ? ENCRYPTION_METHODS : ''}</KeyDescriptor>`;
 }
 
 /**
- * The SP's EntityDescriptor: signing key(s) (encryption ones only when encrypted assertions are
- * allowed and supported), the two NameID formats GoTrue asks for, the HTTP-POST ACS.
+ * The SP's EntityDescriptor: signing key(s), and encryption ones when encrypted assertions are
+ * allowed (SAML_ALLOW_ENCRYPTED_ASSERTIONS), the two NameID formats GoTrue asks for, the HTTP-POST ACS.
  */
 export async function spMetadata(config: Config, now: Date, download: boolean): Promise<{ xml: string; rotating: boolean }> {
   const urls = spUrls(config);
   const { current, next } = await spKeys(config);
-  const keys = [keyDescriptor('signing', current.certificate)];
-  if (next) keys.push(keyDescriptor('signing', next.certificate));
+  const uses = config.saml.allowEncryptedAssertions ? ['signing', 'encryption'] : ['signing'];
+  const keys = [current, ...(next ? [next] : [])].flatMap((k) => uses.map((use) => keyDescriptor(use, k.certificate)));
   const validUntil = new Date(now.getTime() + (download ? FIVE_YEARS_MS : VALID_MS)).toISOString();
   const cache = next ? ' cacheDuration="PT1H"' : '';
   const xml = `<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" validUntil="${validUntil}"${cache} entityID="${xmlEscape(urls.entityId)}">`

@@ -1,6 +1,7 @@
 // A SAML 2.0 identity provider for tests: its own RSA key and self-signed certificate made at
 // test time, metadata XML, and SAML Responses signed with xml-crypto (the whole Response, only the
 // Assertion, or nothing), plus the tampered ones an attacker would send.
+import { constants, createCipheriv, type KeyObject, publicEncrypt, randomBytes } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
 import { SignedXml } from 'xml-crypto';
 import { selfSignedRsaCert } from './tls-cert.ts';
@@ -33,6 +34,10 @@ export interface ResponseOptions {
   sign?: 'assertion' | 'response' | 'both' | 'none';
   /** Sign with another key than the metadata's (a forged signature). */
   signingKey?: string;
+  /** Encrypt the (signed) assertion to this SP key: an EncryptedAssertion, RSA-OAEP key transport. */
+  encryptTo?: KeyObject;
+  /** The data cipher of the EncryptedAssertion (default AES-256-GCM). */
+  dataCipher?: 'aes256-gcm' | 'aes128-cbc';
 }
 
 export interface TestIdp {
@@ -44,6 +49,24 @@ export interface TestIdp {
   responseXml(o: ResponseOptions): string;
   /** The same, base64 for the SAMLResponse form field. */
   response(o: ResponseOptions): string;
+}
+
+const XENC = 'http://www.w3.org/2001/04/xmlenc#';
+
+/** XML Encryption of an assertion, as IdPs send it (the content key wrapped with RSA-OAEP, SHA-1). */
+function encryptAssertion(assertion: string, to: KeyObject, cipher: 'aes256-gcm' | 'aes128-cbc'): string {
+  const gcm = cipher === 'aes256-gcm';
+  const key = randomBytes(gcm ? 32 : 16);
+  const iv = randomBytes(gcm ? 12 : 16);
+  const c = createCipheriv(gcm ? 'aes-256-gcm' : 'aes-128-cbc', key, iv);
+  const body = Buffer.concat([c.update(assertion, 'utf8'), c.final()]);
+  const data = gcm ? Buffer.concat([iv, body, (c as ReturnType<typeof createCipheriv> & { getAuthTag(): Buffer }).getAuthTag()]) : Buffer.concat([iv, body]);
+  const wrapped = publicEncrypt({ key: to, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' }, key);
+  const alg = gcm ? 'http://www.w3.org/2009/xmlenc11#aes256-gcm' : `${XENC}aes128-cbc`;
+  return `<saml:EncryptedAssertion><xenc:EncryptedData xmlns:xenc="${XENC}" Type="${XENC}Element"><xenc:EncryptionMethod Algorithm="${alg}"/>`
+    + `<ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><xenc:EncryptedKey><xenc:EncryptionMethod Algorithm="${XENC}rsa-oaep-mgf1p"><ds:DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"/></xenc:EncryptionMethod>`
+    + `<xenc:CipherData><xenc:CipherValue>${wrapped.toString('base64')}</xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey></ds:KeyInfo>`
+    + `<xenc:CipherData><xenc:CipherValue>${data.toString('base64')}</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData></saml:EncryptedAssertion>`;
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -96,7 +119,7 @@ export function createTestIdp(name = 'idp'): TestIdp {
     const response = `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${newId()}" Version="2.0" IssueInstant="${iso(now)}" Destination="${esc(o.destination ?? o.acsUrl)}"${irt}>`
       + `<saml:Issuer>${esc(issuer)}</saml:Issuer>`
       + '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>'
-      + signedAssertion.replace(/^<\?xml[^>]*>/, '')
+      + (o.encryptTo ? encryptAssertion(signedAssertion.replace(/^<\?xml[^>]*>/, ''), o.encryptTo, o.dataCipher ?? 'aes256-gcm') : signedAssertion.replace(/^<\?xml[^>]*>/, ''))
       + '</samlp:Response>';
     return sign === 'response' || sign === 'both' ? signElement(response, 'Response', signingKey, certB64) : response;
   }
