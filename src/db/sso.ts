@@ -1,6 +1,6 @@
 // SSO providers, their domains and SAML settings, relay states and used assertion ids
 // (GoTrue's sso_providers, sso_domains, saml_providers, saml_relay_states; migration 0012).
-import { and, asc, eq, inArray, like, lt, sql } from 'drizzle-orm';
+import { asc, eq, inArray, like, lt, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 
 export type SsoProviderRow = Executor['t']['ssoProviders']['$inferSelect'];
@@ -121,10 +121,10 @@ export async function useAssertionId(ex: Executor, providerId: string, assertion
   return rows.length > 0;
 }
 
-/** Drops used ids whose assertions have expired (a bounded batch, as the flow-state cleanup). */
+/** Drops used ids whose assertions have expired. */
 export async function deleteExpiredAssertionIds(ex: Executor, now: Date): Promise<void> {
   const u = ex.t.samlUsedAssertions;
-  await ex.orm.delete(u).where(and(lt(u.expiresAt, now)));
+  await ex.orm.delete(u).where(lt(u.expiresAt, now));
 }
 
 /** Relay states older than `before` (GoTrue's cleanup removes them). */

@@ -179,7 +179,7 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
     };
     return `${base}#${fragment(f)}`;
   });
-  // Used ids of expired assertions go (a bounded chore, like the stale flow states).
+  // Used ids of assertions that have expired anyway are of no more use (an indexed delete).
   await deleteExpiredAssertionIds(deps.db, deps.now()).catch((err) => deps.logger.warn('could not delete expired SAML assertion ids', errorFields(err)));
   return location;
 }
