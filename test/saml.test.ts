@@ -295,6 +295,11 @@ describe('sign-in', () => {
       expect(await res.json()).toMatchObject({ error_code: 'user_sso_managed' });
     }
     expect((await t.request('PUT', '/user', { data: { theme: 'dark' } }, bearer)).status).toBe(200);
+    // Audit entries name an SSO actor (GoTrue's actor_via_sso).
+    const entries = await db.orm.select().from(db.t.auditLogEntries);
+    const mine = entries.filter((e) => (e.payload as Json | null)?.actor_id === user.id);
+    expect(mine.map((e) => (e.payload as Json).action)).toEqual(expect.arrayContaining(['user_signedup', 'login']));
+    expect(mine.every((e) => (e.payload as Json).actor_via_sso === true)).toBe(true);
     // The code is used once.
     const again = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: verifier });
     expect(again.status).toBe(404);
@@ -432,6 +437,10 @@ describe('sign-in', () => {
     await expectError(await t.request('POST', '/sso', { provider_id: crypto.randomUUID() }), 404, 'sso_provider_not_found');
     await expectError(await t.request('POST', '/sso', { domain, code_challenge: 'x'.repeat(43) }), 400, 'validation_failed');
     await expectError(await t.request('POST', '/sso', '{"domain":'), 400, 'bad_json');
+    // The provider's name_id_format goes into the AuthnRequest's NameIDPolicy.
+    expect((await t.request('PUT', `/admin/sso/providers/${provider.id}`, { name_id_format: EMAIL_FORMAT }, auth())).status).toBe(200);
+    expect(decodeAuthnRequest((await start({ domain })).url).xml).toContain(`NameIDPolicy Format="${EMAIL_FORMAT}"`);
+    expect((await t.request('PUT', `/admin/sso/providers/${provider.id}`, {}, auth())).status).toBe(200);
     const other = createTestIdp(`off-${unique()}`);
     const offDomain = `off-${unique()}.example.com`;
     const p = await createProvider(other, { domains: [offDomain] });
