@@ -345,6 +345,19 @@ describe('sign-in', () => {
     expect(await tally()).toEqual(before);
   });
 
+  test('a comment inside the signed NameID does not cut it short (the comment-truncation attack)', async () => {
+    const s = await start({ domain });
+    const victim = `victim-${unique()}@${domain}`;
+    const res = await acs(t, {
+      SAMLResponse: idp.response(base({ inResponseTo: s.requestId, nameIdXml: `${victim}<!---->.attacker.test`, nameIdFormat: EMAIL_FORMAT, attributes: { email: [`x.${unique()}@${domain}`] } })),
+      RelayState: s.relayState,
+    });
+    expect(res.status).toBe(302);
+    const token = new URLSearchParams(new URL(res.headers.get('location')!).hash.slice(1)).get('access_token');
+    const me = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${token}` })).json()) as Json;
+    expect(me.identities[0].identity_data.sub).toBe(`${victim}.attacker.test`);
+  });
+
   describe('refusals: GoTrue\'s error in the redirect, nothing written', () => {
     const email = () => `eve.${unique()}@${domain}`;
     async function refusedFlow(opts: (requestId: string) => Partial<ResponseOptions> | string, code: string, description?: RegExp): Promise<void> {

@@ -20,6 +20,8 @@ export interface ResponseOptions {
   acsUrl: string;
   inResponseTo?: string;
   nameId?: string;
+  /** The NameID's content as raw XML (comments, entities), instead of `nameId`. */
+  nameIdXml?: string;
   nameIdFormat?: string;
   attributes?: Record<string, string[]>;
   now?: Date;
@@ -107,7 +109,7 @@ export function createTestIdp(name = 'idp'): TestIdp {
     const session = o.sessionNotOnOrAfter ? ` SessionNotOnOrAfter="${iso(o.sessionNotOnOrAfter)}"` : '';
     const assertion = `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${o.assertionId ?? newId()}" Version="2.0" IssueInstant="${iso(now)}">`
       + `<saml:Issuer>${esc(issuer)}</saml:Issuer>`
-      + `<saml:Subject><saml:NameID Format="${o.nameIdFormat ?? PERSISTENT}">${esc(o.nameId ?? 'user-1')}</saml:NameID>`
+      + `<saml:Subject><saml:NameID Format="${o.nameIdFormat ?? PERSISTENT}">${o.nameIdXml ?? esc(o.nameId ?? 'user-1')}</saml:NameID>`
       + `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${irt} NotOnOrAfter="${iso(until)}" Recipient="${esc(o.recipient ?? o.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>`
       + `<saml:Conditions NotBefore="${iso(before)}" NotOnOrAfter="${iso(until)}"><saml:AudienceRestriction><saml:Audience>${esc(o.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>`
       + `<saml:AuthnStatement AuthnInstant="${iso(now)}" SessionIndex="${newId()}"${session}><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`
