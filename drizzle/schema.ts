@@ -324,6 +324,48 @@ export function createTables(namespace: string) {
     customClaimsAllowlist: text('custom_claims_allowlist').array().notNull().default(sql`'{}'`),
   });
 
+  // SAML SSO (migration 0012, GoTrue's tables; saml_used_assertions is authsvc's).
+  const ssoProviders = s.table('sso_providers', {
+    id: uuid('id').primaryKey(),
+    resourceId: text('resource_id'),
+    createdAt: timestamp('created_at', tz),
+    updatedAt: timestamp('updated_at', tz),
+    disabled: boolean('disabled'),
+  });
+  const ssoDomains = s.table('sso_domains', {
+    id: uuid('id').primaryKey(),
+    ssoProviderId: uuid('sso_provider_id').notNull(),
+    domain: text('domain').notNull(),
+    createdAt: timestamp('created_at', tz),
+    updatedAt: timestamp('updated_at', tz),
+  });
+  const samlProviders = s.table('saml_providers', {
+    id: uuid('id').primaryKey(),
+    ssoProviderId: uuid('sso_provider_id').notNull(),
+    entityId: text('entity_id').notNull(),
+    metadataXml: text('metadata_xml').notNull(),
+    metadataUrl: text('metadata_url'),
+    attributeMapping: jsonb('attribute_mapping').$type<Record<string, unknown>>(),
+    createdAt: timestamp('created_at', tz),
+    updatedAt: timestamp('updated_at', tz),
+    nameIdFormat: text('name_id_format'),
+  });
+  const samlRelayStates = s.table('saml_relay_states', {
+    id: uuid('id').primaryKey(),
+    ssoProviderId: uuid('sso_provider_id').notNull(),
+    requestId: text('request_id').notNull(),
+    forEmail: text('for_email'),
+    redirectTo: text('redirect_to'),
+    createdAt: timestamp('created_at', tz),
+    updatedAt: timestamp('updated_at', tz),
+    flowStateId: uuid('flow_state_id'),
+  });
+  const samlUsedAssertions = s.table('saml_used_assertions', {
+    ssoProviderId: uuid('sso_provider_id').notNull(),
+    assertionId: text('assertion_id').notNull(),
+    expiresAt: timestamp('expires_at', tz).notNull(),
+  });
+
   const auditLogEntries = s.table('audit_log_entries', {
     instanceId: uuid('instance_id'),
     id: uuid('id').primaryKey(),
@@ -347,6 +389,7 @@ export function createTables(namespace: string) {
     aalLevel, codeChallengeMethod, oneTimeTokenType, factorType, factorStatus,
     oauthRegistrationType, oauthClientType, oauthAuthorizationStatus, oauthResponseType, oauthClients, oauthAuthorizations, oauthConsents,
     users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, mfaRecoveryCodeSets, mfaRecoveryCodes, webauthnCredentials, webauthnChallenges, oneTimeTokens, flowState, oauthClientStates, customOAuthProviders,
+    ssoProviders, ssoDomains, samlProviders, samlRelayStates, samlUsedAssertions,
     auditLogEntries, rateLimits, schemaMigrations,
   };
 }

@@ -15,6 +15,7 @@ import { rateLimitStores } from './http/rate-limit.ts';
 import { createOAuthCache } from './oauth/context.ts';
 import { checkQueryString, limitDeclaredBody } from './http/read-json.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
+import { adminSsoRoutes } from './routes/admin-sso.ts';
 import { adminCustomProviderRoutes } from './routes/admin-custom-providers.ts';
 import { adminGenerateLinkRoutes } from './routes/admin-generate-link.ts';
 import { adminUsersRoutes } from './routes/admin-users.ts';
@@ -29,6 +30,7 @@ import { openapiRoutes } from './routes/openapi.ts';
 import { otpRoutes } from './routes/otp.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { signupRoutes } from './routes/signup.ts';
+import { ssoRoutes } from './routes/sso.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { userRoutes } from './routes/user.ts';
 import { verifyRoutes } from './routes/verify.ts';
@@ -118,10 +120,12 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     .route('/', adminGenerateLinkRoutes)
     .route('/', adminAuditRoutes)
     .route('/', adminCustomProviderRoutes)
+    .route('/', adminSsoRoutes)
     .route('/', externalRoutes)
     .route('/', mfaRoutes)
     .route('/', passkeyRoutes)
     .route('/', oauthServerRoutes)
+    .route('/', ssoRoutes)
     .route('/', featureGateRoutes)
     .route('/', openapiRoutes());
   app.route('/', api);

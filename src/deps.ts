@@ -10,6 +10,7 @@ import type { Mailer } from './mail/mailer.ts';
 import type { OAuthCache } from './oauth/context.ts';
 import type { ResolveHost } from './oauth/url-guard.ts';
 import type { SmsProvider } from './sms/provider.ts';
+import type { LoadSamlXml } from './sso/saml-xml.ts';
 import type { Logger } from './telemetry/logger.ts';
 
 export interface Deps {
@@ -41,6 +42,11 @@ export interface Deps {
    * Workers, whose fetch reaches no private network: only literal addresses are checked there.
    */
   resolveHost?: ResolveHost;
+  /**
+   * SAML's XML parsing and signature checks (src/adapters/saml-xml.ts, over node:crypto), loaded
+   * on first use. Unset on Workers: SSO there answers 501 saml_not_supported_on_runtime.
+   */
+  samlXml?: LoadSamlXml;
 }
 
 export function cryptoRandomBytes(n: number): Uint8Array {

@@ -1,5 +1,6 @@
 // The rule, checked by walking the whole config schema: every setting authsvc accepts is acted
 // on, or stops start-up (security settings), or is named in a warning when it is given a value.
+import { generateKeyPairSync } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -13,16 +14,21 @@ type Env = Record<string, string>;
 const BASE: Env = { ...GOTRUE_ENV, GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For' };
 
 // Values that parse for most fields; the first that parses and changes the config is used.
+// A real SAML_PRIVATE_KEY (PKCS#1 DER, base64).
+const RSA_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'der' }).toString('base64');
+
 const CANDIDATES = [
   'true', 'false', '7', '2h', 'https://example.com/x', 'postgres://other@db/x', 'x', 'a,b', 'twilio', 'prometheus',
   'debug', 'turnstile', 'postgres', '+15555550100:123456', '2040-01-01T00:00:00Z', '10/1h', 'idp.internal:8443',
   'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', 'v1,whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   JSON.stringify([{ kty: 'oct', k: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', kid: 'k1', key_ops: ['sign', 'verify'], alg: 'HS256' }]),
+  RSA_KEY,
 ];
 
 // Fields that only take effect, or only parse, together with others.
 const COMPANIONS: Record<string, Env> = {
   RESEND_BASE_URL: { GOTRUE_RESEND_API_KEY: 're_x' },
+  SAML_ENABLED: { GOTRUE_SAML_PRIVATE_KEY: RSA_KEY },
   PASSWORD_HIBP_FAIL_CLOSED: { GOTRUE_PASSWORD_HIBP_ENABLED: 'true' },
   SECURITY_CAPTCHA_ENABLED: { GOTRUE_SECURITY_CAPTCHA_SECRET: 's' },
   SECURITY_DB_ENCRYPTION_ENCRYPT: {

@@ -162,8 +162,8 @@ describe('parseConfig: variables that name no setting', () => {
   it('warns about each prefixed variable authsvc does not read, by name only; aliases, bare names and blanks are fine', () => {
     const result = parseConfig({
       ...BASE,
-      GOTRUE_SAML_ENABLED: 'true',
-      GOTRUE_SAML_PRIVATE_KEY: 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-very-secret',
+      GOTRUE_SAML_ENABLE: 'true',
+      GOTRUE_SAML_PRIVATE_KEYS: 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-very-secret',
       AUTHSVC_SITEURL: 'https://typo.example.com',
       GOTRUE_API_PORT: '9999',
       GOTRUE_DB_DB_NAMESPACE: 'auth',
@@ -174,8 +174,8 @@ describe('parseConfig: variables that name no setting', () => {
     if (!result.ok) throw new Error(result.errors.join('\n'));
     expect(result.warnings).toEqual([
       'AUTHSVC_SITEURL is set, but authsvc has no such setting: it has no effect.',
-      'GOTRUE_SAML_ENABLED is set, but authsvc has no such setting: it has no effect.',
-      'GOTRUE_SAML_PRIVATE_KEY is set, but authsvc has no such setting: it has no effect.',
+      'GOTRUE_SAML_ENABLE is set, but authsvc has no such setting: it has no effect.',
+      'GOTRUE_SAML_PRIVATE_KEYS is set, but authsvc has no such setting: it has no effect.',
       'RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).',
     ]);
     expect(result.warnings.join(' ')).not.toContain('very-secret');

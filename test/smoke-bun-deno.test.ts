@@ -2,13 +2,16 @@
 // `npm run start:deno` (their binaries from node_modules/.bin), as real processes, on the embedded
 // database with the log mailer and, with TEST_DATABASE_URL, on the Postgres server with mail over
 // SMTP. Each ends with SIGTERM while a request is in flight: answered, then exit 0.
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
+import { SignJWT } from 'jose';
 import { afterAll, describe, expect, test } from 'vitest';
 import { TEST_DATABASE_URL, uniqueNamespace } from './helpers/db.ts';
 import { REPO_ROOT, type ServerProcess, cleanupProcesses, runCli, startServer, tempDir } from './helpers/server.ts';
+import { createTestIdp } from './helpers/saml-idp.ts';
 import { type SmokeTarget, runSmoke } from './helpers/smoke.ts';
 import { mailCode, mailLink, startMailbox } from './helpers/smtp.ts';
 
@@ -80,6 +83,31 @@ async function stopWithRequestInFlight(server: ServerProcess): Promise<void> {
   await expect(fetch(`${server.url}/health`)).rejects.toThrow();
 }
 
+const JWT_SECRET = 'smoke-secret-at-least-32-characters-long';
+const SAML_ENV = {
+  AUTHSVC_SAML_ENABLED: 'true', AUTHSVC_JWT_SECRET: JWT_SECRET,
+  AUTHSVC_SAML_PRIVATE_KEY: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'der' }).toString('base64'),
+};
+
+/** SAML SSO on this runtime (xml-crypto over its node:crypto): an IdP-initiated response signs a user in. */
+async function samlRoundTrip(baseUrl: string): Promise<void> {
+  const metadata = await (await fetch(`${baseUrl}/sso/saml/metadata`)).text();
+  const audience = /entityID="([^"]+)"/.exec(metadata)![1]!;
+  const acsUrl = /Location="([^"]+)"/.exec(metadata)![1]!;
+  const idp = createTestIdp('smoke');
+  const admin = await new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+  const created = await fetch(`${baseUrl}/admin/sso/providers`, {
+    method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'saml', metadata_xml: idp.metadataXml }),
+  });
+  expect(created.status, await created.clone().text()).toBe(201);
+  const res = await fetch(`${baseUrl}/sso/saml/acs`, {
+    method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ SAMLResponse: idp.response({ audience, acsUrl, attributes: { email: ['smoke@sso.example.com'] } }) }).toString(),
+  });
+  expect(res.status, res.headers.get('location') ?? '').toBe(302);
+  expect(res.headers.get('location')).toContain('#access_token=');
+}
+
 // Concurrent: each process spends its start-up on one core (PGlite's initdb), so two runtimes
 // side by side take the time of one.
 describe.concurrent.each(RUNTIMES)('$runtime', ({ runtime, command }) => {
@@ -89,14 +117,15 @@ describe.concurrent.each(RUNTIMES)('$runtime', ({ runtime, command }) => {
     expect(r.stdout.trim()).toBe(pkg.version);
   });
 
-  test('local mode (pglite:// directory, log mailer): smoke, then SIGTERM with a request in flight', async () => {
+  test('local mode (pglite:// directory, log mailer): smoke, a SAML sign-in, then SIGTERM with a request in flight', async () => {
     const dataDir = join(tempDir(), 'data');
-    const server = await startServer({ command, env: { DATABASE_URL: `pglite://${dataDir}` }, timeoutMs: 30_000 });
+    const server = await startServer({ command, env: { DATABASE_URL: `pglite://${dataDir}`, ...SAML_ENV }, timeoutMs: 30_000 });
     expect(server.logs().find((l) => String(l.msg).includes('listening'))).toMatchObject({
       port: server.port, database: 'pglite', runtime: expect.stringMatching(new RegExp(`^${runtime} \\d`)),
     });
     expect(readFileSync(join(dataDir, 'authsvc.lock'), 'utf8').trim()).toBe(String(server.pid));
     await runSmoke({ baseUrl: server.url, lastMail: logMail(server) });
+    await samlRoundTrip(server.url);
     await stopWithRequestInFlight(server);
     expect(existsSync(join(dataDir, 'authsvc.lock')), 'lock released').toBe(false);
   });

@@ -134,6 +134,7 @@ export async function buildNodeDeps(config: Config, db: Database, logger: Logger
     randomBytes: cryptoRandomBytes,
     version: VERSION,
     resolveHost: nodeResolveHost,
+    samlXml: () => import('./saml-xml.ts').then((m) => m.samlXml),
   };
 }
 

@@ -122,7 +122,8 @@ async function inspect(s: RawSession, ns: string, config: Config, migrations: re
   }
 
   const notCarried: [string, string, string][] = [
-    ['sso_providers', 'true', 'SAML SSO providers (SAML is not built in authsvc: their users cannot sign in through SSO)'],
+    // They carry over (the same tables), but sign in only with SAML on and GoTrue's key.
+    ...(config.saml.enabled ? [] : [['sso_providers', 'true', 'SAML SSO providers (SAML_ENABLED is off: set it and GoTrue\'s SAML_PRIVATE_KEY to keep their users signing in through SSO)'] as [string, string, string]]),
     ['oauth_clients', 'deleted_at IS NULL', 'OAuth 2.1 server clients (pending the OAuth server issue)'],
     ['custom_oauth_providers', 'true', 'custom OAuth/OIDC providers configured in the database'],
     ['flow_state', 'true', 'OAuth/PKCE flows in flight (short-lived: finish them before the switch)'],

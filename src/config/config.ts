@@ -25,6 +25,7 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
   for (const name of ['SITE_URL', 'API_EXTERNAL_URL', 'DB_DRIVER', 'DATABASE_URL', 'SMTP_ADMIN_EMAIL'] as const) required(name);
   if (!isSet('JWT_KEYS')) required('JWT_SECRET', ' (or set JWT_KEYS)');
   if (!local && !isSet('RESEND_API_KEY')) required('SMTP_HOST', ' unless RESEND_API_KEY is set');
+  if (c.SAML_ENABLED) required('SAML_PRIVATE_KEY', ' when SAML_ENABLED is true');
   if (c.SECURITY_CAPTCHA_ENABLED) required('SECURITY_CAPTCHA_SECRET', ' when SECURITY_CAPTCHA_ENABLED is true');
   // GoTrue's DatabaseEncryptionConfiguration.Validate (the decryption keys are checked as they parse).
   if (c.SECURITY_DB_ENCRYPTION_ENCRYPT) {
@@ -202,7 +203,7 @@ function build(c: Flat, local: boolean): Config {
     rateLimit: {
       header: c.RATE_LIMIT_HEADER, store: c.RATE_LIMIT_STORE, emailSent: c.RATE_LIMIT_EMAIL_SENT, smsSent: c.RATE_LIMIT_SMS_SENT,
       tokenRefresh: c.RATE_LIMIT_TOKEN_REFRESH, verify: c.RATE_LIMIT_VERIFY, otp: c.RATE_LIMIT_OTP,
-      anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO, web3: c.RATE_LIMIT_WEB3,
+      anonymousUsers: c.RATE_LIMIT_ANONYMOUS_USERS, sso: c.RATE_LIMIT_SSO, samlAssertion: c.SAML_RATE_LIMIT_ASSERTION, web3: c.RATE_LIMIT_WEB3,
       mfaChallengeAndVerify: c.MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY, passkey: c.RATE_LIMIT_PASSKEY,
       oauthClientRegister: c.RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER,
     },
@@ -214,6 +215,11 @@ function build(c: Flat, local: boolean): Config {
     customOAuth: {
       enabled: c.CUSTOM_OAUTH_ENABLED, maxProviders: c.CUSTOM_OAUTH_MAX_PROVIDERS, externalUrl: c.CUSTOM_OAUTH_EXTERNAL_URL,
       trustedHosts: c.CUSTOM_OAUTH_TRUSTED_HOSTS,
+    },
+    saml: {
+      enabled: c.SAML_ENABLED, privateKey: c.SAML_PRIVATE_KEY, privateKeyNext: c.SAML_PRIVATE_KEY_NEXT,
+      allowEncryptedAssertions: c.SAML_ALLOW_ENCRYPTED_ASSERTIONS, relayStateValidity: c.SAML_RELAY_STATE_VALIDITY_PERIOD,
+      externalUrl: c.SAML_EXTERNAL_URL,
     },
     web3: {
       solana: { enabled: c.EXTERNAL_WEB3_SOLANA_ENABLED, maxValidity: c.EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION },

@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
 import { type ConfigVariable, HOOK_KINDS, type HookKind, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
-import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSendLimit, parseTestOtp, parseTrustedHosts, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
+import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSamlPrivateKey, parseSendLimit, parseTestOtp, parseTrustedHosts, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
 
 const rawValue = z.string().optional();
 
@@ -115,7 +115,7 @@ const STATIC_FIELDS = {
   RATE_LIMIT_OTP: f(withDefault(nonNegativeNumber, 30), '30', 'OTP-sending requests per IP per 5 minutes.'),
   RATE_LIMIT_ANONYMOUS_USERS: f(withDefault(nonNegativeNumber, 30), '30', 'Anonymous sign-ins per IP per hour.'),
   RATE_LIMIT_WEB3: f(withDefault(nonNegativeNumber, 30), '30', 'Web3 sign-ins (POST /token?grant_type=web3) per IP per 5 minutes, burst 30; this grant is not counted by RATE_LIMIT_TOKEN_REFRESH.'),
-  RATE_LIMIT_SSO: f(withDefault(nonNegativeNumber, 30), '30', 'SSO requests per IP per 5 minutes.'),
+  RATE_LIMIT_SSO: f(withDefault(nonNegativeNumber, 30), '30', 'SSO sign-in starts (POST /sso) per IP per 5 minutes, burst 30.'),
   RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: f(withDefault(nonNegativeNumber, 10), '10', 'OAuth dynamic client registrations (POST /oauth/clients/register) per IP per 5 minutes (burst 30).'),
 
   OAUTH_SERVER_ENABLED: f(bool(false), 'false', 'Act as an OAuth 2.1 / OpenID Connect authorization server (/oauth/*, /admin/oauth/*, /user/oauth/*); off, those routes answer 404 feature_disabled.'),
@@ -136,6 +136,13 @@ const STATIC_FIELDS = {
   CUSTOM_OAUTH_MAX_PROVIDERS: f(withDefault(integer(0), 0), '0', 'Most custom providers that may exist; 0 is no limit.'),
   CUSTOM_OAUTH_EXTERNAL_URL: f(opt(parseUrl), 'API_EXTERNAL_URL', 'Base URL of the callback (<url>/callback) that custom providers redirect to.'),
   CUSTOM_OAUTH_TRUSTED_HOSTS: f(withDefault(parseTrustedHosts, []), '', 'host:port pairs, comma-separated, that custom providers may use although they are private, loopback or plain http (a local test issuer, an IdP inside your network); every other provider URL must be https on a public address. authsvc only.'),
+  SAML_ENABLED: f(bool(false), 'false', 'SAML 2.0 single sign-on (/sso, /sso/saml/metadata, /sso/saml/acs); off, every /sso path answers 404 saml_provider_disabled. The admin API (/admin/sso/providers) works either way. Needs a runtime with node:crypto (Node, Bun, Deno; docs/sso-saml.md).'),
+  SAML_PRIVATE_KEY: f(opt(parseSamlPrivateKey), '', 'Required when SAML_ENABLED: the SP\'s RSA key, standard base64 of its PKCS#1 DER (e = 65537, at least 2048 bits), as GoTrue takes it; signs AuthnRequests, and a self-signed certificate made from it is published in the SP metadata.'),
+  SAML_PRIVATE_KEY_NEXT: f(opt(parseSamlPrivateKey), '', 'The next SP key during a rotation (as SAML_PRIVATE_KEY): its certificate is published in the metadata beside the current one.'),
+  SAML_ALLOW_ENCRYPTED_ASSERTIONS: f(bool(false), 'false', 'Publish the SP key(s) for encryption in the metadata and accept encrypted assertions (RSA-OAEP key transport; AES-CBC or AES-GCM data), decrypted with SAML_PRIVATE_KEY, then SAML_PRIVATE_KEY_NEXT.'),
+  SAML_RELAY_STATE_VALIDITY_PERIOD: f(withDefault(seconds, 120), '2m', 'How long after POST /sso the IdP\'s answer is accepted (the relay state\'s life).'),
+  SAML_EXTERNAL_URL: f(opt(parseUrl), 'API_EXTERNAL_URL', 'Base URL of the SP: entity ID and metadata at <url>/sso/saml/metadata, ACS at <url>/sso/saml/acs.'),
+  SAML_RATE_LIMIT_ASSERTION: f(withDefault(nonNegativeNumber, 15), '15', 'SAML responses (POST /sso/saml/acs) per IP per 5 minutes, burst 30.'),
   EXTERNAL_WEB3_SOLANA_ENABLED: f(bool(false), 'false', 'Sign in with Solana (POST /token?grant_type=web3, chain solana).'),
   EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION: f(withDefault(seconds, 600), '10m', 'How long after (or before) its Issued At a signed Solana message is accepted.'),
   EXTERNAL_WEB3_ETHEREUM_ENABLED: f(bool(false), 'false', 'Sign in with Ethereum (POST /token?grant_type=web3, chain ethereum, EIP-4361 messages).'),
@@ -314,7 +321,6 @@ const ID_TOKEN_PROVIDERS = ['APPLE', 'AZURE', 'FACEBOOK', 'GOOGLE', 'KEYCLOAK'];
 export function support(name: FieldName): Support {
   const no = (because: string, refuse = false): Support => ({ built: false, refuse, because });
   if (name === 'OPERATOR_TOKEN' || name === 'API_ENDPOINT') return no('multi-instance mode is not supported');
-  if (name === 'RATE_LIMIT_SSO') return no('SAML single sign-on is not built');
   if (name === 'MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS') return no('sign-in before confirming the address is not built (authsvc stays strict)');
   if (name === 'MAILER_EXTERNAL_HOSTS') return no('links in emails always use API_EXTERNAL_URL');
   // As in GoTrue: Apple and Google are always reached at their own hosts, and only ID-token

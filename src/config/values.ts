@@ -1,6 +1,7 @@
 // Value syntax, as GoTrue reads each kind of setting. Parsers throw; the field wrappers
 // (fields.ts) turn a throw into a zod issue.
 import { parseDurationSeconds } from './duration.ts';
+import { readPkcs1RsaKey } from './pkcs1.ts';
 import type { SendLimit } from './types.ts';
 
 const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
@@ -269,4 +270,28 @@ export function parseHookSecrets(raw: string): string[] {
     throw new Error('invalid secret format (expected v1,whsec_<base64>, several separated by |)');
   }
   return secrets;
+}
+
+/**
+ * GoTrue's SAML_PRIVATE_KEY: standard base64 of a PKCS#1 DER RSA key, e = 65537, at least 2048
+ * bits. Kept as given (sso/keys.ts imports it); the errors never quote it.
+ */
+export function parseSamlPrivateKey(raw: string): string {
+  const b64 = raw.trim();
+  let der: Uint8Array;
+  try {
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw new Error();
+    der = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  } catch {
+    throw new Error('is not standard base64');
+  }
+  let facts;
+  try {
+    facts = readPkcs1RsaKey(der);
+  } catch {
+    throw new Error('is not a PKCS#1 DER RSA private key');
+  }
+  if (facts.publicExponent !== 65537) throw new Error('must have the public exponent 65537');
+  if (facts.modulusBits < 2048) throw new Error('must be an RSA key of at least 2048 bits');
+  return b64;
 }

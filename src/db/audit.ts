@@ -27,7 +27,7 @@ const LOG_TYPE: Record<AuditAction, string> = {
 };
 
 export interface AuditEntry {
-  actor: Pick<UserRow, 'id' | 'email' | 'phone' | 'rawUserMetaData'> | null;
+  actor: (Pick<UserRow, 'id' | 'email' | 'phone' | 'rawUserMetaData'> & { isSsoUser?: boolean | null }) | null;
   action: AuditAction;
   traits?: Record<string, unknown>;
   ip?: string;
@@ -40,7 +40,8 @@ export type AuditRecord = { id: string; payload: Record<string, unknown>; create
 export function auditRecord(e: AuditEntry, id: string = crypto.randomUUID()): AuditRecord {
   const payload: Record<string, unknown> = {
     actor_id: e.actor?.id ?? NIL_UUID,
-    actor_via_sso: false,
+    // GoTrue: the actor's is_sso_user.
+    actor_via_sso: e.actor?.isSsoUser === true,
     actor_username: e.actor ? (e.actor.phone || e.actor.email || '') : '',
   };
   const fullName = e.actor?.rawUserMetaData?.full_name;

@@ -38,10 +38,12 @@ export async function deleteFlowState(ex: Executor, id: string): Promise<void> {
 export async function insertOAuthFlowState(ex: Executor, f: {
   id: string; providerType: string; challenge?: string; method?: 's256' | 'plain'; inviteToken?: string; referrer: string;
   oauthClientStateId?: string; linkingTargetId?: string; emailOptional: boolean; now: Date;
+  /** 'oauth' unless said (SSO: 'sso/saml'). */
+  authenticationMethod?: string;
 }): Promise<void> {
   await ex.orm.insert(ex.t.flowState).values({
     id: f.id, authCode: f.challenge ? crypto.randomUUID() : null, codeChallenge: f.challenge ?? null, codeChallengeMethod: f.method ?? null,
-    providerType: f.providerType, authenticationMethod: 'oauth', inviteToken: f.inviteToken ?? null, referrer: f.referrer,
+    providerType: f.providerType, authenticationMethod: f.authenticationMethod ?? 'oauth', inviteToken: f.inviteToken ?? null, referrer: f.referrer,
     oauthClientStateId: f.oauthClientStateId ?? null, linkingTargetId: f.linkingTargetId ?? null, emailOptional: f.emailOptional,
     createdAt: f.now, updatedAt: f.now,
   });

@@ -111,7 +111,7 @@ const rotateStmt = statement('refresh_rotate', (t) => sql`
   ), audit as (
     insert into ${t.auditLogEntries} (instance_id, id, payload, created_at, ip_address)
     select ${NIL_UUID}::uuid, a.id, json_strip_nulls(json_build_object(
-        'actor_id', u.id, 'actor_via_sso', false,
+        'actor_id', u.id, 'actor_via_sso', u.is_sso_user,
         'actor_username', coalesce(nullif(u.phone, ''), nullif(u.email, ''), ''),
         'actor_name', case when jsonb_typeof(u.raw_user_meta_data -> 'full_name') = 'string'
                            then nullif(u.raw_user_meta_data ->> 'full_name', '') end,

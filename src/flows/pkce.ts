@@ -35,7 +35,7 @@ async function challengeOf(verifier: string, method: string): Promise<string> {
 
 const AMR: Record<string, AmrMethod> = {
   'email/signup': 'email/signup', magiclink: 'magiclink', recovery: 'recovery', invite: 'invite', email_change: 'email_change',
-  oauth: 'oauth',
+  oauth: 'oauth', 'sso/saml': 'sso/saml',
 };
 
 export async function pkceGrant(deps: Deps, authCode: string, verifier: string, aud: string, meta: RequestMeta): Promise<TokenResponse> {

@@ -114,6 +114,10 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
   if ((p.password || changeEmail || changePhone) && auth.session?.aal !== 'aal2' && await hasVerifiedFactor(deps.db, user.id)) {
     throw new ApiError(401, 'insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.');
   }
+  // GoTrue: an SSO account's sign-in details belong to its IdP.
+  if (user.isSsoUser && (p.password || changeEmail || changePhone || p.nonce)) {
+    throw new ApiError(422, 'user_sso_managed', 'Updating email, phone, password of a SSO account only possible via SSO');
+  }
   if (changePhone && await findUserByPhone(deps.db, newPhone, user.aud ?? '')) {
     throw new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
   }

@@ -13,7 +13,7 @@ import type { RateLimitStore } from './rate-limit-store.ts';
 import { isIp } from './request-meta.ts';
 
 export type LimitName = 'token' | 'verify' | 'otp' | 'magiclink' | 'recover' | 'resend' | 'signup' | 'user' | 'anonymous'
-  | 'mfa_challenge' | 'mfa_verify' | 'passkey' | 'oauth_client_register' | 'web3';
+  | 'mfa_challenge' | 'mfa_verify' | 'passkey' | 'oauth_client_register' | 'web3' | 'sso' | 'saml_assertion';
 
 const FIVE_MINUTES = 300;
 
@@ -23,6 +23,9 @@ export function bucketFor(name: LimitName, cfg: Config['rateLimit']): Bucket {
     case 'token': return { capacity: 30, refillPerSecond: cfg.tokenRefresh / FIVE_MINUTES };
     case 'verify': return { capacity: 30, refillPerSecond: cfg.verify / FIVE_MINUTES };
     case 'web3': return { capacity: 30, refillPerSecond: cfg.web3 / FIVE_MINUTES };
+    // RATE_LIMIT_SSO (POST /sso) and SAML_RATE_LIMIT_ASSERTION (the ACS): N per 5 minutes, burst 30.
+    case 'sso': return { capacity: 30, refillPerSecond: cfg.sso / FIVE_MINUTES };
+    case 'saml_assertion': return { capacity: 30, refillPerSecond: cfg.samlAssertion / FIVE_MINUTES };
     // MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: N per minute, burst 30, one bucket per endpoint.
     case 'mfa_challenge': case 'mfa_verify': return { capacity: 30, refillPerSecond: cfg.mfaChallengeAndVerify / 60 };
     // RATE_LIMIT_PASSKEY: N per 5 minutes, burst 30 (passkey sign-in options only).

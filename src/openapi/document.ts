@@ -109,7 +109,7 @@ const TAGS = [
   { name: 'mfa', description: 'MFA factors: TOTP, phone and WebAuthn; recovery codes.' },
   { name: 'passkeys', description: 'Passkeys: sign-in with a discoverable WebAuthn credential, and its management.' },
   { name: 'oauth-server', description: 'authsvc as an OAuth 2.1 / OpenID Connect provider (OAUTH_SERVER_ENABLED).' },
-  { name: 'disabled', description: 'Features not built yet: GoTrue\'s answers when they are switched off.' },
+  { name: 'sso', description: 'SAML 2.0 single sign-on (SAML_ENABLED) and its admin API.' },
   { name: 'health', description: 'Health, settings, discovery.' },
 ];
 

@@ -12,6 +12,8 @@ import { ClientRegisterBody, ClientUpdateBody, ConsentBody, OAuthTokenBody } fro
 import { MagicLinkBody, OtpBody, RecoverBody, ResendBody } from '../routes/otp.ts';
 import { PasskeyOptionsBody, PasskeyUpdateBody, PasskeyVerifyBody } from '../routes/passkeys.ts';
 import { SignupBody } from '../routes/signup.ts';
+import { SsoBody } from '../routes/sso.ts';
+import { SsoProviderBody } from '../sso/providers.ts';
 import { IdTokenBody, PasswordBody, PkceBody, RefreshBody, Web3Body } from '../routes/token.ts';
 import { UpdateBody } from '../routes/user.ts';
 import { VerifyBody } from '../routes/verify.ts';
@@ -63,17 +65,56 @@ const redirect = (description: string): Reply => ({ description, headers: { Loca
 const json = (schema: string | Schema, description = 'OK'): Reply => ({ description, schema });
 const empty = json('Empty');
 const oneOf = (...names: string[]): Schema => ({ oneOf: names.map((n) => ({ $ref: `#/components/schemas/${n}` })) });
-const disabled = (code: string): Record<string, Reply> => ({ 404: { description: `Always: 404 \`${code}\` (the feature is off in authsvc).`, error: true } });
-
-/** Routes of features authsvc answers as GoTrue does when they are switched off (routes/feature-gates.ts). */
-function gated(): Operation[] {
-  const sso = disabled('saml_provider_disabled');
-  const op = (method: Method, path: string, summary: string, replies: Record<string, Reply>, auth?: Operation['auth']): Operation =>
-    ({ method, path, summary, tag: 'disabled', replies, ...(auth ? { auth } : {}) });
+/** SAML SSO (routes/sso.ts, routes/admin-sso.ts); /sso* answers 404 saml_provider_disabled while SAML_ENABLED is off. */
+function sso(): Operation[] {
+  const off = 'While SAML_ENABLED is off: 404 `saml_provider_disabled`.';
+  const provider = {
+    type: 'object',
+    description: 'GoTrue\'s SSOProvider: id, resource_id?, disabled (null or a boolean), saml {entity_id, metadata_xml? (not in lists), metadata_url?, attribute_mapping {keys?}, name_id_format?}, domains [{domain}], created_at, updated_at.',
+  };
+  const adminErrors: Record<string, Reply> = {
+    400: { description: '`validation_failed`, `saml_metadata_fetch_failed`, `sso_domain_already_exists`, `saml_entity_id_mismatch`.', error: true },
+    404: { description: '`sso_provider_not_found`.', error: true },
+    422: { description: '`saml_idp_already_exists`, `conflict`.', error: true },
+    501: { description: '`saml_not_supported_on_runtime` (Workers without node:crypto).', error: true },
+  };
+  const op = (o: Omit<Operation, 'tag'>): Operation => ({ ...o, tag: 'sso' });
+  const admin = (o: Omit<Operation, 'tag' | 'auth'>): Operation => ({ ...o, tag: 'sso', auth: 'admin' });
+  const idp = 'GoTrue: loadSSOProvider; `{idp_id}` is the uuid or `resource_<resource_id>`.';
   return [
-    op('post', '/sso', 'Start SAML SSO (any method under /sso answers the same)', sso),
-    op('get', '/sso/saml/metadata', 'SAML metadata', sso),
-    op('post', '/sso/saml/acs', 'SAML assertion consumer service', sso),
+    op({
+      method: 'post', path: '/sso', summary: 'Start SAML SSO by provider id or email domain (auth-js signInWithSSO)', gotrue: 'SingleSignOn', body: SsoBody,
+      replies: {
+        200: json({ type: 'object', properties: { url: str } }, 'With skip_http_redirect: the IdP URL with the signed AuthnRequest.'),
+        303: redirect('To the IdP with the signed AuthnRequest (HTTP-Redirect binding).'),
+        400: { description: '`validation_failed`, `bad_json`, `captcha_failed`.', error: true },
+        404: { description: `\`sso_provider_not_found\`, \`sso_provider_disabled\`. ${off}`, error: true },
+        501: { description: '`saml_not_supported_on_runtime`.', error: true },
+      },
+    }),
+    op({
+      method: 'get', path: '/sso/saml/metadata', summary: 'The SP metadata (EntityDescriptor)', gotrue: 'SAMLMetadata',
+      query: [{ name: 'download', description: '`true`: valid 5 years, as an attachment.', schema: { enum: ['true', 'false'] } }],
+      replies: { 200: { description: 'application/xml.' }, 404: { description: off, error: true } },
+    }),
+    op({
+      method: 'post', path: '/sso/saml/acs', summary: 'SAML assertion consumer service (HTTP-POST binding)', gotrue: 'SamlAcs',
+      form: { type: 'object', properties: { SAMLResponse: str, RelayState: str } },
+      replies: {
+        302: redirect('To the redirect target with a session in the fragment, or `?code=` for PKCE.'),
+        303: redirect('To SITE_URL with `error`, `error_code`, `error_description` in the query (every refusal).'),
+        404: { description: off, error: true }, 413: { description: '`request_entity_too_large`.', error: true },
+        501: { description: '`saml_not_supported_on_runtime`.', error: true },
+      },
+    }),
+    admin({
+      method: 'get', path: '/admin/sso/providers', summary: 'List SSO providers', gotrue: 'adminSSOProvidersList',
+      query: [{ name: 'resource_id' }, { name: 'resource_id_prefix' }], replies: { 200: json({ type: 'object', properties: { items: { type: 'array', items: provider } } }) },
+    }),
+    admin({ method: 'post', path: '/admin/sso/providers', summary: 'Add a SAML IdP from metadata XML or URL', gotrue: 'adminSSOProvidersCreate', body: SsoProviderBody, replies: { 201: json(provider, 'Created'), ...adminErrors } }),
+    admin({ method: 'get', path: '/admin/sso/providers/{idp_id}', summary: `Get an SSO provider. ${idp}`, gotrue: 'adminSSOProvidersGet', replies: { 200: json(provider), ...adminErrors } }),
+    admin({ method: 'put', path: '/admin/sso/providers/{idp_id}', summary: 'Update an SSO provider (domains replace the set; name_id_format left out clears it)', gotrue: 'adminSSOProvidersUpdate', body: SsoProviderBody, replies: { 200: json(provider), ...adminErrors } }),
+    admin({ method: 'delete', path: '/admin/sso/providers/{idp_id}', summary: 'Delete an SSO provider', gotrue: 'adminSSOProvidersDelete', replies: { 200: json(provider, 'The deleted provider.'), ...adminErrors } }),
   ];
 }
 
@@ -287,6 +328,6 @@ export function routeTable(): Operation[] {
     ...mfa(),
     ...passkeys(),
     ...oauthServer(),
-    ...gated(),
+    ...sso(),
   ];
 }

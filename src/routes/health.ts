@@ -49,8 +49,8 @@ healthRoutes.get('/settings', (c) => {
     mailer_autoconfirm: cfg.mailer.autoconfirm,
     phone_autoconfirm: cfg.sms.autoconfirm,
     sms_provider: cfg.sms.provider ?? '',
-    saml_enabled: false,
-    saml_private_key_next_configured: false,
+    saml_enabled: cfg.saml.enabled,
+    saml_private_key_next_configured: cfg.saml.enabled && !!cfg.saml.privateKeyNext,
     passkeys_enabled: cfg.passkey.enabled,
   });
 });

@@ -61,6 +61,7 @@ export async function buildTestApp(db: Database, env: Record<string, string> = {
     sms: createSmsProvider(config.sms, globalThis.fetch.bind(globalThis)),
     fetch: globalThis.fetch.bind(globalThis), now: () => new Date(), randomBytes: cryptoRandomBytes,
     logger: createLogger(config.log.level, (l) => logs.push(l)), version: '0.0.0-test',
+    samlXml: () => import('../../src/adapters/saml-xml.ts').then((m) => m.samlXml),
     ...over,
   };
   const app = createApp(deps);

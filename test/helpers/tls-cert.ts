@@ -51,3 +51,30 @@ export function selfSignedCert(extraIPv4: string[] = []): { key: string; cert: s
   const cert = `-----BEGIN CERTIFICATE-----\n${certDer.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
   return { key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, cert };
 }
+
+/**
+ * An RSA-2048 key and a self-signed certificate for it (SHA-256 with RSA, valid for a day): the
+ * test SAML IdP's signing pair. `certB64` is the certificate's DER in base64, as metadata holds it.
+ */
+export function selfSignedRsaCert(cn: string): { key: string; pkcs1: Buffer; certB64: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 65537 });
+  const sha256WithRsa = seq(oid('1.2.840.113549.1.1.11'), der(0x05));
+  const name = seq(der(0x31, seq(oid('2.5.4.3'), der(0x0c, Buffer.from(cn)))));
+  const now = Date.now();
+  const tbs = seq(
+    der(0xa0, der(0x02, Buffer.from([2]))),
+    der(0x02, Buffer.from([0x01, 0x02, 0x03, 0x04])),
+    sha256WithRsa,
+    name,
+    seq(utcTime(new Date(now - 60_000)), utcTime(new Date(now + 86_400_000))),
+    name,
+    publicKey.export({ type: 'spki', format: 'der' }),
+  );
+  const signature = sign('sha256', tbs, privateKey);
+  const certDer = seq(tbs, sha256WithRsa, der(0x03, Buffer.from([0]), signature));
+  return {
+    key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    pkcs1: privateKey.export({ type: 'pkcs1', format: 'der' }),
+    certB64: certDer.toString('base64'),
+  };
+}
