@@ -66,6 +66,15 @@ export function confirmDialog(title: string, message: string, action: string, da
 }
 
 let toastTimer: ReturnType<typeof setTimeout> | undefined;
+/** Removes the status line (on going to another section). */
+export function clearToast(): void {
+  const el = document.getElementById('toast');
+  if (el) {
+    el.textContent = '';
+    el.className = '';
+  }
+}
+
 /** A status line at the bottom of the screen (role=status: read out by screen readers). */
 export function toast(text: string, kind: 'ok' | 'error' = 'ok'): void {
   let el = document.getElementById('toast');

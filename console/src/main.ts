@@ -1,7 +1,7 @@
 // The console's shell: sign-in, the navigation, and a hash router (#/users, #/users/<id>,
 // #/audit, #/settings, #/health), so the browser's back button and links work with no server routes.
 import { ApiError, call, describe, setToken, signedIn } from './api.ts';
-import { field, h, mount } from './dom.ts';
+import { clearToast, field, h, mount } from './dom.ts';
 import { auditView, healthView, settingsView } from './views.ts';
 import { userView, usersView } from './users.ts';
 
@@ -49,8 +49,11 @@ function shell(current: string, content: HTMLElement): HTMLElement {
     h('main', { id: 'main', tabindex: '-1' }, content));
 }
 
+let lastSection = '';
+
 async function route(): Promise<void> {
   if (!signedIn()) {
+    lastSection = '';
     mount(root, signInView());
     document.title = 'Sign in · authsvc console';
     return;
@@ -59,6 +62,8 @@ async function route(): Promise<void> {
   const [, section = 'users', id] = hash.split('/');
   const content = h('div', { class: 'loading' }, 'Loading…');
   const current = `#/${section}`;
+  if (section !== lastSection) clearToast();
+  lastSection = section;
   mount(root, shell(current, content));
   const views: Record<string, () => Promise<HTMLElement>> = {
     users: () => (id ? userView(decodeURIComponent(id)) : usersView()),

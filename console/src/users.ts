@@ -95,9 +95,9 @@ function createForms(): HTMLElement {
     h('button', { type: 'submit', class: 'primary' }, 'Create user'));
   create.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    const body: Json = { email_confirm: confirmed.checked, phone_confirm: confirmed.checked };
-    if (email.value.trim()) body.email = email.value.trim();
-    if (phone.value.trim()) body.phone = phone.value.trim();
+    const body: Json = {};
+    if (email.value.trim()) Object.assign(body, { email: email.value.trim(), email_confirm: confirmed.checked });
+    if (phone.value.trim()) Object.assign(body, { phone: phone.value.trim(), phone_confirm: confirmed.checked });
     if (password.value) body.password = password.value;
     try {
       if (meta.value.trim()) body.user_metadata = JSON.parse(meta.value);
@@ -133,7 +133,7 @@ function createForms(): HTMLElement {
 }
 
 function dl(pairs: [string, unknown][]): HTMLElement {
-  return h('dl', { class: 'facts' }, pairs.map(([k, v]) => [h('dt', null, k), h('dd', null, typeof v === 'string' || typeof v === 'number' ? String(v) : '—')]));
+  return h('dl', { class: 'facts' }, pairs.map(([k, v]) => [h('dt', null, k), h('dd', null, (typeof v === 'string' && v !== '') || typeof v === 'number' ? String(v) : '—')]));
 }
 
 function table(cols: string[], rows: Json[], cell: (r: Json, c: string) => string): HTMLElement {

@@ -83,7 +83,7 @@ export async function settingsView(): Promise<HTMLElement> {
         h('dl', { class: 'facts' }, Object.entries(settings).filter(([k]) => k !== 'external').map(([k, v]) => [h('dt', null, k), h('dd', null, String(v))])))),
     h('div', { class: 'card' },
       h('h2', null, 'Effective configuration (secrets masked)'),
-      h('div', { class: 'toolbar' }, filter, h('label', { class: 'check' }, onlySet, ' Set or defaulted only')),
+      h('div', { class: 'toolbar' }, filter, h('label', { class: 'check' }, onlySet, ' Only settings that are set')),
       h('table', { class: 'list config' }, h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Setting'), h('th', { scope: 'col' }, 'Value'))), body)));
 }
 
