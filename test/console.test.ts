@@ -128,7 +128,7 @@ describe('GET /admin/config', () => {
     AUTHSVC_EXTERNAL_GITHUB_CLIENT_ID: 'gh-client', AUTHSVC_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost:9999/callback', AUTHSVC_EXTERNAL_GITHUB_SECRET: 'gh-secret-marker-3',
     AUTHSVC_SECURITY_CAPTCHA_SECRET: 'captcha-marker-4', AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'twilio-marker-5',
     AUTHSVC_OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer otlp-marker-6', AUTHSVC_SMS_TEST_OTP: '15550001111:123987',
-    AUTHSVC_HOOK_SEND_EMAIL_ENABLED: 'true', AUTHSVC_HOOK_SEND_EMAIL_URI: 'https://hooks.example.com/send',
+    AUTHSVC_HOOK_SEND_EMAIL_ENABLED: 'true', AUTHSVC_HOOK_SEND_EMAIL_URI: 'https://hooks.example.com/send?apikey=hook-query-marker-9&v=2',
     AUTHSVC_HOOK_SEND_EMAIL_SECRETS: 'v1,whsec_c2VjcmV0LW1hcmtlci03LWhvb2stMDEyMzQ1Njc4OWFiY2RlZg==',
     AUTHSVC_OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector:url-pass-marker-8@otel.example.com',
   };
@@ -145,7 +145,7 @@ describe('GET /admin/config', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const text = await res.text();
-    for (const marker of ['smtp-pass-marker-1', 're_marker_2', 'gh-secret-marker-3', 'captcha-marker-4', 'twilio-marker-5', 'otlp-marker-6', '123987', 'c2VjcmV0LW1hcmtlci03LWhvb2st', 'url-pass-marker-8', BASE_ENV.AUTHSVC_JWT_SECRET!]) {
+    for (const marker of ['smtp-pass-marker-1', 're_marker_2', 'gh-secret-marker-3', 'captcha-marker-4', 'twilio-marker-5', 'otlp-marker-6', '123987', 'c2VjcmV0LW1hcmtlci03LWhvb2st', 'url-pass-marker-8', 'hook-query-marker-9', BASE_ENV.AUTHSVC_JWT_SECRET!]) {
       expect(text).not.toContain(marker);
     }
     const body = JSON.parse(text) as { started_at: string; variables: { name: string; value: unknown; secret: boolean; set: boolean }[] };
@@ -157,7 +157,7 @@ describe('GET /admin/config', () => {
     expect(v.OTEL_EXPORTER_OTLP_ENDPOINT!.value).toBe('https://collector:********@otel.example.com');
     expect(v.SITE_URL).toEqual({ name: 'SITE_URL', value: 'http://localhost:3000', secret: false, set: true });
     expect(v.EXTERNAL_GITHUB_CLIENT_ID!.value).toBe('gh-client');
-    expect(v.HOOK_SEND_EMAIL_URI!.value).toBe('https://hooks.example.com/send');
+    expect(v.HOOK_SEND_EMAIL_URI!.value).toBe('https://hooks.example.com/send?apikey=********&v=********');
     expect(v.CONSOLE_ENABLED).toMatchObject({ value: null, set: false });
     expect(Date.parse(body.started_at)).toBeLessThanOrEqual(Date.now());
   });

@@ -9,9 +9,9 @@ const root = document.getElementById('app')!;
 
 const NAV: [string, string][] = [['#/users', 'Users'], ['#/audit', 'Audit log'], ['#/settings', 'Settings'], ['#/health', 'Health']];
 
-function signInView(): HTMLElement {
+function signInView(notice = ''): HTMLElement {
   const input = h('input', { type: 'password', name: 'token', id: 'token', autocomplete: 'off', required: true, spellcheck: 'false' });
-  const error = h('p', { class: 'error', role: 'alert' });
+  const error = h('p', { class: 'error', role: 'alert' }, notice);
   const form = h('form', { class: 'card signin' },
     h('h1', null, 'authsvc console'),
     h('p', null, 'Sign in with the service-role key or an admin JWT (a role of JWT_ADMIN_ROLES). It is kept in this page\'s memory only: reloading the page signs you out.'),
@@ -76,6 +76,12 @@ async function route(): Promise<void> {
     const el = await view();
     content.replaceWith(el);
   } catch (e) {
+    // An expired or revoked token: back to the sign-in form.
+    if (e instanceof ApiError && e.status === 401) {
+      setToken(undefined);
+      mount(root, signInView('Your token is no longer accepted (expired?): sign in again.'));
+      return;
+    }
     content.replaceWith(h('p', { class: 'error', role: 'alert' }, describe(e)));
   }
   const title = NAV.find(([href]) => href === current)?.[1] ?? 'Users';

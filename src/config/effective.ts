@@ -1,6 +1,7 @@
 // The effective configuration as GET /admin/config shows it: every setting by its variable name
 // (without prefix), its parsed value, and secrets masked. A setting is secret by its name (keys,
-// secrets, passwords, tokens, OTLP headers, test OTPs); a URL anywhere in a value loses its password.
+// secrets, passwords, tokens, OTLP headers, test OTPs); a URL anywhere in a value loses its password,
+// and a value that is a URL the values of its query (a hook's `?apikey=…`).
 import { FIELD_NAMES } from './fields.ts';
 import type { Config } from './types.ts';
 
@@ -19,15 +20,20 @@ export interface ShownSetting {
 }
 
 /** `scheme://user:password@host…` → `scheme://user:********@host…`, anywhere in a string. */
-const withoutPasswords = (s: string): string => s.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)[^\s/@]*@/gi, `$1${MASK}@`);
+const withoutPasswords = (s: string): string => s.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)[^\s/]*@/gi, `$1${MASK}@`);
+/** …and, when the whole value is one URL, `?key=value&…` → `?key=********&…`. */
+const masked = (s: string): string => {
+  const out = withoutPasswords(s);
+  return /^[a-z][a-z0-9+.-]*:\/\/\S*$/i.test(out) ? out.replace(/([?&][^=&#]*=)[^&#]*/g, `$1${MASK}`) : out;
+};
 
 function clean(v: unknown): unknown {
-  if (typeof v === 'string') return withoutPasswords(v);
+  if (typeof v === 'string') return masked(v);
   if (Array.isArray(v)) return v.map(clean);
   if (v && typeof v === 'object') {
     // A parsed DATABASE_URL is {kind, url, dataDir}: its URL is what the operator wrote.
     const o = v as Record<string, unknown>;
-    if (typeof o.url === 'string' && 'kind' in o) return withoutPasswords(o.url);
+    if (typeof o.url === 'string' && 'kind' in o) return masked(o.url);
     return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, clean(x)]));
   }
   return v ?? null;
