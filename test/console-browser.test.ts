@@ -38,38 +38,6 @@ let page: Page;
 let serviceKey: string;
 let xssUserId = '';
 
-beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: the console's browser tests need it. Install Debian's package (apt-get install -y chromium; .ci/run does this when it is missing) or set CHROMIUM_PATH.`);
-  }
-  db = await openTestDb();
-  t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_CONSOLE_ENABLED: 'true' });
-  serviceKey = await signJwt(t.deps.keys, { role: 'service_role', iss: 'supabase', exp: Math.floor(Date.now() / 1000) + 3600 });
-  const admin = { authorization: `Bearer ${serviceKey}` };
-  for (let i = 1; i <= 24; i++) {
-    const res = await t.request('POST', '/admin/users', { email: `person-${String(i).padStart(2, '0')}@example.com`, password: 'correct-horse-1', email_confirm: true, user_metadata: { name: `Person ${i}` } }, admin);
-    expect(res.status).toBe(200);
-  }
-  const port = await freePort();
-  server = serve({ fetch: t.app.fetch, port, hostname: '127.0.0.1' });
-  base = `http://127.0.0.1:${port}`;
-  profile = mkdtempSync(join(tmpdir(), 'authsvc-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1200, height: 820 }, locale: 'en-GB', timezoneId: 'UTC',
-    colorScheme: 'light', timeout: 120_000,
-  });
-  context.setDefaultTimeout(WAIT);
-  page = context.pages()[0] ?? await context.newPage();
-  mkdirSync(SHOTS, { recursive: true });
-}, 180_000);
-
-afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-  await new Promise<void>((done) => (server ? server.close(() => done()) : done()));
-  await db?.close();
-});
-
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
 const main = () => page.locator('main');
 
@@ -81,7 +49,44 @@ async function signIn(): Promise<void> {
   await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
 }
 
+const MISSING = `Chromium is not installed at ${CHROMIUM}: the console's browser tests need it. Install Debian's package (apt-get install -y chromium; .ci/run does this when it is missing) or set CHROMIUM_PATH.`;
+
+// A failure, never a skip: without a browser these tests prove nothing.
+test('Debian\'s Chromium is there to drive', () => {
+  expect(existsSync(CHROMIUM), MISSING).toBe(true);
+});
+
 describe('the console in Chromium', { timeout: 120_000 }, () => {
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(MISSING);
+    db = await openTestDb();
+    t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_CONSOLE_ENABLED: 'true' });
+    serviceKey = await signJwt(t.deps.keys, { role: 'service_role', iss: 'supabase', exp: Math.floor(Date.now() / 1000) + 3600 });
+    const admin = { authorization: `Bearer ${serviceKey}` };
+    for (let i = 1; i <= 24; i++) {
+      const res = await t.request('POST', '/admin/users', { email: `person-${String(i).padStart(2, '0')}@example.com`, password: 'correct-horse-1', email_confirm: true, user_metadata: { name: `Person ${i}` } }, admin);
+      expect(res.status).toBe(200);
+    }
+    const port = await freePort();
+    server = serve({ fetch: t.app.fetch, port, hostname: '127.0.0.1' });
+    base = `http://127.0.0.1:${port}`;
+    profile = mkdtempSync(join(tmpdir(), 'authsvc-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1200, height: 820 }, locale: 'en-GB', timezoneId: 'UTC',
+      colorScheme: 'light', timeout: 120_000,
+    });
+    context.setDefaultTimeout(WAIT);
+    page = context.pages()[0] ?? await context.newPage();
+    mkdirSync(SHOTS, { recursive: true });
+  }, 180_000);
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await new Promise<void>((done) => (server ? server.close(() => done()) : done()));
+    await db?.close();
+  });
+
   test('is served with the strict CSP; a wrong token is refused; the service-role key signs in', async () => {
     const res = await page.goto(`${base}/console/`);
     expect(res?.status()).toBe(200);
@@ -153,6 +158,29 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Sign out everywhere' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Sign out everywhere' }).click();
     await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Every session of the user is ended');
+  });
+
+  test('invites, sends a magic link, confirms, and deletes for good', async () => {
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
+    await page.locator('#invite-user input[name=invite_email]').fill('invitee@example.com');
+    await page.locator('#invite-user').getByRole('button', { name: 'Send invitation' }).click();
+    await expect.poll(() => t.mails.filter((m) => m.to === 'invitee@example.com').map((m) => m.kind), { timeout: WAIT }).toEqual(['invite']);
+    await page.getByRole('searchbox', { name: 'Search by email or phone' }).fill('invitee');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'invitee@example.com' }).click();
+    await page.getByRole('heading', { name: 'invitee@example.com' }).waitFor();
+    expect(await main().locator('.tag', { hasText: 'unconfirmed' }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Send magic link' }).click();
+    await expect.poll(() => t.mails.filter((m) => m.to === 'invitee@example.com').length, { timeout: WAIT }).toBe(2);
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await main().locator('.tag', { hasText: /^confirmed$/ }).waitFor();
+    const id = decodeURIComponent(new URL(page.url()).hash.split('/')[2] ?? '');
+    await page.getByRole('button', { name: 'Delete (hard)' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete (hard)' }).click();
+    await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
+    expect((await t.request('GET', `/admin/users/${id}`, undefined, { authorization: `Bearer ${serviceKey}` })).status).toBe(404);
+    await page.getByRole('searchbox', { name: 'Search by email or phone' }).fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
   });
 
   test('reads and filters the audit log', async () => {
