@@ -248,4 +248,13 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await shot('signin-dark');
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
   });
+
+  test('under /auth/v1/console/ it calls the API under /auth/v1/', async () => {
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto(`${base}/auth/v1/console/`);
+    const listed = page.waitForRequest((r) => new URL(r.url()).pathname === '/auth/v1/admin/users');
+    await signIn();
+    expect((await listed).headers().authorization).toBe(`Bearer ${serviceKey}`);
+    expect(await page.locator('#users-total').textContent()).toMatch(/^\d+ in all$/);
+  });
 });
