@@ -16,9 +16,11 @@ import { createOAuthCache } from './oauth/context.ts';
 import { checkQueryString, limitDeclaredBody } from './http/read-json.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
 import { adminSsoRoutes } from './routes/admin-sso.ts';
+import { adminConfigRoutes } from './routes/admin-config.ts';
 import { adminCustomProviderRoutes } from './routes/admin-custom-providers.ts';
 import { adminGenerateLinkRoutes } from './routes/admin-generate-link.ts';
 import { adminUsersRoutes } from './routes/admin-users.ts';
+import { consoleRoutes } from './routes/console.ts';
 import { externalRoutes } from './routes/external.ts';
 import { featureGateRoutes } from './routes/feature-gates.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -119,6 +121,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     .route('/', adminUsersRoutes)
     .route('/', adminGenerateLinkRoutes)
     .route('/', adminAuditRoutes)
+    .route('/', adminConfigRoutes(deps.now()))
     .route('/', adminCustomProviderRoutes)
     .route('/', adminSsoRoutes)
     .route('/', externalRoutes)
@@ -127,6 +130,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     .route('/', oauthServerRoutes)
     .route('/', ssoRoutes)
     .route('/', featureGateRoutes)
+    .route('/', consoleRoutes)
     .route('/', openapiRoutes());
   app.route('/', api);
   // supabase-js calls `<project url>/auth/v1/…` (Supabase's gateway prefix): serving it too

@@ -71,7 +71,9 @@ function flatten(v: unknown, path: string[] = [], out = new Map<string, string>(
 function changedPaths(a: Config, b: Config): string[] {
   const fa = flatten(a);
   const fb = flatten(b);
-  return [...new Set([...fa.keys(), ...fb.keys()])].filter((k) => fa.get(k) !== fb.get(k));
+  // config.effective mirrors every setting for GET /admin/config (shown, never acted on): what
+  // acts on a setting is the typed config around it.
+  return [...new Set([...fa.keys(), ...fb.keys()])].filter((k) => !k.startsWith('effective.') && fa.get(k) !== fb.get(k));
 }
 
 function sources(dir: string): string[] {

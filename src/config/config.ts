@@ -127,7 +127,7 @@ export function parseConfig(
   }
   const rpWarning = webauthnWarning(result.data);
   if (rpWarning) warnings.push(rpWarning);
-  return { ok: true, config: build(result.data, local), notices, warnings };
+  return { ok: true, config: { ...build(result.data, local), effective: { values: result.data, set: new Set(values.keys()) } }, notices, warnings };
 }
 
 /**
@@ -252,6 +252,7 @@ function build(c: Flat, local: boolean): Config {
       rpId: c.WEBAUTHN_RP_ID, rpDisplayName: c.WEBAUTHN_RP_DISPLAY_NAME, rpOrigins: c.WEBAUTHN_RP_ORIGINS,
       challengeExpiry: c.WEBAUTHN_CHALLENGE_EXPIRY_DURATION,
     },
+    console: { enabled: c.CONSOLE_ENABLED ?? local },
     passkey: { enabled: c.PASSKEY_ENABLED, maxPerUser: c.PASSKEY_MAX_PASSKEYS_PER_USER },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,

@@ -118,6 +118,8 @@ const STATIC_FIELDS = {
   RATE_LIMIT_SSO: f(withDefault(nonNegativeNumber, 30), '30', 'SSO sign-in starts (POST /sso) per IP per 5 minutes, burst 30.'),
   RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: f(withDefault(nonNegativeNumber, 10), '10', 'OAuth dynamic client registrations (POST /oauth/clients/register) per IP per 5 minutes (burst 30).'),
 
+  CONSOLE_ENABLED: f(opt(parseBool), 'true in local mode, else false', 'Serves the admin console (a browser client of the admin API) at /console/ and /auth/v1/console/; off, those paths answer 404. Not a GoTrue setting.'),
+
   OAUTH_SERVER_ENABLED: f(bool(false), 'false', 'Act as an OAuth 2.1 / OpenID Connect authorization server (/oauth/*, /admin/oauth/*, /user/oauth/*); off, those routes answer 404 feature_disabled.'),
   OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: f(bool(false), 'false', 'Anyone may register an OAuth client at POST /oauth/clients/register (RFC 7591; MCP clients need it); also adds registration_endpoint to discovery.'),
   OAUTH_SERVER_AUTHORIZATION_PATH: f(textOr(''), '', 'Path on SITE_URL of the app\'s consent page; /oauth/authorize redirects there with ?authorization_id=. Required for the authorization flow.'),

@@ -81,6 +81,13 @@ export interface Config {
   /** The relying party of WebAuthn factors and passkeys; empty values are refused at request time. */
   webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpiry: number };
   passkey: { enabled: boolean; maxPerUser: number };
+  /**
+   * Every setting as parsed (FIELD_NAMES → value, secrets included) and the names that were set
+   * (local-mode defaults count as set): read only by maskedSettings (config/effective.ts).
+   */
+  effective?: { values: Readonly<Record<string, unknown>>; set: ReadonlySet<string> };
+  /** CONSOLE_ENABLED (default: on in local mode only). */
+  console: { enabled: boolean };
   hooks: Record<HookKind, HookConfig>;
   /** OAUTH_SERVER_*: authsvc as an OAuth 2.1 / OIDC provider. */
   oauthServer: { enabled: boolean; allowDynamicRegistration: boolean; authorizationPath: string; authorizationTtl: number; defaultScope: string };

@@ -111,6 +111,7 @@ const TAGS = [
   { name: 'oauth-server', description: 'authsvc as an OAuth 2.1 / OpenID Connect provider (OAUTH_SERVER_ENABLED).' },
   { name: 'sso', description: 'SAML 2.0 single sign-on (SAML_ENABLED) and its admin API.' },
   { name: 'health', description: 'Health, settings, discovery.' },
+  { name: 'console', description: 'The admin console\'s static files (CONSOLE_ENABLED): a browser client of the admin API.' },
 ];
 
 /**

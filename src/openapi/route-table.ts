@@ -216,6 +216,19 @@ function passkeys(): Operation[] {
   ];
 }
 
+/** The admin console's files (routes/console.ts; CONSOLE_ENABLED, else 404 not_found). */
+function consolePages(): Operation[] {
+  const page = (path: string, what: string): Operation => ({
+    method: 'get', path, summary: `Admin console: ${what} (not a GoTrue route)`, tag: 'console',
+    replies: { 200: { description: `${what}; ETag, Cache-Control: no-cache, a strict Content-Security-Policy.` }, 304: { description: 'If-None-Match names the current ETag.' }, 404: { description: '`not_found`: CONSOLE_ENABLED is false.', error: true } },
+  });
+  return [
+    { ...page('/console', 'the page (text/html)'), replies: { ...page('/console', 'the page (text/html)').replies, 301: redirect('From /console to /console/.') } },
+    page('/console/app.js', 'its script'),
+    page('/console/app.css', 'its style sheet'),
+  ];
+}
+
 function admin(): Operation[] {
   const op = (o: Omit<Operation, 'tag' | 'auth'>): Operation => ({ ...o, tag: 'admin', auth: 'admin' });
   return [
@@ -230,6 +243,11 @@ function admin(): Operation[] {
     op({ method: 'get', path: '/admin/users/{user_id}', summary: 'Get a user', gotrue: 'adminUserGet', replies: { 200: json('User') } }),
     op({ method: 'put', path: '/admin/users/{user_id}', summary: 'Update a user', gotrue: 'adminUserUpdate', body: AdminUserBody, replies: { 200: json('User') } }),
     op({ method: 'delete', path: '/admin/users/{user_id}', summary: 'Delete a user (hard, or soft with should_soft_delete)', gotrue: 'adminUserDelete', body: DeleteBody, bodyOptional: true, replies: { 200: empty } }),
+    op({ method: 'post', path: '/admin/users/{user_id}/logout', summary: 'End every session of the user (not a GoTrue route)', replies: { 204: { description: 'Signed out.' }, 404: { description: '`user_not_found`.', error: true } } }),
+    op({
+      method: 'get', path: '/admin/config', summary: 'The effective configuration, secrets masked, and the instance\'s start time (not a GoTrue route)',
+      replies: { 200: json({ type: 'object', required: ['started_at', 'variables'], properties: { started_at: { type: 'string', format: 'date-time' }, variables: { type: 'array', items: { type: 'object', required: ['name', 'value', 'secret', 'set'] } } } }) },
+    }),
     op({ method: 'post', path: '/admin/generate_link', summary: 'Generate an email link without sending it', gotrue: 'adminGenerateLink', body: GenerateLinkBody, replies: { 200: json('GeneratedLink') } }),
     op({
       method: 'get', path: '/admin/audit', summary: 'Audit log', gotrue: 'adminAuditLog',
@@ -293,6 +311,7 @@ export function routeTable(): Operation[] {
     { method: 'get', path: '/.well-known/openid-configuration', summary: 'OpenID discovery document', tag: 'health', gotrue: 'WellKnownOpenID', replies: { 200: json('OpenIdConfiguration') } },
     { method: 'get', path: '/.well-known/jwks.json', summary: 'Public signing keys', tag: 'health', gotrue: 'WellKnownJwks', replies: { 200: json('Jwks') } },
     { method: 'get', path: '/openapi.json', summary: 'This document', tag: 'health', replies: { 200: json('OpenApiDocument') } },
+    ...consolePages(),
     { method: 'post', path: '/signup', summary: 'Sign up with email or phone and a password; anonymously with neither', tag: 'auth', gotrue: 'Signup', body: SignupBody, query: [redirectTo], replies: { 200: json('SessionOrUser') } },
     {
       method: 'post', path: '/token', summary: 'Sign in / refresh: password, refresh_token, pkce, id_token or web3 grant', tag: 'auth', gotrue: 'Token', auth: 'user-optional',

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { decodeJwt } from 'jose';
 import * as z from 'zod';
 import { paginationHeaders, parsePage, parseSort } from '../admin/pagination.ts';
+import { adminSignOutUser } from '../admin/sign-out.ts';
 import {
   type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser, userIdParam,
 } from '../admin/users.ts';
@@ -66,4 +67,10 @@ adminUsersRoutes.delete('/admin/users/:user_id', requireAdmin, async (c) => {
   const body = await readOptionalJson(c, DeleteBody);
   await adminDeleteUser(c.get('deps'), id, body.should_soft_delete ?? false, admin(c));
   return c.json({});
+});
+
+// Not a GoTrue route: end every session of the user (admin/sign-out.ts). The console's "Sign out everywhere".
+adminUsersRoutes.post('/admin/users/:user_id/logout', requireAdmin, async (c) => {
+  await adminSignOutUser(c.get('deps'), userIdParam(c.req.param('user_id')), admin(c));
+  return c.body(null, 204);
 });

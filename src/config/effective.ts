@@ -1,0 +1,51 @@
+// The effective configuration as GET /admin/config shows it: every setting by its variable name
+// (without prefix), its parsed value, and secrets masked. A setting is secret by its name (keys,
+// secrets, passwords, tokens, OTLP headers, test OTPs); a URL anywhere in a value loses its password,
+// and a value that is a URL the values of its query (a hook's `?apikey=…`).
+import { FIELD_NAMES } from './fields.ts';
+import type { Config } from './types.ts';
+
+const SECRET_NAME = /(SECRETS?|_PASS|PASSWORD|_KEY|_KEYS|TOKEN|_OTLP_HEADERS|_TEST_OTP)$/;
+export const MASK = '********';
+
+export const isSecretSetting = (name: string): boolean => SECRET_NAME.test(name);
+
+export interface ShownSetting {
+  name: string;
+  /** The parsed value (secrets: MASK when set, null when not). */
+  value: unknown;
+  secret: boolean;
+  /** Set in the environment (or by local mode's defaults), rather than a built-in default. */
+  set: boolean;
+}
+
+/** `scheme://user:password@host…` → `scheme://user:********@host…`, anywhere in a string. */
+const withoutPasswords = (s: string): string => s.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)[^\s/]*@/gi, `$1${MASK}@`);
+/** …and, when the whole value is one URL, `?key=value&…` → `?key=********&…`. */
+const masked = (s: string): string => {
+  const out = withoutPasswords(s);
+  return /^[a-z][a-z0-9+.-]*:\/\/\S*$/i.test(out) ? out.replace(/([?&][^=&#]*=)[^&#]*/g, `$1${MASK}`) : out;
+};
+
+function clean(v: unknown): unknown {
+  if (typeof v === 'string') return masked(v);
+  if (Array.isArray(v)) return v.map(clean);
+  if (v && typeof v === 'object') {
+    // A parsed DATABASE_URL is {kind, url, dataDir}: its URL is what the operator wrote.
+    const o = v as Record<string, unknown>;
+    if (typeof o.url === 'string' && 'kind' in o) return masked(o.url);
+    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, clean(x)]));
+  }
+  return v ?? null;
+}
+
+export function maskedSettings(config: Config): ShownSetting[] {
+  const values = config.effective?.values ?? {};
+  const set = config.effective?.set ?? new Set<string>();
+  return FIELD_NAMES.map((name) => {
+    const secret = isSecretSetting(name);
+    const raw = values[name];
+    const present = raw !== undefined && raw !== '' && !(Array.isArray(raw) && raw.length === 0);
+    return { name, secret, set: set.has(name), value: secret ? (present ? MASK : null) : clean(raw) };
+  });
+}
