@@ -345,6 +345,29 @@ describe('sign-in', () => {
     expect(await tally()).toEqual(before);
   });
 
+  test('a new SSO account calls before user created in the transaction and after user created once committed (as GoTrue); a returning one calls neither', async () => {
+    const calls: { name: string; email: unknown }[] = [];
+    const hooks = Object.fromEntries(['BEFORE_USER_CREATED', 'AFTER_USER_CREATED'].flatMap((kind) => [
+      [`AUTHSVC_HOOK_${kind}_ENABLED`, 'true'], [`AUTHSVC_HOOK_${kind}_URI`, `https://hooks.test/${kind.toLowerCase()}`],
+      [`AUTHSVC_HOOK_${kind}_SECRETS`, `v1,whsec_${btoa('a 32-byte key for the hook tests')}`],
+    ]));
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = new URL(String(input));
+      const payload = JSON.parse(String(init?.body)) as Json;
+      calls.push({ name: url.pathname.slice(1), email: payload.user?.email });
+      return new Response(null, { status: 204 });
+    }) as typeof globalThis.fetch;
+    const withHooks = await buildTestApp(db, { ...ON, ...hooks }, { fetch });
+    const email = `dora.${unique()}@${domain}`;
+    const nameId = `dora-${unique()}`;
+    const first = await acs(withHooks, { SAMLResponse: idp.response(base({ nameId, attributes: { email: [email] } })) });
+    expect(first.status, first.headers.get('location') ?? '').toBe(302);
+    expect(calls).toEqual([{ name: 'before_user_created', email }, { name: 'after_user_created', email }]);
+    const again = await acs(withHooks, { SAMLResponse: idp.response(base({ nameId, attributes: { email: [email] } })) });
+    expect(again.status).toBe(302);
+    expect(calls).toHaveLength(2);
+  });
+
   test('a comment inside the signed NameID does not cut it short (the comment-truncation attack)', async () => {
     const s = await start({ domain });
     const victim = `victim-${unique()}@${domain}`;

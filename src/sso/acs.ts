@@ -17,6 +17,7 @@ import { isRedirectAllowed } from '../http/redirect.ts';
 import { hasUnstorableChars } from '../http/read-json.ts';
 import { storableData } from '../oauth/claims.ts';
 import { errorFields } from '../telemetry/logger.ts';
+import { afterUserCreated } from '../hooks/user-created.ts';
 import { signInSso } from './account.ts';
 import { mapAttributes, samlEmail, samlUserId, type AttributeMapping } from './attributes.ts';
 import { parseIdpMetadata, refreshedMetadata } from './providers.ts';
@@ -155,13 +156,15 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
   const data = identityData(provider.saml.entityId, sub, email, { ...claims, email });
   const base = started.redirectTo && isRedirectAllowed(started.redirectTo, deps.config.siteUrl, deps.config.uriAllowList) ? started.redirectTo : deps.config.siteUrl;
 
+  let createdUserId: string | undefined;
   const location = await transaction(deps.db, async (tx) => {
     const now = deps.now();
     // One use per assertion, whichever flow brings it.
     if (!(await useAssertionId(tx, provider.provider.id, assertion.id, expiresAt))) throw notValid('the Assertion has already been used');
     if (refreshed) await updateSamlProviderRow(tx, provider.saml.id, { metadataXml: refreshed.xml }, now);
     const flow = started.flowStateId ? await findFlowStateById(tx, started.flowStateId, { forUpdate: true }) : undefined;
-    const { user } = await signInSso({ deps, tx, aud, ip: meta.ip }, { provider: providerType, sub, email, data });
+    const { user, created } = await signInSso({ deps, tx, aud, ip: meta.ip }, { provider: providerType, sub, email, data });
+    createdUserId = created ? user.id : undefined;
     if (flow?.codeChallenge && flow.authCode) {
       if (flow.userId) throw badRequest('flow_state_already_used', 'State has already been used');
       await issueFlowStateCode(tx, flow.id, { userId: user.id, providerAccessToken: '', now });
@@ -179,6 +182,8 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
     };
     return `${base}#${fragment(f)}`;
   });
+  // GoTrue (samlacs.go): once the new account is committed; its error is the answer (the account stays).
+  if (createdUserId) await afterUserCreated(deps, createdUserId);
   // Used ids of assertions that have expired anyway are of no more use (an indexed delete).
   await deleteExpiredAssertionIds(deps.db, deps.now()).catch((err) => deps.logger.warn('could not delete expired SAML assertion ids', errorFields(err)));
   return location;
