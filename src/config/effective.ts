@@ -5,7 +5,8 @@
 import { FIELD_NAMES } from './fields.ts';
 import type { Config } from './types.ts';
 
-const SECRET_NAME = /(SECRETS?|_PASS|PASSWORD|_KEY|_KEYS|TOKEN|_OTLP_HEADERS|_TEST_OTP)$/;
+// `_KEY_NEXT`: a rotation's next key (SAML_PRIVATE_KEY_NEXT) is as secret as the current one.
+const SECRET_NAME = /(SECRETS?|_PASS|PASSWORD|_KEY|_KEYS|_KEY_NEXT|TOKEN|_OTLP_HEADERS|_TEST_OTP)$/;
 export const MASK = '********';
 
 export const isSecretSetting = (name: string): boolean => SECRET_NAME.test(name);
