@@ -249,6 +249,8 @@ async function main(): Promise<void> {
         OTEL_BSP_MAX_QUEUE_SIZE: '65536', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2048',
         ...(args.sampleRatio === undefined ? { OTEL_TRACES_SAMPLER: 'always_on' }
           : { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(args.sampleRatio) }),
+        // The batch processor's settings from the bench's own environment, to compare them.
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('OTEL_BSP_'))),
       } : {}),
     },
   });
