@@ -47,6 +47,11 @@ const HELP = `npm run bench [-- options]
                       http/protobuf to a collector stand-in in this process; compare with a run without
   --sample-ratio <r>  with --tracing: OTEL_TRACES_SAMPLER=parentbased_traceidratio at r (0..1) instead of
                       always_on (every request)
+  --warmup <s>        seconds of each run left unmeasured (default 20% of --duration, 1 to 3 s); with
+                      --tracing use 30: a fresh process's first span exports deoptimize Node's stream
+                      code for the next tens of seconds (docs/observability.md)
+  --env KEY=VALUE     an extra setting for authsvc (repeatable), e.g. a hook:
+                      --env HOOK_CUSTOM_ACCESS_TOKEN_ENABLED=true --env HOOK_CUSTOM_ACCESS_TOKEN_URI=pg-functions://…
   --footprint         start-up time and idle RSS (3 starts each, Postgres and embedded); no load
   --node-flags <f>    Node flags for authsvc in place of those \`npm start\` passes (package.json),
                       e.g. --node-flags="" for Node's defaults
@@ -59,7 +64,7 @@ type Scenario = (typeof SCENARIOS)[number];
 function parseCli() {
   const { values } = parseArgs({
     options: {
-      duration: { type: 'string' }, quick: { type: 'boolean' }, connections: { type: 'string' },
+      duration: { type: 'string' }, warmup: { type: 'string' }, env: { type: 'string', multiple: true }, quick: { type: 'boolean' }, connections: { type: 'string' },
       pglite: { type: 'boolean' }, 'database-url': { type: 'string' }, threadpool: { type: 'string' },
       pool: { type: 'string' }, users: { type: 'string' }, only: { type: 'string' }, 'no-peer': { type: 'boolean' },
       'no-ceilings': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' }, 'count-queries': { type: 'boolean' },
@@ -89,7 +94,7 @@ function parseCli() {
   }
   return {
     seconds,
-    warmup: values.quick ? 0.5 : Math.min(3, Math.max(1, seconds * 0.2)),
+    warmup: values.warmup !== undefined ? num(values.warmup, 0, 'warmup') : values.quick ? 0.5 : Math.min(3, Math.max(1, seconds * 0.2)),
     quick: !!values.quick,
     connections: num(values.connections, 32, 'connections'),
     pglite: !!values.pglite,
@@ -107,6 +112,11 @@ function parseCli() {
     tracing: !!values.tracing,
     sampleRatio: values['sample-ratio'] === undefined ? undefined : ratio(values['sample-ratio']),
     nodeFlags: values['node-flags'] === undefined ? undefined : values['node-flags'].split(/\s+/).filter(Boolean),
+    env: Object.fromEntries((values.env ?? []).map((kv) => {
+      const at = kv.indexOf('=');
+      if (at <= 0) throw new Error(`--env: expected KEY=VALUE, got "${kv}"`);
+      return [kv.slice(0, at), kv.slice(at + 1)];
+    })),
   };
 }
 
@@ -252,6 +262,7 @@ async function main(): Promise<void> {
         // The batch processor's settings from the bench's own environment, to compare them.
         ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('OTEL_BSP_'))),
       } : {}),
+      ...args.env,
     },
   });
   const background = args.pglite ? 0 : args.users;

@@ -1,7 +1,7 @@
 // /sso — GoTrue: SingleSignOn, SAMLMetadata, SamlAcs, behind requireSAMLEnabled (404
 // saml_provider_disabled before anything else, body unread).
 import { Hono, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { errorRedirect, oauthErrorParams } from '../flows/external.ts';
 import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';

@@ -1,7 +1,7 @@
 // The admin API of SSO providers (GoTrue: api/ssoadmin.go): SAML IdPs from metadata XML or a
 // metadata URL (fetched through the custom providers' SSRF guard), their email domains,
 // attribute mapping and NameID format. GoTrue's checks, order, texts and JSON.
-import { z } from 'zod';
+import * as z from 'zod';
 import { isUniqueViolation, transaction } from '../db/database.ts';
 import {
   deleteSsoDomains, deleteSsoProvider, findSsoProviderByDomain, findSsoProviderByEntityId, findSsoProviderById, findSsoProviderByResourceId,
