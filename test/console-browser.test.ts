@@ -141,6 +141,13 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
   });
 
   test('bans the user (Escape cancels the confirmation), then signs it out everywhere', async () => {
+    // A session of the user's own shows in the Sessions table, and is gone after "Sign out everywhere".
+    const signedIn = await t.request('POST', '/token?grant_type=password', { email: 'mallory@example.com', password: 'correct-horse-1' }, { 'user-agent': 'mallory-agent/1' });
+    expect(signedIn.status).toBe(200);
+    await page.evaluate(() => { location.hash = '#/users'; });
+    await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
+    await page.evaluate((id) => { location.hash = `#/users/${encodeURIComponent(id)}`; }, xssUserId);
+    await expect.poll(() => page.locator('#user-sessions').textContent(), { timeout: WAIT }).toContain('mallory-agent/1');
     await page.getByRole('combobox', { name: 'Ban duration' }).selectOption('24h');
     await page.getByRole('button', { name: 'Ban', exact: true }).click();
     await page.getByRole('dialog').waitFor();
@@ -158,6 +165,7 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Sign out everywhere' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Sign out everywhere' }).click();
     await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Every session of the user is ended');
+    await expect.poll(() => page.locator('#user-sessions').textContent(), { timeout: WAIT }).toContain('None.');
   });
 
   test('invites, sends a magic link, confirms, and deletes for good', async () => {

@@ -2,11 +2,12 @@
 // one console/ builds to, it stays small and renders no HTML from strings, it is served with a
 // strict CSP, ETags and the right types on both mounts, CONSOLE_ENABLED switches it (on in local
 // mode only), and the two admin endpoints it added: GET /admin/config (secrets masked) and
-// POST /admin/users/{id}/logout. The browser side is test/console-browser.test.ts.
+// POST /admin/users/{id}/logout, and GET /admin/users/{id}/sessions. The browser side is test/console-browser.test.ts.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { inspectRoutes } from 'hono/dev';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONSOLE_DIR, GENERATED, buildConsoleAssets, consoleModule, etagOf } from '../scripts/build-console.ts';
 import { CONSOLE_ASSETS } from '../src/console/assets.generated.ts';
@@ -202,5 +203,30 @@ describe('POST /admin/users/{user_id}/logout', () => {
     const bad = await t.request('POST', '/admin/users/not-a-uuid/logout', undefined, admin);
     const get = await t.request('GET', '/admin/users/not-a-uuid', undefined, admin);
     expect(bad.status).toBe(get.status);
+  });
+});
+
+describe('GET /admin/users/{user_id}/sessions', () => {
+  test('the user\'s sessions, newest first, with where they were made; no key or token; empty once signed out', async () => {
+    const u = await signUpConfirmed(t);
+    const id = u.session.user.id as string;
+    const second = await t.request('POST', '/token?grant_type=password', { email: u.email, password: u.password }, { 'user-agent': 'console-test/2' });
+    expect(second.status).toBe(200);
+    expect((await t.request('GET', `/admin/users/${id}/sessions`)).status).toBe(401);
+    const res = await t.request('GET', `/admin/users/${id}/sessions`, undefined, admin);
+    expect(res.status).toBe(200);
+    const list = await res.json() as Record<string, unknown>[];
+    const stored = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, id));
+    expect(list.map((s) => s.id).sort()).toEqual(stored.map((s) => s.id).sort());
+    expect(list).toHaveLength(2);
+    expect(Date.parse(String(list[0]!.created_at))).toBeGreaterThanOrEqual(Date.parse(String(list[1]!.created_at)));
+    expect(list[0]).toMatchObject({ aal: 'aal1', user_agent: 'console-test/2' });
+    expect(Object.keys(list[0]!).sort()).toEqual(['aal', 'created_at', 'factor_id', 'id', 'ip', 'not_after', 'oauth_client_id', 'refreshed_at', 'tag', 'updated_at', 'user_agent']);
+    expect(JSON.stringify(list)).not.toContain(u.session.refresh_token);
+    await t.request('POST', `/admin/users/${id}/logout`, undefined, admin);
+    expect(await (await t.request('GET', `/admin/users/${id}/sessions`, undefined, admin)).json()).toEqual([]);
+    const unknown = await t.request('GET', `/admin/users/${crypto.randomUUID()}/sessions`, undefined, admin);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error_code: 'user_not_found' });
   });
 });

@@ -146,6 +146,7 @@ function table(cols: string[], rows: Json[], cell: (r: Json, c: string) => strin
 export async function userView(id: string): Promise<HTMLElement> {
   const { body: u } = await call<User>('GET', `admin/users/${encodeURIComponent(id)}`);
   const factors = await call<Json[]>('GET', `admin/users/${encodeURIComponent(id)}/factors`).then((r) => r.body, () => u.factors ?? []);
+  const sessions = await call<Json[]>('GET', `admin/users/${encodeURIComponent(id)}/sessions`).then((r) => r.body, () => []);
   const who = u.email || u.phone;
   const audit = who
     ? await call<Json[]>('GET', `admin/audit?per_page=10&query=${encodeURIComponent(`author:${who}`)}`).then((r) => r.body, () => [])
@@ -203,8 +204,9 @@ export async function userView(id: string): Promise<HTMLElement> {
     h('div', { class: 'card' }, h('h2', null, 'MFA factors'),
       table(['Type', 'Name', 'Status', 'Created'], factors, (r, c) =>
         c === 'Type' ? str(r.factor_type) : c === 'Name' ? str(r.friendly_name) : c === 'Status' ? str(r.status) : when(r.created_at))),
-    h('div', { class: 'card' }, h('h2', null, 'Sessions'),
-      h('p', { class: 'muted' }, 'The admin API lists no sessions (GoTrue has no such endpoint); "Sign out everywhere" ends them all.')),
+    h('div', { class: 'card', id: 'user-sessions' }, h('h2', null, 'Sessions'),
+      table(['Created', 'Last refreshed', 'AAL', 'User agent', 'IP'], sessions, (r, c) =>
+        c === 'Created' ? when(r.created_at) : c === 'Last refreshed' ? when(r.refreshed_at) : c === 'AAL' ? str(r.aal) : c === 'User agent' ? str(r.user_agent) : str(r.ip))),
     h('div', { class: 'card' }, h('h2', null, 'Recent audit entries by this user'),
       table(['Time', 'Action', 'IP'], audit, (r, c) =>
         c === 'Time' ? when(r.created_at) : c === 'Action' ? str((r.payload as Json | undefined)?.action) : str(r.ip_address))));

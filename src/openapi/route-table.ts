@@ -244,6 +244,7 @@ function admin(): Operation[] {
     op({ method: 'put', path: '/admin/users/{user_id}', summary: 'Update a user', gotrue: 'adminUserUpdate', body: AdminUserBody, replies: { 200: json('User') } }),
     op({ method: 'delete', path: '/admin/users/{user_id}', summary: 'Delete a user (hard, or soft with should_soft_delete)', gotrue: 'adminUserDelete', body: DeleteBody, bodyOptional: true, replies: { 200: empty } }),
     op({ method: 'post', path: '/admin/users/{user_id}/logout', summary: 'End every session of the user (not a GoTrue route)', replies: { 204: { description: 'Signed out.' }, 404: { description: '`user_not_found`.', error: true } } }),
+    op({ method: 'get', path: '/admin/users/{user_id}/sessions', summary: 'The user\'s sessions, newest first (not a GoTrue route; no tokens or keys)', replies: { 200: { description: 'Sessions: id, created_at, updated_at, refreshed_at, aal, factor_id, not_after, user_agent, ip, oauth_client_id, tag.', schema: { type: 'array', items: { type: 'object' } } }, 404: { description: '`user_not_found`.', error: true } } }),
     op({
       method: 'get', path: '/admin/config', summary: 'The effective configuration, secrets masked, and the instance\'s start time (not a GoTrue route)',
       replies: { 200: json({ type: 'object', required: ['started_at', 'variables'], properties: { started_at: { type: 'string', format: 'date-time' }, variables: { type: 'array', items: { type: 'object', required: ['name', 'value', 'secret', 'set'] } } } }) },

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { decodeJwt } from 'jose';
 import * as z from 'zod';
 import { paginationHeaders, parsePage, parseSort } from '../admin/pagination.ts';
+import { adminListSessions } from '../admin/sessions.ts';
 import { adminSignOutUser } from '../admin/sign-out.ts';
 import {
   type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser, userIdParam,
@@ -73,4 +74,9 @@ adminUsersRoutes.delete('/admin/users/:user_id', requireAdmin, async (c) => {
 adminUsersRoutes.post('/admin/users/:user_id/logout', requireAdmin, async (c) => {
   await adminSignOutUser(c.get('deps'), userIdParam(c.req.param('user_id')), admin(c));
   return c.body(null, 204);
+});
+
+// Not a GoTrue route: the user's sessions (admin/sessions.ts), for the console's user page.
+adminUsersRoutes.get('/admin/users/:user_id/sessions', requireAdmin, async (c) => {
+  return c.json(await adminListSessions(c.get('deps'), userIdParam(c.req.param('user_id'))));
 });
