@@ -50,8 +50,8 @@ const HELP = `npm run bench [-- options]
   --warmup <s>        seconds of each run left unmeasured (default 20% of --duration, 1 to 3 s); with
                       --tracing use 30: a fresh process's first span exports deoptimize Node's stream
                       code for the next tens of seconds (docs/observability.md)
-  --env KEY=VALUE     an extra setting for authsvc (repeatable), e.g. a hook:
-                      --env HOOK_CUSTOM_ACCESS_TOKEN_ENABLED=true --env HOOK_CUSTOM_ACCESS_TOKEN_URI=pg-functions://…
+  --env KEY=VALUE     an extra setting for authsvc, with its AUTHSVC_ or GOTRUE_ prefix (repeatable), e.g.:
+                      --env AUTHSVC_HOOK_CUSTOM_ACCESS_TOKEN_ENABLED=true --env AUTHSVC_HOOK_CUSTOM_ACCESS_TOKEN_URI=pg-functions://…
   --footprint         start-up time and idle RSS (3 starts each, Postgres and embedded); no load
   --node-flags <f>    Node flags for authsvc in place of those \`npm start\` passes (package.json),
                       e.g. --node-flags="" for Node's defaults
