@@ -1,6 +1,7 @@
 // The little DER that SAML needs without an X.509 library: wrap GoTrue's PKCS#1 SAML_PRIVATE_KEY
 // as PKCS#8 for WebCrypto, and write the self-signed certificate the SP metadata publishes
 // (sso/keys.ts). Reading the key is config/pkcs1.ts's (checked at start-up).
+import { concatBytes } from '@noble/hashes/utils.js';
 
 function length(n: number): Uint8Array {
   if (n < 0x80) return Uint8Array.of(n);
@@ -9,15 +10,7 @@ function length(n: number): Uint8Array {
   return Uint8Array.of(0x80 | bytes.length, ...bytes);
 }
 
-function concat(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+const concat = (parts: Uint8Array[]): Uint8Array<ArrayBuffer> => concatBytes(...parts) as Uint8Array<ArrayBuffer>;
 
 export const tlv = (tag: number, ...parts: Uint8Array[]): Uint8Array<ArrayBuffer> => {
   const body = concat(parts);

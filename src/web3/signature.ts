@@ -5,6 +5,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
+import { concatBytes } from '@noble/hashes/utils.js';
 import { base58 } from '@scure/base';
 import { hex, utf8 } from '../crypto/encoding.ts';
 
@@ -15,14 +16,7 @@ function offchainEnvelope(domain: string, pubKey: Uint8Array, message: Uint8Arra
   const domainBytes = new Uint8Array(32);
   domainBytes.set(utf8(domain).slice(0, 32));
   const len = new Uint8Array([message.length & 0xff, message.length >> 8]);
-  const parts = [prefix, new Uint8Array([0]), domainBytes, new Uint8Array([0, 1]), pubKey, len, message];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatBytes(prefix, new Uint8Array([0]), domainBytes, new Uint8Array([0, 1]), pubKey, len, message);
 }
 
 export function verifySolana(raw: string, domain: string, address: string, signature: Uint8Array): boolean {
