@@ -154,14 +154,24 @@ export async function refreshSession(deps: Deps, token: string, meta: RequestMet
   // The transactional path: SESSIONS_SINGLE_PER_USER compares the user's sessions first,
   // SESSIONS_ALLOW_LOW_AAL looks at the user's factors, the custom access token hook's refusal
   // must take the rotation back, and an OAuth client's refresh has its client checked.
-  if (deps.config.sessions.singlePerUser || deps.config.sessions.allowLowAal > 0 || deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled || as.oauthClientId) {
+  if (deps.config.sessions.singlePerUser || deps.config.sessions.allowLowAal > 0 || as.oauthClientId) {
     return refreshInTransaction(deps, token, hash, meta, as);
   }
   const child = childToken(deps, null, token);
-  const rotated = await rotateRefreshToken(deps.db, {
+  const rotation = {
     tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
     timebox: deps.config.sessions.timebox, inactivityTimeout: deps.config.sessions.inactivityTimeout,
-  });
+  };
+  if (deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) {
+    // The same one statement, in a transaction with the hook: its refusal takes the rotation back.
+    // Nothing rotated (the statement changed nothing): the transactional path answers, as below.
+    const answered = await transaction(deps.db, async (tx) => {
+      const rotated = await rotateRefreshToken(tx, rotation);
+      return rotated ? tokenResponse(deps, tx, { ...rotated, refreshToken: child, method: 'token_refresh' }) : undefined;
+    });
+    return answered ?? refreshInTransaction(deps, token, hash, meta, as);
+  }
+  const rotated = await rotateRefreshToken(deps.db, rotation);
   if (rotated) return tokenResponse(deps, deps.db, { ...rotated, refreshToken: child });
   return refreshInTransaction(deps, token, hash, meta, as);
 }
