@@ -77,6 +77,25 @@ describe('authsvc doctor over GoTrue v2.196.0', () => {
     ]);
   });
 
+  test('OAuth server clients and custom providers are reported only while their feature is off', async () => {
+    const ns = `"${db.namespace}"`;
+    await exec(db, `insert into ${ns}.oauth_clients (id, registration_type, redirect_uris, grant_types, token_endpoint_auth_method)
+        values (gen_random_uuid(), 'manual', 'https://app.example.com/cb', 'authorization_code,refresh_token', 'none');
+      insert into ${ns}.custom_oauth_providers (provider_type, identifier, name, client_id, client_secret, issuer)
+        values ('oidc', 'custom:acme', 'Acme', 'client', 'secret', 'https://idp.example.com')`);
+    // OAUTH_SERVER_ENABLED is off by default, CUSTOM_OAUTH_ENABLED on (as GoTrue's).
+    const off = await doctorReport(db, config({ AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}`, AUTHSVC_CUSTOM_OAUTH_ENABLED: 'false' }), loadMigrations());
+    expect(off.notCarried).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^1 OAuth 2.1 server clients \(OAUTH_SERVER_ENABLED is off/),
+      expect.stringMatching(/^1 custom OAuth\/OIDC providers \(CUSTOM_OAUTH_ENABLED is off/),
+    ]));
+    const on = await doctorReport(db, config({
+      AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}`, AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
+    }), loadMigrations());
+    expect(on.notCarried.filter((l) => /OAuth 2\.1 server clients|custom OAuth/.test(l))).toEqual([]);
+    await exec(db, `delete from ${ns}.oauth_clients; delete from ${ns}.custom_oauth_providers`);
+  });
+
   test('after authsvc migrated: nothing pending, the GoTrue release unchanged', async () => {
     await migrate(db, loadMigrations());
     const report = await doctorReport(db, config({ AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}` }), loadMigrations());

@@ -124,8 +124,9 @@ async function inspect(s: RawSession, ns: string, config: Config, migrations: re
   const notCarried: [string, string, string][] = [
     // They carry over (the same tables), but sign in only with SAML on and GoTrue's key.
     ...(config.saml.enabled ? [] : [['sso_providers', 'true', 'SAML SSO providers (SAML_ENABLED is off: set it and GoTrue\'s SAML_PRIVATE_KEY to keep their users signing in through SSO)'] as [string, string, string]]),
-    ['oauth_clients', 'deleted_at IS NULL', 'OAuth 2.1 server clients (pending the OAuth server issue)'],
-    ['custom_oauth_providers', 'true', 'custom OAuth/OIDC providers configured in the database'],
+    // The same: OAuth server clients and custom providers work once their feature is switched on.
+    ...(config.oauthServer.enabled ? [] : [['oauth_clients', 'deleted_at IS NULL', 'OAuth 2.1 server clients (OAUTH_SERVER_ENABLED is off: set it to keep serving them)'] as [string, string, string]]),
+    ...(config.customOAuth.enabled ? [] : [['custom_oauth_providers', 'true', 'custom OAuth/OIDC providers (CUSTOM_OAUTH_ENABLED is off: set it to keep their users signing in)'] as [string, string, string]]),
     ['flow_state', 'true', 'OAuth/PKCE flows in flight (short-lived: finish them before the switch)'],
   ];
   for (const [table, where, what] of notCarried) {
