@@ -13,12 +13,11 @@ import { enabledProvider, oauthContext } from '../oauth/context.ts';
 import type { OAuthProvider, ProviderSettings } from '../oauth/provider.ts';
 import { FACEBOOK_ISSUER } from '../oauth/facebook.ts';
 import { GOOGLE_ISSUER } from '../oauth/google.ts';
-import { type AccountContext, CommitThenFail, linkIdentityExternal, signInExternal } from './external-accounts.ts';
-import { afterUserCreated } from '../hooks/user-created.ts';
+import { linkIdentityExternal, signInExternal } from './external-accounts.ts';
+import { externalGrant } from './external-grant.ts';
 import { customClient, lookupCustomProvider } from './custom-provider.ts';
 import { identityFromUser, providerBudget } from './external.ts';
-import { transactionThenSend } from './outbox.ts';
-import { createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
+import type { RequestMeta, TokenResponse } from './session.ts';
 
 export interface IdTokenParams {
   id_token?: string;
@@ -130,20 +129,5 @@ export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, me
     if (tokenNonce && (await sha256Hex(given)) !== tokenNonce) throw new OAuthApiError('invalid nonce', 'Nonces mismatch');
   }
   const identity = identityFromUser(name, verified.user, found.settings.emailOptional);
-  let created: string | undefined;
-  const outcome = await transactionThenSend(deps, async (tx, out) => {
-    const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: deps.config.siteUrl };
-    let user;
-    try {
-      user = linkTarget ? await linkIdentityExternal(c, identity, linkTarget.id) : await signInExternal(c, identity);
-      created = c.createdUserId;
-    } catch (err) {
-      if (err instanceof CommitThenFail) return { failed: err.error };
-      throw err;
-    }
-    return { token: await tokenResponse(deps, tx, await createSession(deps, tx, user, 'oauth', meta)) };
-  });
-  if ('failed' in outcome) throw outcome.failed;
-  if (created) await afterUserCreated(deps, created);
-  return outcome.token;
+  return externalGrant(deps, aud, meta, 'oauth', (c) => (linkTarget ? linkIdentityExternal(c, identity, linkTarget.id) : signInExternal(c, identity)));
 }

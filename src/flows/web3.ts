@@ -6,10 +6,9 @@ import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { isRedirectAllowed } from '../http/redirect.ts';
 import { type Chain, MessageError, parseSignInMessage, type SignInMessage } from '../web3/message.ts';
-import { type AccountContext, CommitThenFail, signInExternal } from './external-accounts.ts';
-import { afterUserCreated } from '../hooks/user-created.ts';
-import { transactionThenSend } from './outbox.ts';
-import { createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
+import { signInExternal } from './external-accounts.ts';
+import { externalGrant } from './external-grant.ts';
+import type { RequestMeta, TokenResponse } from './session.ts';
 
 export interface Web3Params {
   chain?: string;
@@ -97,21 +96,6 @@ export async function web3Grant(deps: Deps, p: Web3Params, aud: string, meta: Re
     provider: 'web3', emails: [], emailOptional: true,
     data: { sub, custom_claims: custom, email_verified: false, phone_verified: false },
   };
-  let created: string | undefined;
-  const outcome = await transactionThenSend(deps, async (tx, out) => {
-    const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: deps.config.siteUrl };
-    let user;
-    try {
-      user = await signInExternal(c, identity);
-      created = c.createdUserId;
-    } catch (err) {
-      if (err instanceof CommitThenFail) return { failed: err.error };
-      throw err;
-    }
-    return { token: await tokenResponse(deps, tx, await createSession(deps, tx, user, 'web3', meta)) };
-  });
-  if ('failed' in outcome) throw outcome.failed;
-  // GoTrue: once the new account and its session are committed; its error is the answer.
-  if (created) await afterUserCreated(deps, created);
-  return outcome.token;
+  // GoTrue: after user created once the new account and its session are committed; its error is the answer.
+  return externalGrant(deps, aud, meta, 'web3', (c) => signInExternal(c, identity));
 }

@@ -1,0 +1,31 @@
+// The token grants that sign in through an outside identity without a redirect (id_token, web3):
+// the account is found, linked or made in one transaction with its session (mails and texts sent
+// once it commits; a CommitThenFail keeps what was written and answers its error), then the after
+// user created hook for an account that was made, as GoTrue calls it after the commit.
+import type { UserRow } from '../db/users.ts';
+import type { Deps } from '../deps.ts';
+import { afterUserCreated } from '../hooks/user-created.ts';
+import { type AccountContext, CommitThenFail } from './external-accounts.ts';
+import { transactionThenSend } from './outbox.ts';
+import { type AmrMethod, createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
+
+export async function externalGrant(
+  deps: Deps, aud: string, meta: RequestMeta, method: AmrMethod, account: (c: AccountContext) => Promise<UserRow>,
+): Promise<TokenResponse> {
+  let created: string | undefined;
+  const outcome = await transactionThenSend(deps, async (tx, out) => {
+    const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: deps.config.siteUrl };
+    let user: UserRow;
+    try {
+      user = await account(c);
+      created = c.createdUserId;
+    } catch (err) {
+      if (err instanceof CommitThenFail) return { failed: err.error };
+      throw err;
+    }
+    return { token: await tokenResponse(deps, tx, await createSession(deps, tx, user, method, meta)) };
+  });
+  if ('failed' in outcome) throw outcome.failed;
+  if (created) await afterUserCreated(deps, created);
+  return outcome.token;
+}
