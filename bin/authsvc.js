@@ -7,7 +7,10 @@
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ENTRY, OUT, ROOT, isFresh } from '../scripts/build-node.mjs';
+import { startWithMallocTrim } from '../scripts/malloc-trim.mjs';
 import { installStackMapping } from '../scripts/stack-traces.mjs';
+
+startWithMallocTrim(); // on glibc: starts again at once with malloc's trim threshold fixed (scripts/malloc-trim.mjs)
 
 if (!existsSync(ENTRY)) {
   process.stderr.write(

@@ -90,6 +90,11 @@ test('the built package starts from a read-only copy, serves a signup on an embe
   const body = await res.json() as { email?: string; user?: { email?: string } };
   expect(res.status).toBe(200);
   expect(body.user?.email ?? body.email).toBe('read-only@example.com');
+  // On glibc the launcher replaced itself with malloc's trim threshold fixed (scripts/malloc-trim.mjs).
+  const glibc = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime;
+  if (process.platform === 'linux' && glibc) {
+    expect(readFileSync(`/proc/${server.pid}/environ`, 'latin1').split('\0')).toContain('GLIBC_TUNABLES=glibc.malloc.trim_threshold=1048576');
+  }
   expect(await server.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 
   expect(server.stderr.join('\n')).not.toContain('older than the sources');

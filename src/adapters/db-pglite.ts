@@ -78,7 +78,9 @@ async function createClient(pgdata: string | undefined): Promise<PGlite> {
   if (existsSync(join(pgdata, 'PG_VERSION'))) return PGlite.create(pgdata, OPTIONS);
   // A new directory: initdb's instance keeps about 570 MB for its lifetime, so it must not be
   // the one that serves. On Node it runs in a worker thread that exits (first start: 439 MB RSS
-  // instead of 757–926); elsewhere it is closed and reopened, and the memory goes at a later GC.
+  // instead of 757–926; 220 MB since the launcher fixes malloc's trim threshold,
+  // docs/decisions/malloc-trim.md); elsewhere it is closed and reopened, and the memory goes at a
+  // later GC.
   if (plainNode) {
     await initdbInWorker(pgdata);
   } else {
