@@ -2,9 +2,10 @@
 // driven by playwright-core against the real app on a real port and database. It signs in with
 // the service-role key, searches, creates a user whose metadata holds HTML and script payloads
 // (they must show as text and run nothing), bans it, signs it out everywhere, reads the audit
-// log, the settings (secrets masked) and health, and writes a screenshot of each screen, light
-// and dark and at phone width, to docs/console/. No Chromium is a failure, never a skip:
-// `.ci/run` installs it.
+// log, the settings (secrets masked) and health, and takes a screenshot of each screen, light
+// and dark and at phone width: into a temporary directory, or into docs/console/ (the pictures
+// docs/console.md shows) with UPDATE_CONSOLE_SCREENSHOTS=1, so a test run leaves the checkout
+// as it was. No Chromium is a failure, never a skip: `.ci/run` installs it.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,8 @@ import { openTestDb } from './helpers/db.ts';
 import { freePort } from './helpers/free-port.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const SHOTS = join(import.meta.dirname, '..', 'docs', 'console');
+const UPDATE_SHOTS = process.env.UPDATE_CONSOLE_SCREENSHOTS === '1';
+const SHOTS = UPDATE_SHOTS ? join(import.meta.dirname, '..', 'docs', 'console') : mkdtempSync(join(tmpdir(), 'authsvc-console-shots-'));
 const WAIT = 30_000;
 const FLAGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
@@ -38,7 +40,10 @@ let page: Page;
 let serviceKey: string;
 let xssUserId = '';
 
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+async function shot(name: string): Promise<void> {
+  const png = await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+  expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+}
 const main = () => page.locator('main');
 
 async function signIn(): Promise<void> {
@@ -83,6 +88,7 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
   afterAll(async () => {
     await context?.close();
     if (profile) rmSync(profile, { recursive: true, force: true });
+    if (!UPDATE_SHOTS) rmSync(SHOTS, { recursive: true, force: true });
     await new Promise<void>((done) => (server ? server.close(() => done()) : done()));
     await db?.close();
   });
