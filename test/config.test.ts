@@ -532,8 +532,15 @@ describe('parseConfig: mailer and sms', () => {
     expect(mailer.subjects).toEqual({
       invite: 'You have been invited', confirmation: 'Confirm Your Signup', recovery: 'Reset Your Password',
       magicLink: 'Your Magic Link', emailChange: 'Confirm Email Change', reauthentication: 'Confirm reauthentication',
+      // GoTrue's defaults for the account-change notifications.
+      password_changed_notification: 'Your password was changed', email_changed_notification: 'Your email address was changed',
+      phone_changed_notification: 'Your phone number was changed', identity_linked_notification: 'A new sign-in method was linked to your account',
+      identity_unlinked_notification: 'A sign-in method was removed from your account',
+      mfa_factor_enrolled_notification: 'A new verification method was added to your account',
+      mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
     });
     expect(mailer.templates).toEqual({});
+    expect(Object.values(mailer.notifications)).toEqual([false, false, false, false, false, false, false]);
     expect(sms.template).toBe('Your code is {{ .Code }}');
     expect(sms.testOtp).toEqual({});
   });
@@ -546,7 +553,13 @@ describe('parseConfig: mailer and sms', () => {
       GOTRUE_SMS_TWILIO_ACCOUNT_SID: 'AC1',
       GOTRUE_SMS_VONAGE_API_SECRET: 'vs',
       GOTRUE_SMS_TEST_OTP_VALID_UNTIL: '2030-01-01T00:00:00Z',
+      GOTRUE_MAILER_NOTIFICATIONS_MFA_FACTOR_UNENROLLED_ENABLED: 'true',
+      GOTRUE_MAILER_SUBJECTS_PASSWORD_CHANGED_NOTIFICATION: 'Password changed',
+      AUTHSVC_MAILER_TEMPLATES_IDENTITY_LINKED_NOTIFICATION: 'https://cdn.example.com/linked.html',
     });
+    expect(config.mailer.notifications).toMatchObject({ mfa_factor_unenrolled: true, mfa_factor_enrolled: false });
+    expect(config.mailer.subjects.password_changed_notification).toBe('Password changed');
+    expect(config.mailer.templates.identity_linked_notification).toBe('https://cdn.example.com/linked.html');
     expect(config.mailer.urlPaths.emailChange).toBe('/auth/v1/verify');
     expect(config.mailer.subjects.magicLink).toBe('Sign in');
     expect(config.mailer.templates.magicLink).toBe('https://cdn.example.com/magic.html');

@@ -108,9 +108,12 @@ describe('WebAuthn factors: real ceremonies', () => {
   });
 
   test('later challenges: request options listing the key; a signed assertion upgrades a fresh aal1 session and moves the counter', async () => {
-    const t = await app();
+    const t = await app({ GOTRUE_MAILER_NOTIFICATIONS_MFA_FACTOR_ENROLLED_ENABLED: 'true' });
     const { factorId, key } = await userWithKey(t);
     const email = (await db.orm.select().from(db.t.mfaFactors).innerJoin(db.t.users, eq(db.t.users.id, db.t.mfaFactors.userId)).where(eq(db.t.mfaFactors.id, factorId)))[0]!.users.email!;
+    // The registration enrolled the key: one notification (test/notifications.test.ts has the rest).
+    const enrolled = () => t.mails.filter((m) => m.kind === 'mfa_factor_enrolled_notification').map((m) => [m.to, m.factorType]);
+    expect(enrolled()).toEqual([[email, 'webauthn']]);
     const signIn = (await (await t.request('POST', '/token?grant_type=password', { email, password: 'correct-horse-1' })).json()) as Json;
     expect(decodeJwt(signIn.access_token).aal).toBe('aal1');
     const ch = await challenge(t, signIn.access_token, factorId);
@@ -126,6 +129,7 @@ describe('WebAuthn factors: real ceremonies', () => {
     expect(claims.amr.map((a: Json) => a.method)).toEqual(['mfa/webauthn', 'password']);
     const row = (await db.orm.select().from(db.t.mfaFactors).where(eq(db.t.mfaFactors.id, factorId)))[0]!;
     expect((row.webAuthnCredential as Json).authenticator.signCount).toBe(1);
+    expect(enrolled()).toHaveLength(1); // an assertion enrols nothing
   });
 
   for (const alg of ['RS256', 'EdDSA'] as const) {

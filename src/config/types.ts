@@ -100,8 +100,10 @@ export interface Config {
     transport: 'smtp' | 'resend' | 'log'; autoconfirm: boolean; allowUnverifiedEmailSignIns: boolean; secureEmailChangeEnabled: boolean;
     otpExp: number; otpLength: number; externalHosts: string[];
     urlPaths: { invite: string; confirmation: string; recovery: string; emailChange: string };
-    subjects: { invite: string; confirmation: string; recovery: string; magicLink: string; emailChange: string; reauthentication: string };
-    templates: { invite?: string; confirmation?: string; recovery?: string; magicLink?: string; emailChange?: string; reauthentication?: string };
+    subjects: { invite: string; confirmation: string; recovery: string; magicLink: string; emailChange: string; reauthentication: string } & Record<`${NotificationKind}_notification`, string>;
+    templates: { invite?: string; confirmation?: string; recovery?: string; magicLink?: string; emailChange?: string; reauthentication?: string } & Partial<Record<`${NotificationKind}_notification`, string>>;
+    /** MAILER_NOTIFICATIONS_<KIND>_ENABLED. */
+    notifications: Record<NotificationKind, boolean>;
   };
   sms: {
     autoconfirm: boolean; maxFrequency: number; otpExp: number; otpLength: number; provider?: SmsProviderName; template: string;
@@ -128,3 +130,7 @@ export type ConfigResult = { ok: true; config: Config; notices: string[]; warnin
  */
 export type Support = { built: true } | { built: false; refuse: boolean; because: string };
 export type ConfigVariable = { name: string; default: string; description: string; support: Support };
+
+/** The account-change notifications, by GoTrue's names (`<kind>_notification` is the email's action type). */
+export const NOTIFICATION_KINDS = ['password_changed', 'email_changed', 'phone_changed', 'identity_linked', 'identity_unlinked', 'mfa_factor_enrolled', 'mfa_factor_unenrolled'] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];

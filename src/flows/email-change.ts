@@ -20,6 +20,7 @@ import { ApiError, forbidden } from '../http/errors.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
 import { findLinkedTokens } from './link-tokens.ts';
 import { assertAuthorizedRecipient, consumeEmailSend, frequencyLimitError, verificationLink } from './email-tokens.ts';
+import { type Notification, notify } from './notify.ts';
 import { type Outbox, transactionThenSend } from './outbox.ts';
 import type { Pkce } from './pkce.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
@@ -194,7 +195,8 @@ export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: st
   if (!row) throw invalid();
   const hash = row.tokenHash;
   const column = row.tokenType === 'email_change_token_current' ? 'emailChangeTokenCurrent' : 'emailChangeTokenNew';
-  return transaction(deps.db, async (tx) => {
+  let notice: Notification | undefined;
+  const result = await transaction(deps.db, async (tx): Promise<EmailChangeResult> => {
     const now = deps.now();
     const user = await findUserById(tx, row.userId, { forUpdate: true });
     if (!user || user.aud !== p.aud || !user.emailChange || !user[column] || !timingSafeEqual(user[column]!, hash)) throw invalid();
@@ -211,6 +213,10 @@ export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: st
     }
     const changed = await orEmailExists(applyChange(tx, user, now));
     await insertAudit(tx, { actor: changed, action: 'user_modified', traits: { provider: 'email' }, ip: meta.ip, now });
+    // To the address the account had, when it had one (GoTrue: emailAddressChanged).
+    if (user.email && changed.email && user.email !== changed.email) {
+      notice = { kind: 'email_changed', user: changed, to: user.email, oldEmail: user.email };
+    }
     if (p.issueCode && hash.startsWith('pkce_')) {
       const flow = await latestFlowState(tx, user.id, 'email_change');
       if (!flow) throw new ApiError(404, 'flow_state_not_found', 'no valid flow state found for user.');
@@ -220,4 +226,6 @@ export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: st
     const issued = await createSession(deps, tx, changed, 'otp', meta);
     return { kind: 'session', token: await tokenResponse(deps, tx, issued) };
   });
+  await notify(deps, notice, meta.ip);
+  return result;
 }

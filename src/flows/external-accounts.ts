@@ -17,6 +17,7 @@ import type { ProviderEmail } from '../oauth/provider.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
 import { queueEmailToken } from './email-tokens.ts';
 import { findLinkedTokens } from './link-tokens.ts';
+import type { Notification } from './notify.ts';
 import type { Outbox } from './outbox.ts';
 import { mergeMetadata } from './update-user.ts';
 import { beforeUserCreated } from '../hooks/user-created.ts';
@@ -37,8 +38,13 @@ export interface LinkContext {
   ip?: string;
 }
 
+/** Linking also queues the account-change notification, sent once the transaction has committed (notify.ts). */
+export interface NoticeContext {
+  notices: Notification[];
+}
+
 /** A callback's sign-in: it may also queue a confirmation email. */
-export interface AccountContext extends LinkContext {
+export interface AccountContext extends LinkContext, NoticeContext {
   out: Outbox;
   /** Where a confirmation email's link leads. */
   redirectTo: string;
@@ -294,7 +300,7 @@ export async function acceptInviteExternal(c: LinkContext, x: ExternalIdentity, 
 }
 
 /** linkIdentityToUser: manual linking to the signed-in user who started it. */
-export async function linkIdentityExternal(c: LinkContext, x: ExternalIdentity, targetId: string): Promise<UserRow> {
+export async function linkIdentityExternal(c: LinkContext & NoticeContext, x: ExternalIdentity, targetId: string): Promise<UserRow> {
   const now = c.deps.now();
   const target = await findUserById(c.tx, targetId, { forUpdate: true });
   if (!target) throw unprocessable('user_not_found', 'Linking target user not found');
@@ -317,5 +323,7 @@ export async function linkIdentityExternal(c: LinkContext, x: ExternalIdentity, 
       if (user.isAnonymous) user = await updateUser(c.tx, user.id, { isAnonymous: false });
     }
   }
-  return refreshProviders(c, user);
+  const linked = await refreshProviders(c, user);
+  if (linked.email) c.notices.push({ kind: 'identity_linked', user: linked, provider: x.provider });
+  return linked;
 }

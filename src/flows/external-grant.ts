@@ -1,11 +1,13 @@
 // The token grants that sign in through an outside identity without a redirect (id_token, web3):
 // the account is found, linked or made in one transaction with its session (mails and texts sent
 // once it commits; a CommitThenFail keeps what was written and answers its error), then the after
-// user created hook for an account that was made, as GoTrue calls it after the commit.
+// user created hook for an account that was made, as GoTrue calls it after the commit, and the
+// identity-linked notification of a link.
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
 import { type AccountContext, CommitThenFail } from './external-accounts.ts';
+import { type Notification, notify } from './notify.ts';
 import { transactionThenSend } from './outbox.ts';
 import { type AmrMethod, createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
 
@@ -13,8 +15,9 @@ export async function externalGrant(
   deps: Deps, aud: string, meta: RequestMeta, method: AmrMethod, account: (c: AccountContext) => Promise<UserRow>,
 ): Promise<TokenResponse> {
   let created: string | undefined;
+  const notices: Notification[] = [];
   const outcome = await transactionThenSend(deps, async (tx, out) => {
-    const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: deps.config.siteUrl };
+    const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: deps.config.siteUrl, notices };
     let user: UserRow;
     try {
       user = await account(c);
@@ -27,5 +30,6 @@ export async function externalGrant(
   });
   if ('failed' in outcome) throw outcome.failed;
   if (created) await afterUserCreated(deps, created);
+  for (const n of notices) await notify(deps, n, meta.ip);
   return outcome.token;
 }

@@ -23,6 +23,7 @@ import {
   type AccountContext, acceptInviteExternal, CommitThenFail, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
 } from './external-accounts.ts';
 import { customClient, isCustomName, lookupCustomProvider } from './custom-provider.ts';
+import { type Notification, notify } from './notify.ts';
 import { sendTimeoutMs, transactionThenSend } from './outbox.ts';
 import { parsePkce } from './pkce.ts';
 import { createSession, type RequestMeta, tokenResponse } from './session.ts';
@@ -231,11 +232,12 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
   const base = callbackRedirectBase(deps, flow);
   const invitation = flow.inviteToken ? await findPendingInvitation(deps, flow.inviteToken, aud) : undefined;
   let created: string | undefined;
+  const notices: Notification[] = [];
   const outcome = await transactionThenSend(deps, async (tx, out) => {
     const locked = await findFlowStateById(tx, flow.id, { forUpdate: true });
     if (!locked) throw badRequest('bad_oauth_state', 'OAuth state not found or expired');
     if (locked.codeChallenge && locked.userId) throw badRequest('flow_state_already_used', 'State has already been used');
-    const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: base };
+    const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: base, notices };
     if (locked.linkingTargetId && locked.codeChallenge && locked.authCode) {
       // A PKCE link is made at the code exchange, by the client holding the verifier, never here:
       // a victim's browser finishing an attacker's linking flow links nothing (review M1).
@@ -277,6 +279,7 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
   if ('failed' in outcome) throw outcome.failed;
   // GoTrue: once the new account is committed; its error is the answer (the account stays).
   if (created) await afterUserCreated(deps, created);
+  for (const n of notices) await notify(deps, n, meta.ip);
   return outcome;
 }
 

@@ -10,6 +10,7 @@ import { findUserByEmail, findUserById, type IdentityRow, listIdentities, update
 import type { Deps } from '../deps.ts';
 import { ApiError, forbidden, notFound, unprocessable } from '../http/errors.ts';
 import { mergeMetadata } from './update-user.ts';
+import { type Notification, notify } from './notify.ts';
 import type { RequestMeta } from './session.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -53,10 +54,13 @@ export async function unlinkIdentity(deps: Deps, auth: AuthContext, identityId: 
   if (auth.identities.length <= 1) throw unprocessable('single_identity_not_deletable', 'User must have at least 1 identity after unlinking');
   const target = auth.identities.find((i) => i.id === identityId.toLowerCase());
   if (!target) throw unprocessable('identity_not_found', "Identity doesn't exist");
+  let notice: Notification | undefined;
   await transaction(deps.db, async (tx) => {
     const now = deps.now();
     let user = await findUserById(tx, auth.user.id, { forUpdate: true });
     if (!user) throw new ApiError(500, 'unexpected_failure', 'Database error finding user');
+    // To the address the user had before: unlinking may have moved the account to another one (GoTrue).
+    const recipient = user.email ?? '';
     await insertAudit(tx, { actor: user, action: 'identity_unlinked', traits: { identity_id: target.id, provider: target.provider, provider_id: target.providerId }, ip: meta.ip, now });
     await deleteIdentity(tx, target.id);
     if (target.provider === 'phone') user = await updateUser(tx, user.id, { phone: null, phoneConfirmedAt: null, updatedAt: now });
@@ -64,6 +68,8 @@ export async function unlinkIdentity(deps: Deps, auth: AuthContext, identityId: 
     const providers = await providersOfUser(tx, user.id);
     const app: Record<string, unknown> = { ...(user.rawAppMetaData ?? {}), providers };
     if (providers.length > 0) app.provider = providers[0];
-    await updateUser(tx, user.id, { rawAppMetaData: app });
+    const updated = await updateUser(tx, user.id, { rawAppMetaData: app });
+    if (recipient) notice = { kind: 'identity_unlinked', user: updated, to: recipient, provider: target.provider };
   });
+  await notify(deps, notice, meta.ip);
 }

@@ -8,7 +8,7 @@ import type { Deps } from '../deps.ts';
 import { ApiError } from '../http/errors.ts';
 import { emailHookCalls, type QueuedMail, sendEmailThroughHook } from '../hooks/send-email.ts';
 import { sendSmsThroughHook } from '../hooks/send-sms.ts';
-import type { MailKind, MailRequest } from '../mail/mailer.ts';
+import { MAIL_LABEL, type MailRequest } from '../mail/mailer.ts';
 import { type SmsMessage, SmsSendError } from '../sms/provider.ts';
 import { errorFields } from '../telemetry/logger.ts';
 
@@ -33,12 +33,6 @@ export interface QueuedSms {
   userId?: string;
 }
 
-// GoTrue's wording in "Error sending … email".
-const LABEL: Record<MailKind, string> = {
-  confirmation: 'confirmation', invite: 'invite', recovery: 'recovery',
-  magic_link: 'magic link', email_change: 'email change', reauthentication: 'reauthentication',
-};
-
 /**
  * How long one send may take: most of the request's time limit (API_MAX_REQUEST_DURATION), so
  * the undo and the error still reach the client before the 504; 10 s when there is no limit.
@@ -48,7 +42,7 @@ export function sendTimeoutMs(deps: Deps): number {
   return limit > 0 ? Math.max(500, Math.floor(limit * 800)) : 10_000;
 }
 
-function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
@@ -95,7 +89,7 @@ export async function transactionThenSend<T>(deps: Deps, fn: (tx: Executor, out:
       await withTimeout(deps.mailer.send(mail), sendTimeoutMs(deps), 'the mail server');
     } catch (err) {
       await takeBack(deps, undos, auditIds);
-      throw new ApiError(500, 'unexpected_failure', `Error sending ${LABEL[mail.kind]} email`, undefined, err);
+      throw new ApiError(500, 'unexpected_failure', `Error sending ${MAIL_LABEL[mail.kind]} email`, undefined, err);
     }
   }
   return result;

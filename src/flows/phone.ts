@@ -17,6 +17,7 @@ import type { Deps } from '../deps.ts';
 import { ApiError, forbidden, unprocessable } from '../http/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
+import { type Notification, notify } from './notify.ts';
 import { transactionThenSend } from './outbox.ts';
 import { queuePhoneToken, testOtp } from './phone-tokens.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
@@ -209,8 +210,9 @@ export async function verifyPhoneToken(deps: Deps, input: PhoneVerifyInput, meta
   if (isBanned(found, deps.now())) throw forbidden('user_banned', 'User is banned');
   if (!(await codeIsRight(deps, found, input))) throw tokenInvalid();
   const seen = expected(found, input).stored;
+  let notices: Notification[] = [];
   try {
-    return await transaction(deps.db, async (tx) => {
+    const answer = await transaction(deps.db, async (tx) => {
       const now = deps.now();
       const user = await findUserById(tx, found.id, { forUpdate: true });
       // Re-checked under the lock: a concurrent verify of the same code has already used it.
@@ -221,15 +223,21 @@ export async function verifyPhoneToken(deps: Deps, input: PhoneVerifyInput, meta
         // Typing the code proves who holds the number: sessions opened before, by whoever signed it up, end.
         if (!user.phoneConfirmedAt) await deleteSessions(tx, user.id, 'global');
         Object.assign(patch, { confirmationToken: '', phoneConfirmedAt: now });
-      } else {
+      }
+      let identityCreated = false;
+      if (input.type === 'phone_change') {
         await insertAudit(tx, { actor: user, action: 'user_modified', ip: meta.ip, now });
-        Object.assign(patch, await phoneIdentityAfterChange(tx, user, input.phone, now));
-        Object.assign(patch, { phone: input.phone, phoneChange: '', phoneChangeToken: '', phoneConfirmedAt: now });
+        const identity = await phoneIdentityAfterChange(tx, user, input.phone, now);
+        identityCreated = identity.created;
+        Object.assign(patch, identity.patch, { phone: input.phone, phoneChange: '', phoneChangeToken: '', phoneConfirmedAt: now });
       }
       await clearOneTimeTokens(tx, user.id);
       const updated = await updateUser(tx, user.id, patch);
+      if (input.type === 'phone_change') notices = phoneChangeNotices(user, updated, identityCreated);
       return tokenResponse(deps, tx, await createSession(deps, tx, updated, 'otp', meta));
     });
+    for (const n of notices) await notify(deps, n, meta.ip);
+    return answer;
   } catch (err) {
     // The new number was registered by someone else meanwhile (users_phone_key).
     if (isUniqueViolation(err)) throw unprocessable('phone_exists', 'Phone number already registered by another user');
@@ -237,13 +245,16 @@ export async function verifyPhoneToken(deps: Deps, input: PhoneVerifyInput, meta
   }
 }
 
-/** The phone identity follows a confirmed change (created if the user had none); returns the app_metadata patch. */
-export async function phoneIdentityAfterChange(tx: Parameters<typeof updateUser>[0], user: UserRow, phone: string, now: Date): Promise<Partial<NewUser>> {
+/**
+ * The phone identity follows a confirmed change (created if the user had none); returns the
+ * app_metadata patch and whether the identity is new.
+ */
+export async function phoneIdentityAfterChange(tx: Parameters<typeof updateUser>[0], user: UserRow, phone: string, now: Date): Promise<{ patch: Partial<NewUser>; created: boolean }> {
   const identities = await listIdentities(tx, [user.id]);
   const existing = identities.find((i) => i.provider === 'phone');
   if (existing) {
     await updateIdentityData(tx, user.id, 'phone', { ...(existing.identityData ?? {}), phone, phone_verified: true });
-    return {};
+    return { patch: {}, created: false };
   }
   await insertIdentity(tx, {
     providerId: user.id, userId: user.id, provider: 'phone', createdAt: now, updatedAt: now, lastSignInAt: now,
@@ -253,5 +264,14 @@ export async function phoneIdentityAfterChange(tx: Parameters<typeof updateUser>
   const providers = Array.isArray(app.providers) ? (app.providers as string[]) : [];
   if (!providers.includes('phone')) app.providers = [...providers, 'phone'];
   app.provider ??= 'phone';
-  return { rawAppMetaData: app };
+  return { patch: { rawAppMetaData: app }, created: true };
+}
+
+/** GoTrue's notifications for a confirmed phone change: the number changed (there was one before), a phone identity linked. */
+export function phoneChangeNotices(before: UserRow, after: UserRow, identityCreated: boolean): Notification[] {
+  const notices: Notification[] = [];
+  const old = before.phone ?? '';
+  if (old && after.phone && old !== after.phone) notices.push({ kind: 'phone_changed', user: after, oldPhone: old });
+  if (identityCreated) notices.push({ kind: 'identity_linked', user: after, provider: 'phone' });
+  return notices;
 }

@@ -9,6 +9,7 @@ import { findUserById, isBanned } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { type ExternalIdentity, linkIdentityExternal } from './external-accounts.ts';
+import { type Notification, notify } from './notify.ts';
 import { type AmrMethod, type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
 export interface Pkce {
@@ -41,7 +42,8 @@ const AMR: Record<string, AmrMethod> = {
 export async function pkceGrant(deps: Deps, authCode: string, verifier: string, aud: string, meta: RequestMeta): Promise<TokenResponse> {
   if (!authCode || !verifier) throw validationFailed('invalid request: both auth code and code verifier should be non-empty');
   const notFound = () => new ApiError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
-  return transaction(deps.db, async (tx) => {
+  const notices: Notification[] = [];
+  const token = await transaction(deps.db, async (tx) => {
     const now = deps.now();
     const flow = await findFlowStateByAuthCode(tx, authCode);
     if (!flow?.userId) throw notFound();
@@ -60,7 +62,7 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
     await deleteFlowState(tx, flow.id);
     // A PKCE identity link is made here, by whoever holds the verifier: the client that started it
     // (flows/external.ts, review M1).
-    if (flow.linkingIdentity) user = await linkIdentityExternal({ deps, tx, aud, ip: meta.ip }, flow.linkingIdentity as ExternalIdentity, user.id);
+    if (flow.linkingIdentity) user = await linkIdentityExternal({ deps, tx, aud, ip: meta.ip, notices }, flow.linkingIdentity as ExternalIdentity, user.id);
     const oauth = flow.authenticationMethod === 'oauth';
     await insertAudit(tx, { actor: user, action: 'login', traits: oauth ? { provider_type: flow.providerType } : { provider: 'email' }, ip: meta.ip, now });
     const issued = await createSession(deps, tx, user, AMR[flow.authenticationMethod] ?? 'otp', meta);
@@ -70,4 +72,6 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
     if (oauth && flow.providerRefreshToken) extra.provider_refresh_token = flow.providerRefreshToken;
     return tokenResponse(deps, tx, issued, extra);
   });
+  for (const n of notices) await notify(deps, n, meta.ip);
+  return token;
 }

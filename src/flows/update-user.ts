@@ -14,10 +14,11 @@ import { ApiError, badRequest } from '../http/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
 import { requestEmailChange } from './email-change.ts';
+import { type Notification, notify } from './notify.ts';
 import { transactionThenSend } from './outbox.ts';
 import { assertNewPassword } from './password-check.ts';
 import { parseChannel, queuePhoneToken } from './phone-tokens.ts';
-import { phoneIdentityAfterChange } from './phone.ts';
+import { phoneChangeNotices, phoneIdentityAfterChange } from './phone.ts';
 import { parsePkce } from './pkce.ts';
 import { userJson } from './user-json.ts';
 import { validateEmail, validatePhone } from './validate.ts';
@@ -133,7 +134,8 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
   }
   // The phone change likewise: a code to the new number (or, under SMS_AUTOCONFIRM, the change itself).
   if (changePhone) await requestPhoneChange(deps, user.id, newPhone, channel, ip);
-  return transaction(deps.db, async (tx) => {
+  let passwordChanged: UserRow | undefined;
+  const body = await transaction(deps.db, async (tx) => {
     const now = deps.now();
     const current = (await findUserById(tx, user.id, { forUpdate: true }))!;
     const patch: Partial<NewUser> = { updatedAt: now };
@@ -157,25 +159,30 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
     }
     const updated = await updateUser(tx, user.id, patch);
     await insertAudit(tx, { actor: updated, action: 'user_modified', ip, now });
+    if (encryptedPassword) passwordChanged = updated;
     return userJson(updated, await listIdentities(tx, [user.id]), await listFactors(tx, user.id));
   });
+  if (passwordChanged) await notify(deps, { kind: 'password_changed', user: passwordChanged }, ip);
+  return body;
 }
 
 /** GoTrue: sendPhoneConfirmation(phone_change), or smsVerify at once under SMS_AUTOCONFIRM. */
 async function requestPhoneChange(deps: Deps, userId: string, phone: string, channel: SmsChannel, ip: string | undefined): Promise<void> {
   try {
-    await transactionThenSend(deps, async (tx, out) => {
+    const notices = await transactionThenSend(deps, async (tx, out): Promise<Notification[]> => {
       const locked = (await findUserById(tx, userId, { forUpdate: true }))!;
       if (!deps.config.sms.autoconfirm) {
         await queuePhoneToken(deps, tx, out, locked, 'phone_change', phone, channel);
-        return;
+        return [];
       }
       const now = deps.now();
       await insertAudit(tx, { actor: locked, action: 'user_modified', ip, now });
-      const patch = await phoneIdentityAfterChange(tx, locked, phone, now);
+      const identity = await phoneIdentityAfterChange(tx, locked, phone, now);
       await clearOneTimeTokens(tx, userId);
-      await updateUser(tx, userId, { ...patch, phone, phoneChange: '', phoneChangeToken: '', phoneConfirmedAt: now, updatedAt: now });
+      const updated = await updateUser(tx, userId, { ...identity.patch, phone, phoneChange: '', phoneChangeToken: '', phoneConfirmedAt: now, updatedAt: now });
+      return phoneChangeNotices(locked, updated, identity.created);
     });
+    for (const n of notices) await notify(deps, n, ip);
   } catch (err) {
     // Taken by someone else between the check and the write (users_phone_key).
     if (isUniqueViolation(err)) throw new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');

@@ -4,15 +4,16 @@
 // mails both addresses is one call: `token`/`token_hash` belong to the current address and
 // `token_new`/`token_hash_new` to the new one (GoTrue swaps the two hashes, a bug it documents).
 import type { Deps } from '../deps.ts';
-import type { MailKind, MailRequest } from '../mail/mailer.ts';
+import { isNotification, type MailKind, type MailRequest, type TokenMailKind } from '../mail/mailer.ts';
 import { invokeHook } from './invoke.ts';
 import { hookUser } from './user-payload.ts';
 
 // GoTrue's email_action_type values.
-const ACTION: Record<MailKind, string> = {
+const TOKEN_ACTION: Record<TokenMailKind, string> = {
   confirmation: 'signup', invite: 'invite', recovery: 'recovery', magic_link: 'magiclink',
   email_change: 'email_change', reauthentication: 'reauthentication',
 };
+const action = (kind: MailKind): string => (isNotification(kind) ? kind : TOKEN_ACTION[kind]);
 
 export interface QueuedMail {
   mail: MailRequest;
@@ -28,8 +29,9 @@ export interface EmailHookCall {
 
 function emailData(m: MailRequest, extra: Partial<Record<string, string>> = {}): Record<string, string> {
   return {
-    token: m.token, token_hash: m.tokenHash, redirect_to: m.redirectTo, email_action_type: ACTION[m.kind], site_url: '',
-    token_new: '', token_hash_new: '', old_email: '', old_phone: '', provider: '', factor_type: '', ...extra,
+    token: m.token, token_hash: m.tokenHash, redirect_to: m.redirectTo, email_action_type: action(m.kind), site_url: '',
+    token_new: '', token_hash_new: '', old_email: m.oldEmail ?? '', old_phone: m.oldPhone ?? '', provider: m.provider ?? '',
+    factor_type: m.factorType ?? '', ...extra,
   } as Record<string, string>;
 }
 

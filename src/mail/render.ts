@@ -2,7 +2,7 @@
 // MAILER_SUBJECTS_* strings when they move from GoTrue, so the same `{{ .Variable }}` syntax works.
 // Only variable substitution is supported, not Go template actions ({{ if }}, {{ range }}).
 import type { Logger } from '../telemetry/logger.ts';
-import type { MailKind } from './mailer.ts';
+import { isNotification, type MailKind, type NotificationMailKind, type TokenMailKind } from './mailer.ts';
 
 export interface TemplateVars {
   siteUrl: string;
@@ -12,6 +12,12 @@ export interface TemplateVars {
   tokenHash: string;
   redirectTo: string;
   newEmail?: string;
+  /** Notifications: what changed. */
+  oldEmail?: string;
+  oldPhone?: string;
+  phone?: string;
+  provider?: string;
+  factorType?: string;
   /** The address this email goes to (differs from `email` for the new-address email-change mail). */
   sendingTo?: string;
   /** user_metadata, reachable as `{{ .Data.key }}`. */
@@ -40,7 +46,7 @@ export interface TemplateRendererOptions {
 
 // Built-in bodies, close to GoTrue's defaults, used when no template is configured or it is
 // unavailable. Reauthentication has no link: the nonce is only ever typed in.
-const DEFAULTS: Record<MailKind, { heading: string; intro: string; linkText?: string }> = {
+const DEFAULTS: Record<TokenMailKind, { heading: string; intro: string; linkText?: string }> = {
   confirmation: { heading: 'Confirm your email', intro: 'Follow this link to confirm your email:', linkText: 'Confirm your email address' },
   invite: { heading: 'You have been invited', intro: 'You have been invited to create a user on {{ .SiteURL }}. Follow this link to accept the invite:', linkText: 'Accept the invite' },
   recovery: { heading: 'Reset password', intro: 'Follow this link to reset the password for your user:', linkText: 'Reset password' },
@@ -50,7 +56,23 @@ const DEFAULTS: Record<MailKind, { heading: string; intro: string; linkText?: st
   reauthentication: { heading: 'Confirm reauthentication', intro: 'Enter the code below to confirm it is you.' },
 };
 
+// Account-change notifications: what happened, and what to do if it was not the user. No link, no code.
+const NOTIFICATIONS: Record<NotificationMailKind, { heading: string; intro: string }> = {
+  password_changed_notification: { heading: 'Your password was changed', intro: 'The password of your account {{ .Email }} has just been changed.' },
+  email_changed_notification: { heading: 'Your email address was changed', intro: 'The email address of your account is now {{ .Email }} instead of {{ .OldEmail }}.' },
+  phone_changed_notification: { heading: 'Your phone number was changed', intro: 'The phone number of your account {{ .Email }} is now {{ .Phone }} instead of {{ .OldPhone }}.' },
+  identity_linked_notification: { heading: 'A sign-in method was added', intro: 'Your {{ .Provider }} account can now be used to sign in to your account {{ .Email }}.' },
+  identity_unlinked_notification: { heading: 'A sign-in method was removed', intro: 'Your {{ .Provider }} account can no longer be used to sign in to your account {{ .Email }}.' },
+  mfa_factor_enrolled_notification: { heading: 'A verification method was added', intro: 'A {{ .FactorType }} factor now verifies sign-ins to your account {{ .Email }}.' },
+  mfa_factor_unenrolled_notification: { heading: 'A verification method was removed', intro: 'A {{ .FactorType }} factor no longer verifies sign-ins to your account {{ .Email }}.' },
+};
+const NOT_YOU = 'If you did not make this change, secure your account and contact support at once.';
+
 function defaultHtml(kind: MailKind): string {
+  if (isNotification(kind)) {
+    const n = NOTIFICATIONS[kind];
+    return `<h2>${n.heading}</h2>\n<p>${n.intro}</p>\n<p>${NOT_YOU}</p>\n`;
+  }
   const d = DEFAULTS[kind];
   const link = d.linkText ? `<p><a href="{{ .ConfirmationURL }}">${d.linkText}</a></p>\n` : '';
   const code = d.linkText ? 'Alternatively, enter the code: ' : 'Your code: ';
@@ -58,6 +80,10 @@ function defaultHtml(kind: MailKind): string {
 }
 
 function defaultText(kind: MailKind): string {
+  if (isNotification(kind)) {
+    const n = NOTIFICATIONS[kind];
+    return `${n.heading}\n\n${n.intro}\n\n${NOT_YOU}\n`;
+  }
   const d = DEFAULTS[kind];
   const link = d.linkText ? `{{ .ConfirmationURL }}\n\n` : '';
   const code = d.linkText ? 'Alternatively, enter the code: ' : 'Your code: ';
@@ -89,6 +115,11 @@ function lookup(vars: TemplateVars, name: string, key: string | undefined): stri
     case 'RedirectTo': return vars.redirectTo;
     case 'NewEmail': return vars.newEmail ?? '';
     case 'SendingTo': return vars.sendingTo ?? vars.email;
+    case 'OldEmail': return vars.oldEmail ?? '';
+    case 'OldPhone': return vars.oldPhone ?? '';
+    case 'Phone': return vars.phone ?? '';
+    case 'Provider': return vars.provider ?? '';
+    case 'FactorType': return vars.factorType ?? '';
     // Go would fail the whole template on an unknown field; an empty value keeps the email going out.
     default: return '';
   }

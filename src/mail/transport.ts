@@ -3,7 +3,7 @@
 // transport sends the same email.
 import type { Config } from '../config/types.ts';
 import { type Logger, errorFields } from '../telemetry/logger.ts';
-import type { MailKind, MailRequest, Mailer } from './mailer.ts';
+import { isNotification, MAIL_LABEL, type MailKind, type MailRequest, type Mailer, type TokenMailKind } from './mailer.ts';
 import type { TemplateRenderer, TemplateVars } from './render.ts';
 
 export interface MailMessage {
@@ -35,16 +35,12 @@ export interface TransportMailerOptions {
 
 type SettingKey = keyof Config['mailer']['subjects'];
 
-const SETTING: Record<MailKind, SettingKey> = {
+const TOKEN_SETTING: Record<TokenMailKind, SettingKey> = {
   confirmation: 'confirmation', invite: 'invite', recovery: 'recovery',
   magic_link: 'magicLink', email_change: 'emailChange', reauthentication: 'reauthentication',
 };
-
-// GoTrue's wording in "Error sending … email".
-const LABEL: Record<MailKind, string> = {
-  confirmation: 'confirmation', invite: 'invite', recovery: 'recovery',
-  magic_link: 'magic link', email_change: 'email change', reauthentication: 'reauthentication',
-};
+/** Notifications' settings are named after their kind (MAILER_SUBJECTS_PASSWORD_CHANGED_NOTIFICATION → password_changed_notification). */
+const settingOf = (kind: MailKind): SettingKey => (isNotification(kind) ? kind : TOKEN_SETTING[kind]);
 
 /** RFC 5322 display name + address, quoting the name when it holds anything beyond atext and spaces. */
 export function formatAddress(address: string, name?: string): string {
@@ -56,9 +52,10 @@ export function formatAddress(address: string, name?: string): string {
 
 function templateVars(mail: MailRequest): TemplateVars {
   return {
-    siteUrl: mail.siteUrl, email: mail.to, sendingTo: mail.to, confirmationUrl: mail.confirmationUrl,
+    siteUrl: mail.siteUrl, email: mail.email ?? mail.to, sendingTo: mail.to, confirmationUrl: mail.confirmationUrl,
     token: mail.token, tokenHash: mail.tokenHash, redirectTo: mail.redirectTo,
     newEmail: mail.newEmail, data: mail.userMetadata,
+    oldEmail: mail.oldEmail, oldPhone: mail.oldPhone, phone: mail.phone, provider: mail.provider, factorType: mail.factorType,
   };
 }
 
@@ -72,7 +69,7 @@ export function createMailer(opts: TransportMailerOptions): Mailer {
   const { config, transport, renderer, logger } = opts;
   return {
     async send(mail) {
-      const key = SETTING[mail.kind];
+      const key = settingOf(mail.kind);
       const rendered = await renderer.render(mail.kind, templateVars(mail), config.mailer.templates[key], config.mailer.subjects[key]);
       const fields = { mail_kind: mail.kind, to_domain: domainOf(mail.to) };
       try {
@@ -85,7 +82,7 @@ export function createMailer(opts: TransportMailerOptions): Mailer {
         });
       } catch (cause) {
         logger.error('email delivery failed', { ...fields, ...errorFields(cause) });
-        throw new Error(`Error sending ${LABEL[mail.kind]} email`, { cause });
+        throw new Error(`Error sending ${MAIL_LABEL[mail.kind]} email`, { cause });
       }
       logger.info('email sent', fields);
     },

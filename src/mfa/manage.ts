@@ -7,6 +7,7 @@ import { transaction } from '../db/database.ts';
 import { deleteFactor, downgradeSessions, type FactorRow, listFactors, updateFactor } from '../db/mfa.ts';
 import { findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
+import { notify } from '../flows/notify.ts';
 import { validatePhone } from '../flows/validate.ts';
 import { notFound, unprocessable } from '../http/errors.ts';
 import { noSession } from './enroll.ts';
@@ -22,6 +23,8 @@ export async function unenrollFactor(deps: Deps, auth: AuthContext, factor: Fact
     throw unprocessable('insufficient_aal', 'AAL2 required to unenroll verified factor');
   }
   await removeFactor(deps, factor, auth.user, { action: 'factor_unenrolled', traits: { factor_id: factor.id, factor_status: factor.status, session_id: session.id } }, ip);
+  // GoTrue tells the user of any factor they remove, verified or not; the admin API's removal tells nobody.
+  await notify(deps, { kind: 'mfa_factor_unenrolled', user: auth.user, factorType: factor.factorType }, ip);
   return { id: factor.id };
 }
 

@@ -14,6 +14,7 @@ import {
 } from '../db/mfa.ts';
 import type { Deps } from '../deps.ts';
 import { takeCodeAttempt } from '../flows/code-attempts.ts';
+import { notify } from '../flows/notify.ts';
 import { type TokenResponse, tokenResponse } from '../flows/session.ts';
 import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
 import { SmsSendError } from '../sms/provider.ts';
@@ -141,7 +142,10 @@ export async function verifyFactor(
     await deleteChallenge(deps.db, challengeId);
     throw challengeExpired(challengeId);
   }
-  if ('token' in outcome) return outcome.token.body;
-  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken, method: AMR_METHOD[type] });
-  return issued.body;
+  const body = 'token' in outcome
+    ? outcome.token.body
+    : (await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken, method: AMR_METHOD[type] })).body;
+  // The factor's first verification enrols it (GoTrue: MAILER_NOTIFICATIONS_MFA_FACTOR_ENROLLED_ENABLED).
+  if (factor.status !== 'verified') await notify(deps, { kind: 'mfa_factor_enrolled', user: auth.user, factorType: type }, ipIn);
+  return body;
 }

@@ -11,6 +11,7 @@ import { type Executor, transaction } from '../db/database.ts';
 import { type ChallengeRow, deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, listFactors, lockChallenge, updateFactor } from '../db/mfa.ts';
 import { factorCredentialTaken } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
+import { notify } from '../flows/notify.ts';
 import { type TokenResponse, tokenResponse } from '../flows/session.ts';
 import { ApiError, unprocessable, validationFailed } from '../http/errors.ts';
 import { challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
@@ -142,6 +143,7 @@ export async function verifyWebAuthnFactor(
   if ('failed' in outcome) throw outcome.failed;
   const upgraded = outcome;
   const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: upgraded.session, refreshToken: upgraded.refreshToken });
+  if (create) await notify(deps, { kind: 'mfa_factor_enrolled', user: auth.user, factorType: 'webauthn' }, ip);
   return issued.body;
 }
 
