@@ -181,6 +181,23 @@ describe('parseConfig: variables that name no setting', () => {
     expect(result.warnings.join(' ')).not.toContain('very-secret');
   });
 
+  it('warns about a setting given under its bare name (it has no effect) unless the prefixed one is set too', () => {
+    const result = parseConfig({
+      ...BASE, GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For',
+      SMTP_PASS: 'a-bare-secret-that-authsvc-does-not-read', HOOK_CUSTOM_ACCESS_TOKEN_ENABLED: 'true',
+      // Shadowed by the prefixed name (GOTRUE_ENV sets both), or blank.
+      JWT_SECRET: 'another-bare-secret', SITE_URL: 'https://shadowed.example.com', MAILER_AUTOCONFIRM: '',
+      // Read bare (allowed), or no setting at all.
+      PORT: '8080', LOG_LEVEL: 'info', HOSTNAME: 'box', OTEL_SERVICE_NAME: 'auth',
+    });
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    expect(result.warnings).toEqual([
+      'HOOK_CUSTOM_ACCESS_TOKEN_ENABLED is set without a prefix, so it has no effect: authsvc reads AUTHSVC_HOOK_CUSTOM_ACCESS_TOKEN_ENABLED (or GOTRUE_HOOK_CUSTOM_ACCESS_TOKEN_ENABLED).',
+      'SMTP_PASS is set without a prefix, so it has no effect: authsvc reads AUTHSVC_SMTP_PASS (or GOTRUE_SMTP_PASS).',
+    ]);
+    expect(result.warnings.join(' ')).not.toContain('bare-secret');
+  });
+
   it('a GoTrue docker-compose configuration of supported settings gives no warnings', () => {
     const result = parseConfig({
       ...BASE, GOTRUE_MAILER_AUTOCONFIRM: 'true', GOTRUE_JWT_EXP: '3600', GOTRUE_EXTERNAL_GOOGLE_ENABLED: 'false', GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For',

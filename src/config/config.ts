@@ -86,6 +86,15 @@ export function unknownVariables(env: Record<string, string | undefined>, adapte
     .sort();
 }
 
+/**
+ * Settings set under their bare name where only AUTHSVC_/GOTRUE_ is read (`JWT_SECRET=…` instead
+ * of `AUTHSVC_JWT_SECRET=…`), and the prefixed name is not set: each has no effect, which is easy
+ * to miss (GoTrue ignores them silently too). Names only, sorted.
+ */
+export function unprefixedSettings(env: Record<string, string | undefined>): string[] {
+  return FIELD_NAMES.filter((name) => !allowsBare(name) && env[name] !== undefined && env[name] !== '' && !resolve(env, name, false)).sort();
+}
+
 /** Parses the flat environment map. Never throws for bad input: every problem is in `errors`. */
 export function parseConfig(
   env: Record<string, string | undefined>,
@@ -120,6 +129,7 @@ export function parseConfig(
   const warnings = [
     ...unbuilt.warnings,
     ...unknownVariables(env, opts.adapterVariables).map((key) => `${key} is set, but authsvc has no such setting: it has no effect.`),
+    ...unprefixedSettings(env).map((name) => `${name} is set without a prefix, so it has no effect: authsvc reads AUTHSVC_${name} (or GOTRUE_${name}).`),
   ];
   // GoTrue limits per IP only with a header to key on; behind a proxy that header must be named.
   if (!local && !values.has('RATE_LIMIT_HEADER') && !result.data.SECURITY_SB_FORWARDED_FOR_ENABLED) {
