@@ -69,7 +69,7 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     serviceKey = await signJwt(t.deps.keys, { role: 'service_role', iss: 'supabase', exp: Math.floor(Date.now() / 1000) + 3600 });
     const admin = { authorization: `Bearer ${serviceKey}` };
     for (let i = 1; i <= 24; i++) {
-      const res = await t.request('POST', '/admin/users', { email: `person-${String(i).padStart(2, '0')}@example.com`, password: 'correct-horse-1', email_confirm: true, user_metadata: { name: `Person ${i}` } }, admin);
+      const res = await t.request('POST', '/admin/users', { email: `person-${String(i).padStart(2, '0')}@example.com`, password: 'correct-horse-1', email_confirm: true, user_metadata: { name: `Person ${i}`, ...(i === 13 ? { full_name: 'Grace Hopper' } : {}) } }, admin);
       expect(res.status).toBe(200);
     }
     const port = await freePort();
@@ -113,11 +113,16 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
   });
 
   test('searches by email and pages', async () => {
-    await page.getByRole('searchbox', { name: 'Search by email or phone' }).fill('person-07');
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('person-07');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => page.locator('#users-total').textContent(), { timeout: WAIT }).toBe('1 in all');
     expect(await main().locator('tbody tr').allTextContents()).toEqual([expect.stringContaining('person-07@example.com')]);
-    await page.getByRole('searchbox', { name: 'Search by email or phone' }).fill('');
+    // GoTrue's filter also matches user_metadata.full_name, case aside.
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('hopper');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('#users-total').textContent(), { timeout: WAIT }).toBe('1 in all');
+    expect(await main().locator('tbody tr').allTextContents()).toEqual([expect.stringContaining('person-13@example.com')]);
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => page.getByText('Page 1 of 2').count(), { timeout: WAIT }).toBe(1);
     await page.getByRole('button', { name: 'Next →' }).click();
@@ -181,7 +186,7 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     // The status line comes with the list's re-render: wait for it before typing into the new form.
     await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Invitation sent to invitee@example.com');
     expect(t.mails.filter((m) => m.to === 'invitee@example.com').map((m) => m.kind)).toEqual(['invite']);
-    await page.getByRole('searchbox', { name: 'Search by email or phone' }).fill('invitee');
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('invitee');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('link', { name: 'invitee@example.com' }).click();
     await page.getByRole('heading', { name: 'invitee@example.com' }).waitFor();
@@ -196,7 +201,7 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Delete (hard)' }).click();
     await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
     expect((await t.request('GET', `/admin/users/${id}`, undefined, { authorization: `Bearer ${serviceKey}` })).status).toBe(404);
-    await page.getByRole('searchbox', { name: 'Search by email or phone' }).fill('');
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('');
     await page.getByRole('button', { name: 'Search' }).click();
   });
 

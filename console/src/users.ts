@@ -43,7 +43,7 @@ export async function usersView(): Promise<HTMLElement> {
   const total = Number(headers.get('X-Total-Count') ?? body.users.length);
   const pages = Math.max(1, Math.ceil(total / list.perPage));
 
-  const search = h('input', { type: 'search', name: 'filter', value: list.filter, placeholder: 'email or phone contains…', 'aria-label': 'Search by email or phone' });
+  const search = h('input', { type: 'search', name: 'filter', value: list.filter, placeholder: 'email or full name contains…', 'aria-label': 'Search by email or full name' });
   const sort = h('select', { name: 'sort', 'aria-label': 'Sort' },
     h('option', { value: 'desc', selected: !list.ascending }, 'Newest first'),
     h('option', { value: 'asc', selected: list.ascending }, 'Oldest first'));
