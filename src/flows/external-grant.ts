@@ -7,7 +7,7 @@ import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
 import { type AccountContext, CommitThenFail } from './external-accounts.ts';
-import { type Notification, notify } from './notify.ts';
+import { type Notification, notifyAll } from './notify.ts';
 import { transactionThenSend } from './outbox.ts';
 import { type AmrMethod, createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
 
@@ -30,6 +30,6 @@ export async function externalGrant(
   });
   if ('failed' in outcome) throw outcome.failed;
   if (created) await afterUserCreated(deps, created);
-  for (const n of notices) await notify(deps, n, meta.ip);
+  await notifyAll(deps, notices, meta.ip);
   return outcome.token;
 }

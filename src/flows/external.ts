@@ -23,7 +23,7 @@ import {
   type AccountContext, acceptInviteExternal, CommitThenFail, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
 } from './external-accounts.ts';
 import { customClient, isCustomName, lookupCustomProvider } from './custom-provider.ts';
-import { type Notification, notify } from './notify.ts';
+import { type Notification, notifyAll } from './notify.ts';
 import { sendTimeoutMs, transactionThenSend } from './outbox.ts';
 import { parsePkce } from './pkce.ts';
 import { createSession, type RequestMeta, tokenResponse } from './session.ts';
@@ -279,7 +279,7 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
   if ('failed' in outcome) throw outcome.failed;
   // GoTrue: once the new account is committed; its error is the answer (the account stays).
   if (created) await afterUserCreated(deps, created);
-  for (const n of notices) await notify(deps, n, meta.ip);
+  await notifyAll(deps, notices, meta.ip);
   return outcome;
 }
 

@@ -16,7 +16,7 @@ import { emailHookCalls, sendEmailThroughHook } from '../hooks/send-email.ts';
 import type { MailRequest } from '../mail/mailer.ts';
 import { errorFields } from '../telemetry/logger.ts';
 import { assertAuthorizedRecipient } from './email-tokens.ts';
-import { sendTimeoutMs, withTimeout } from './outbox.ts';
+import { withTimeout } from './outbox.ts';
 
 export interface Notification {
   kind: NotificationKind;
@@ -40,6 +40,21 @@ function request(deps: Deps, n: Notification, to: string): MailRequest {
     email: n.kind === 'identity_unlinked' ? to : (u.email ?? ''),
     oldEmail: n.oldEmail, oldPhone: n.oldPhone, phone: u.phone ?? '', provider: n.provider, factorType: n.factorType,
   };
+}
+
+/**
+ * How long a request waits for its notifications: half its time limit (API_MAX_REQUEST_DURATION;
+ * 5 s without one), so that a mail server that hangs cannot turn a change already committed into
+ * a 504. A send still running then is not waited for; its outcome is only logged.
+ */
+export function notificationTimeoutMs(deps: Deps): number {
+  const limit = deps.config.api.maxRequestDuration;
+  return limit > 0 ? Math.max(250, Math.floor(limit * 500)) : 5_000;
+}
+
+/** Sends a request's notifications side by side (one wait, not one per notification). */
+export async function notifyAll(deps: Deps, notices: readonly Notification[], ip?: string): Promise<void> {
+  await Promise.all(notices.map((n) => notify(deps, n, ip)));
 }
 
 /**
@@ -72,11 +87,10 @@ export async function notify(deps: Deps, n: Notification | undefined, ip?: strin
   }
   const mail = request(deps, n, to);
   try {
-    if (deps.config.hooks.SEND_EMAIL.enabled) {
-      for (const call of emailHookCalls([{ mail, userId: n.user.id }], deps.config.api.externalUrl)) await sendEmailThroughHook(deps, call, ip);
-    } else {
-      await withTimeout(deps.mailer.send(mail), sendTimeoutMs(deps), 'the mail server');
-    }
+    const send: Promise<unknown> = deps.config.hooks.SEND_EMAIL.enabled
+      ? Promise.all(emailHookCalls([{ mail, userId: n.user.id }], deps.config.api.externalUrl).map((call) => sendEmailThroughHook(deps, call, ip)))
+      : deps.mailer.send(mail);
+    await withTimeout(send, notificationTimeoutMs(deps), deps.config.hooks.SEND_EMAIL.enabled ? 'the send email hook' : 'the mail server');
   } catch (err) {
     deps.logger.warn('notification email not sent', { ...fields, ...errorFields(err) });
     // Nothing went out: the send is not counted, as for a failed confirmation email.

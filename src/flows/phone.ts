@@ -17,7 +17,7 @@ import type { Deps } from '../deps.ts';
 import { ApiError, forbidden, unprocessable } from '../http/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
-import { type Notification, notify } from './notify.ts';
+import { type Notification, notifyAll } from './notify.ts';
 import { transactionThenSend } from './outbox.ts';
 import { queuePhoneToken, testOtp } from './phone-tokens.ts';
 import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
@@ -236,7 +236,7 @@ export async function verifyPhoneToken(deps: Deps, input: PhoneVerifyInput, meta
       if (input.type === 'phone_change') notices = phoneChangeNotices(user, updated, identityCreated);
       return tokenResponse(deps, tx, await createSession(deps, tx, updated, 'otp', meta));
     });
-    for (const n of notices) await notify(deps, n, meta.ip);
+    await notifyAll(deps, notices, meta.ip);
     return answer;
   } catch (err) {
     // The new number was registered by someone else meanwhile (users_phone_key).

@@ -9,7 +9,7 @@ import { findUserById, isBanned } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
 import { type ExternalIdentity, linkIdentityExternal } from './external-accounts.ts';
-import { type Notification, notify } from './notify.ts';
+import { type Notification, notifyAll } from './notify.ts';
 import { type AmrMethod, type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
 
 export interface Pkce {
@@ -72,6 +72,6 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
     if (oauth && flow.providerRefreshToken) extra.provider_refresh_token = flow.providerRefreshToken;
     return tokenResponse(deps, tx, issued, extra);
   });
-  for (const n of notices) await notify(deps, n, meta.ip);
+  await notifyAll(deps, notices, meta.ip);
   return token;
 }

@@ -14,7 +14,7 @@ import { ApiError, badRequest } from '../http/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
 import { requestEmailChange } from './email-change.ts';
-import { type Notification, notify } from './notify.ts';
+import { type Notification, notifyAll } from './notify.ts';
 import { transactionThenSend } from './outbox.ts';
 import { assertNewPassword } from './password-check.ts';
 import { parseChannel, queuePhoneToken } from './phone-tokens.ts';
@@ -133,7 +133,7 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
     });
   }
   // The phone change likewise: a code to the new number (or, under SMS_AUTOCONFIRM, the change itself).
-  if (changePhone) await requestPhoneChange(deps, user.id, newPhone, channel, ip);
+  const notices = changePhone ? await requestPhoneChange(deps, user.id, newPhone, channel, ip) : [];
   let passwordChanged: UserRow | undefined;
   const body = await transaction(deps.db, async (tx) => {
     const now = deps.now();
@@ -162,14 +162,15 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
     if (encryptedPassword) passwordChanged = updated;
     return userJson(updated, await listIdentities(tx, [user.id]), await listFactors(tx, user.id));
   });
-  if (passwordChanged) await notify(deps, { kind: 'password_changed', user: passwordChanged }, ip);
+  if (passwordChanged) notices.push({ kind: 'password_changed', user: passwordChanged });
+  await notifyAll(deps, notices, ip);
   return body;
 }
 
-/** GoTrue: sendPhoneConfirmation(phone_change), or smsVerify at once under SMS_AUTOCONFIRM. */
-async function requestPhoneChange(deps: Deps, userId: string, phone: string, channel: SmsChannel, ip: string | undefined): Promise<void> {
+/** GoTrue: sendPhoneConfirmation(phone_change), or smsVerify at once under SMS_AUTOCONFIRM (returns the notifications of the change made). */
+async function requestPhoneChange(deps: Deps, userId: string, phone: string, channel: SmsChannel, ip: string | undefined): Promise<Notification[]> {
   try {
-    const notices = await transactionThenSend(deps, async (tx, out): Promise<Notification[]> => {
+    return await transactionThenSend(deps, async (tx, out): Promise<Notification[]> => {
       const locked = (await findUserById(tx, userId, { forUpdate: true }))!;
       if (!deps.config.sms.autoconfirm) {
         await queuePhoneToken(deps, tx, out, locked, 'phone_change', phone, channel);
@@ -182,7 +183,6 @@ async function requestPhoneChange(deps: Deps, userId: string, phone: string, cha
       const updated = await updateUser(tx, userId, { ...identity.patch, phone, phoneChange: '', phoneChangeToken: '', phoneConfirmedAt: now, updatedAt: now });
       return phoneChangeNotices(locked, updated, identity.created);
     });
-    for (const n of notices) await notify(deps, n, ip);
   } catch (err) {
     // Taken by someone else between the check and the write (users_phone_key).
     if (isUniqueViolation(err)) throw new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
