@@ -161,6 +161,10 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
     await insertAudit(tx, { actor: updated, action: 'user_modified', ip, now });
     if (encryptedPassword) passwordChanged = updated;
     return userJson(updated, await listIdentities(tx, [user.id]), await listFactors(tx, user.id));
+  }).catch(async (err: unknown) => {
+    // A phone change made under SMS_AUTOCONFIRM stands even when the rest is refused (a wrong nonce): say so.
+    await notifyAll(deps, notices, ip);
+    throw err;
   });
   if (passwordChanged) notices.push({ kind: 'password_changed', user: passwordChanged });
   await notifyAll(deps, notices, ip);
