@@ -22,6 +22,8 @@ const RESOURCE = 'https://mcp.example.com/mcp';
 
 let db: Database;
 let t: TestApp;
+/** The ES256 signing key of `t`, for a second app that accepts its tokens. */
+let jwtKeys: string;
 /** Added to the real clock: moves the server past a code's lifetime without waiting. */
 let clockOffsetMs = 0;
 
@@ -31,13 +33,16 @@ const OAUTH_ENV = {
   AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
   AUTHSVC_OAUTH_SERVER_AUTHORIZATION_PATH: '/oauth/consent',
   AUTHSVC_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: 'true',
+  // Passkey routes answer 404 before authentication while switched off.
+  AUTHSVC_PASSKEY_ENABLED: 'true', AUTHSVC_WEBAUTHN_RP_ID: 'localhost', AUTHSVC_WEBAUTHN_RP_ORIGINS: 'http://localhost:3000',
 };
 
 beforeAll(async () => {
   db = await openTestDb();
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'es-1', alg: 'ES256', key_ops: ['sign', 'verify'] };
-  t = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_JWT_KEYS: JSON.stringify([jwk]) }, {
+  jwtKeys = JSON.stringify([jwk]);
+  t = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_JWT_KEYS: jwtKeys }, {
     now: () => new Date(Date.now() + clockOffsetMs),
   });
 });
@@ -530,5 +535,134 @@ describe('refusals', () => {
     const [row] = (await db.orm.select().from(db.t.oauthAuthorizations)).filter((a) => a.authorizationCode === code);
     expect({ status: row!.status, sessionId: row!.sessionId }).toEqual({ status: 'approved', sessionId: null });
 
+  });
+});
+
+describe('H1 (security review 2026-12-01): a token issued to an OAuth client is not the user\'s session at authsvc', () => {
+  /** A public MCP-style client's tokens for `scope`, approved by the user, for the resource RESOURCE unless told. */
+  async function clientTokens(userToken: string, scope: string, resource: string | null = RESOURCE) {
+    const client = await publicClient();
+    const { code, pkce: p } = await authorizationCode(t, client, userToken, { scope, ...(resource ? { resource } : {}) });
+    const res = await tokenRequest(t, client, {
+      grant_type: 'authorization_code', code, code_verifier: p.verifier, redirect_uri: MCP_REDIRECT, ...(resource ? { resource } : {}),
+    });
+    expect(res.status).toBe(200);
+    return { client, tokens: await res.json() as Json };
+  }
+
+  const refusedAsClient = { status: 403, body: { code: 403, error_code: 'oauth_client_token_not_allowed', msg: 'A token issued to an OAuth client cannot be used at this endpoint' } };
+
+  test('H1: the client\'s access token (and its refresh) is refused by every account, MFA, passkey, identity, consent and grants route', async () => {
+    const user = await signedInUser();
+    const { client, tokens } = await clientTokens(user.token, 'email');
+    const refreshed = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).json() as Json;
+    // Another client's pending authorization: approving it with client 1's token was a scope escalation.
+    const other = await publicClient();
+    const { authorizationId } = await startAuthorization(t, other, { scope: 'openid email profile phone' });
+    const routes: [string, string, unknown?][] = [
+      ['GET', '/user'], ['PUT', '/user', { password: 'client-chose-this-1' }], ['PUT', '/user', { data: { pwned: true } }],
+      ['GET', '/reauthenticate'], ['POST', '/logout?scope=others'], ['POST', '/logout'],
+      ['POST', '/factors', { factor_type: 'totp' }], ['GET', '/factors/recovery-codes'], ['POST', '/factors/recovery-codes'],
+      ['POST', `/factors/${crypto.randomUUID()}/challenge`, {}], ['DELETE', `/factors/${crypto.randomUUID()}`],
+      ['POST', '/passkeys/registration/options', {}], ['GET', '/passkeys'],
+      ['GET', '/user/identities/authorize?provider=github&skip_http_redirect=true'], ['DELETE', `/user/identities/${crypto.randomUUID()}`],
+      ['GET', `/oauth/authorizations/${authorizationId}`], ['POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }],
+      ['GET', '/user/oauth/grants'], ['DELETE', `/user/oauth/grants?client_id=${client.client_id}`],
+      ['POST', '/token?grant_type=id_token', { provider: 'google', id_token: 'x', link_identity: true }],
+      ['GET', '/auth/v1/user'],
+    ];
+    for (const token of [tokens.access_token as string, refreshed.access_token as string]) {
+      for (const [method, path, body] of routes) {
+        const res = await t.request(method, path, body, bearer(token));
+        expect({ route: `${method} ${path}`, status: res.status, body: await res.json() }).toEqual({ route: `${method} ${path}`, ...refusedAsClient });
+      }
+    }
+    // Nothing was changed or approved: the password still signs in, the other client has no grant.
+    expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: user.password })).status).toBe(200);
+    const grants = await (await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))).json() as Json[];
+    expect(grants.map((g) => g.client.id)).toEqual([client.client_id]);
+    expect(grants[0]!.scopes).toEqual(['email']);
+    // It stays valid for what it was issued: userinfo here, and the resource server (its aud).
+    expect(await (await t.request('GET', '/oauth/userinfo', undefined, bearer(refreshed.access_token))).json()).toEqual({ sub: user.id, email: user.email, email_verified: true });
+    await jwtVerify(refreshed.access_token, await jwks(), { issuer: ISSUER, audience: RESOURCE });
+  });
+
+  test('H1: without a resource (aud = the user\'s audience) the client\'s token is refused just the same', async () => {
+    const user = await signedInUser();
+    const { tokens } = await clientTokens(user.token, 'openid', null);
+    expect(decodeJwt(tokens.access_token).aud).toBe('authenticated');
+    const res = await t.request('PUT', '/user', { password: 'client-chose-this-1' }, bearer(tokens.access_token));
+    expect({ status: res.status, body: await res.json() }).toEqual(refusedAsClient);
+    expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: 'client-chose-this-1' })).status).toBe(400);
+  });
+
+  test('H1: an admin-role user\'s OAuth token is not an admin token, nor a captcha exemption', async () => {
+    const user = await signedInUser();
+    await t.request('PUT', `/admin/users/${user.id}`, { role: 'service_role' }, await admin());
+    const { tokens } = await clientTokens(user.token, 'email');
+    expect(decodeJwt(tokens.access_token).role).toBe('service_role');
+    const res = await t.request('GET', '/admin/users', undefined, bearer(tokens.access_token));
+    expect({ status: res.status, body: await res.json() }).toEqual(refusedAsClient);
+    // GoTrue skips the captcha for an admin's token; never for a client's (the provider is never reached here).
+    const captcha = await buildTestApp(db, {
+      ...OAUTH_ENV, AUTHSVC_JWT_KEYS: jwtKeys, AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true', AUTHSVC_SECURITY_CAPTCHA_PROVIDER: 'turnstile',
+      AUTHSVC_SECURITY_CAPTCHA_SECRET: 's', AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: 'http://127.0.0.1:9/siteverify',
+    });
+    const signup = (h: Record<string, string>) => captcha.request('POST', '/signup', { email: `cap-${crypto.randomUUID()}@example.com`, password: 'correct-horse-1' }, h);
+    const asClient = await signup(bearer(tokens.access_token));
+    expect({ status: asClient.status, code: (await asClient.json() as Json).error_code }).toEqual({ status: 400, code: 'captcha_failed' });
+    expect((await signup(await admin())).status).toBe(200);
+  });
+
+  test('H1: an ID token is never a bearer token: marked typ "ID", refused by user, userinfo and admin authentication', async () => {
+    const user = await signedInUser();
+    const { tokens } = await clientTokens(user.token, 'openid email');
+    const claims = decodeJwt(tokens.id_token);
+    expect(claims).toMatchObject({ typ: 'ID', sub: user.id, email: user.email });
+    expect(claims.session_id).toBeUndefined();
+    const asBearer = { status: 403, body: { code: 403, error_code: 'bad_jwt', msg: 'invalid token: an ID token is not an access token' } };
+    for (const [method, path, body] of [['GET', '/user'], ['PUT', '/user', { password: 'id-token-chose-this-1' }], ['GET', '/oauth/userinfo'], ['POST', '/factors', { factor_type: 'totp' }]] as const) {
+      const res = await t.request(method, path, body, bearer(tokens.id_token));
+      expect({ route: path, status: res.status, body: await res.json() }).toEqual({ route: path, ...asBearer });
+    }
+    // Signed before the mark (no typ): client_id and no session say what it is.
+    const { typ: _typ, ...unmarked } = claims;
+    const old = await signJwt(t.deps.keys, { ...unmarked, role: 'service_role' });
+    for (const path of ['/user', '/oauth/userinfo', '/admin/users']) {
+      const res = await t.request('GET', path, undefined, bearer(old));
+      expect({ route: path, status: res.status, body: await res.json() }).toEqual({ route: path, ...asBearer });
+    }
+    // After the grant is revoked, it was a password-changing credential; now it is nothing.
+    expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: 'id-token-chose-this-1' })).status).toBe(400);
+  });
+
+  test('H1: the access token carries email, phone and the metadata only as its scopes grant them', async () => {
+    const user = await signedInUser();
+    await t.request('PUT', `/admin/users/${user.id}`, { user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1' } }, await admin());
+    const emailOnly = decodeJwt((await clientTokens(user.token, 'email')).tokens.access_token);
+    expect(emailOnly).toMatchObject({ email: user.email, phone: '', scope: 'email' });
+    expect(emailOnly.user_metadata).toBeUndefined();
+    expect(emailOnly.app_metadata).toBeUndefined();
+    const profile = decodeJwt((await clientTokens(user.token, 'openid profile')).tokens.access_token);
+    expect(profile).toMatchObject({ email: '', phone: '', user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1', provider: 'email' } });
+    // The user's own session token keeps GoTrue's claims.
+    const own = await (await t.request('POST', '/token?grant_type=password', { email: user.email, password: user.password })).json() as Json;
+    expect(decodeJwt(own.access_token)).toMatchObject({ email: user.email, user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1' } });
+  });
+
+  test('H1: revoking the grant ends every session and token of that grant at once', async () => {
+    const user = await signedInUser();
+    const { client, tokens } = await clientTokens(user.token, 'openid email');
+    const second = await authorizationCode(t, client, user.token, { scope: 'openid email', resource: RESOURCE });
+    const more = await (await tokenRequest(t, client, {
+      grant_type: 'authorization_code', code: second.code, code_verifier: second.pkce.verifier, redirect_uri: MCP_REDIRECT, resource: RESOURCE,
+    })).json() as Json;
+    expect((await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token))).status).toBe(204);
+    for (const bundle of [tokens, more]) {
+      expect((await t.request('GET', '/oauth/userinfo', undefined, bearer(bundle.access_token))).status).toBe(403);
+      expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: bundle.refresh_token })).status).toBe(400);
+    }
+    const left = (await db.orm.select().from(db.t.sessions)).filter((s) => s.oauthClientId === client.client_id);
+    expect(left).toEqual([]);
   });
 });

@@ -82,10 +82,16 @@ export async function accessTokenClaims(
   claims.aud = user.aud ?? '';
   claims.exp = now + deps.config.jwt.exp;
   claims.iat = now;
-  claims.email = user.email ?? '';
-  claims.phone = user.phone ?? '';
-  claims.app_metadata = user.rawAppMetaData ?? {};
-  claims.user_metadata = user.rawUserMetaData ?? {};
+  // A session issued to an OAuth client carries the user's data only as its scopes grant it
+  // (authsvc; GoTrue sends all four whatever the scope). `email` and `phone` stay, empty, as the
+  // custom access token hook's schema requires them.
+  const scopes = session.oauthClientId ? grantedScopes(session.scopes) : undefined;
+  claims.email = !scopes || scopes.has('email') ? user.email ?? '' : '';
+  claims.phone = !scopes || scopes.has('phone') ? user.phone ?? '' : '';
+  if (!scopes || scopes.has('profile')) {
+    claims.app_metadata = user.rawAppMetaData ?? {};
+    claims.user_metadata = user.rawUserMetaData ?? {};
+  }
   claims.role = user.role ?? '';
   claims.aal = session.aal ?? 'aal1';
   claims.amr = amr ?? await listAmrClaims(ex, session.id);
@@ -98,6 +104,8 @@ export async function accessTokenClaims(
   if (session.resource) claims.aud = session.resource;
   return claims;
 }
+
+const grantedScopes = (scope: string | null | undefined): Set<string> => new Set((scope ?? '').split(' ').filter((x) => x !== ''));
 
 /** The signed access token of a session and its claims. */
 export async function signAccessToken(

@@ -6,6 +6,7 @@ import { base64url, utf8 } from '../crypto/encoding.ts';
 import { signJwt } from '../crypto/jwt.ts';
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
+import { ID_TOKEN_TYP } from '../http/auth.ts';
 import { ApiError } from '../http/errors.ts';
 
 const ID_TOKEN_LIFETIME_SECONDS = 3600;
@@ -68,5 +69,7 @@ export async function signIdToken(
   }
   if (scopes.includes('profile')) Object.assign(claims, profileClaims(user));
   claims.client_id = p.clientId;
+  // authsvc: marks it as an ID token, which http/auth.ts never accepts as a bearer token.
+  claims.typ = ID_TOKEN_TYP;
   return signJwt(deps.keys, claims);
 }

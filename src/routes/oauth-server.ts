@@ -6,7 +6,7 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
-import { requireAuth } from '../http/auth.ts';
+import { requireAuth, requireAuthOrOAuthClient } from '../http/auth.ts';
 import { ApiError, badRequest, forbidden, notFound, validationFailed } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
 import { optStr, readBodyText, readJson } from '../http/read-json.ts';
@@ -153,7 +153,7 @@ oauthServerRoutes.post('/oauth/token', requireOAuthServer, async (c) => {
   return c.json(body, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
 });
 
-oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuth, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
+oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuthOrOAuthClient, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
 
 // --- the user's grants -----------------------------------------------------------------------
 
