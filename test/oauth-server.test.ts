@@ -666,3 +666,27 @@ describe('H1 (security review 2026-12-01): a token issued to an OAuth client is 
     expect(left).toEqual([]);
   });
 });
+
+describe('L1 (security review 2026-12-01): NUL and unpaired surrogates at the OAuth endpoints', () => {
+  test('L1: a form body of POST /oauth/token with NUL (in a value or a name) is 400 validation_failed, not 500', async () => {
+    const client = await publicClient();
+    for (const body of [
+      `grant_type=authorization_code&client_id=${client.client_id}&code=a%00b&code_verifier=x`,
+      `grant_type=refresh_token&client_id=${client.client_id}&refresh_token=abc%00defghijklmnop`,
+      `grant_type=authorization_code&client_id=${client.client_id}&code%00=1`,
+    ]) {
+      const res = await t.app.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 400, body: { code: 400, error_code: 'validation_failed', msg: 'Form values must not contain NUL characters or unpaired UTF-16 surrogates' },
+      });
+    }
+  });
+
+  test('L1: /oauth/authorizations/%00 and its consent are 400 validation_failed, not 500', async () => {
+    const user = await signedInUser();
+    for (const [method, path] of [['GET', '/oauth/authorizations/%00'], ['POST', '/oauth/authorizations/%00/consent']] as const) {
+      const res = await t.request(method, path, method === 'POST' ? { action: 'approve' } : undefined, bearer(user.token));
+      expect({ status: res.status, code: (await res.json() as Json).error_code }).toEqual({ status: 400, code: 'validation_failed' });
+    }
+  });
+});

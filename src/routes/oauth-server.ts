@@ -9,7 +9,7 @@ import { requireAdmin } from '../http/admin-auth.ts';
 import { requireAuth, requireAuthOrOAuthClient } from '../http/auth.ts';
 import { ApiError, badRequest, forbidden, notFound, validationFailed } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
-import { optStr, readBodyText, readJson } from '../http/read-json.ts';
+import { optStr, readForm, readJson } from '../http/read-json.ts';
 import { requestMeta } from '../http/request-meta.ts';
 import { authorize } from '../oauth-server/authorize.ts';
 import { authenticateClient } from '../oauth-server/client-auth.ts';
@@ -137,7 +137,7 @@ async function tokenParams(c: Context<AppEnv>): Promise<TokenParams & { client_i
       throw err;
     }
   }
-  const form = new URLSearchParams(await readBodyText(c));
+  const form = await readForm(c);
   const get = (k: string) => form.get(k) ?? undefined;
   return {
     grant_type: get('grant_type'), code: get('code'), refresh_token: get('refresh_token'), redirect_uri: get('redirect_uri'),
