@@ -690,3 +690,55 @@ describe('L1 (security review 2026-12-01): NUL and unpaired surrogates at the OA
     }
   });
 });
+
+describe('L2 (security review 2026-12-01): client_uri, logo_uri, policy_uri and tos_uri are https only', () => {
+  const refusedUri = (name: string, admin: boolean) => ({
+    code: 400, error_code: 'validation_failed', msg: `${admin ? '' : '400: '}${name} must be an https URL (http only on localhost)`,
+  });
+
+  test('L2: dynamic registration refuses javascript:, data:, plain http and relative URLs', async () => {
+    for (const [name, value] of [
+      ['client_uri', 'javascript:alert(document.domain)'], ['logo_uri', 'javascript:alert(1)'], ['client_uri', 'data:text/html,<script>alert(1)</script>'],
+      ['policy_uri', 'http://evil.example.com/policy'], ['tos_uri', '//evil.example.com/tos'], ['logo_uri', '/logo.png'], ['client_uri', 'vbscript:x'],
+    ] as const) {
+      const res = await t.request('POST', '/oauth/clients/register', { client_name: 'x', redirect_uris: ['https://a.example/cb'], [name]: value });
+      expect({ value, status: res.status, body: await res.json() }).toEqual({ value, status: 400, body: refusedUri(name, false) });
+    }
+    const ok = await t.request('POST', '/oauth/clients/register', {
+      client_name: 'x', redirect_uris: ['https://a.example/cb'], client_uri: 'https://a.example', logo_uri: 'http://localhost:8080/logo.png',
+      policy_uri: 'https://a.example/policy', tos_uri: 'https://a.example/tos',
+    });
+    expect(ok.status).toBe(201);
+  });
+
+  test('L2: the admin API refuses them at registration and update', async () => {
+    const h = await admin();
+    const created = await t.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT], logo_uri: 'javascript:alert(1)' }, h);
+    expect({ status: created.status, body: await created.json() }).toEqual({ status: 400, body: refusedUri('logo_uri', false) });
+    const client = await adminClient();
+    const updated = await t.request('PUT', `/admin/oauth/clients/${client.client_id}`, { client_uri: 'data:text/html,x' }, h);
+    expect({ status: updated.status, body: await updated.json() }).toEqual({ status: 400, body: refusedUri('client_uri', true) });
+    const row = (await db.orm.select().from(db.t.oauthClients)).find((c) => c.id === client.client_id);
+    expect(row!.clientUri).toBeNull();
+  });
+});
+
+test('observation (security review 2026-12-01): dynamic registration has a deployment-wide hourly cap that holds without RATE_LIMIT_HEADER', async () => {
+  const own = await openTestDb();
+  try {
+    const capped = await buildTestApp(own, { ...OAUTH_ENV, AUTHSVC_OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT: '3' });
+    const register = (ip: string) => capped.request('POST', '/oauth/clients/register', { redirect_uris: [MCP_REDIRECT] }, { 'x-forwarded-for': ip });
+    const statuses = await Promise.all(['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.5'].map(register));
+    expect(statuses.map((r) => r.status).sort()).toEqual([201, 201, 201, 429, 429]);
+    const refused = statuses.find((r) => r.status === 429)!;
+    expect(await refused.json()).toEqual({ code: 429, error_code: 'over_request_rate_limit', msg: 'Dynamic client registration limit reached, try again later' });
+    expect((await own.orm.select().from(own.t.oauthClients)).length).toBe(3);
+    // Admin registrations are not counted or capped; an hour later there is room again.
+    const h = bearer(await signJwt(capped.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 }));
+    expect((await capped.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT] }, h)).status).toBe(201);
+    const later = await buildTestApp(own, { ...OAUTH_ENV, AUTHSVC_OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT: '3' }, { now: () => new Date(Date.now() + 3601_000) });
+    expect((await later.request('POST', '/oauth/clients/register', { redirect_uris: [MCP_REDIRECT] })).status).toBe(201);
+  } finally {
+    await own.close();
+  }
+});

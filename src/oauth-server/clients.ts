@@ -2,7 +2,8 @@
 // regeneration, and the client JSON — GoTrue: oauthserver/service.go, client_auth.go, handlers.go.
 import { transaction } from '../db/database.ts';
 import {
-  deleteOAuthSessions, findOAuthClient, insertOAuthClient, type OAuthClientRow, updateOAuthClient,
+  countDynamicClientsSince, deleteOAuthSessions, findOAuthClient, insertOAuthClient, lockDynamicRegistrations, type OAuthClientRow,
+  updateOAuthClient,
 } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, notFound, validationFailed } from '../http/errors.ts';
@@ -26,6 +27,9 @@ export interface RegisterParams {
   client_name?: string;
   client_uri?: string;
   logo_uri?: string;
+  /** Checked as client_uri is, not stored (GoTrue's table has no column for them). */
+  policy_uri?: string;
+  tos_uri?: string;
 }
 
 export interface UpdateParams {
@@ -34,6 +38,8 @@ export interface UpdateParams {
   client_name?: string;
   client_uri?: string;
   logo_uri?: string;
+  policy_uri?: string;
+  tos_uri?: string;
   token_endpoint_auth_method?: string;
 }
 
@@ -95,27 +101,33 @@ function checkGrantTypes(types: string[]): void {
   if (types.some((g) => !GRANT_TYPES.includes(g))) throw validationFailed("grant_types must only contain 'authorization_code' and/or 'refresh_token'");
 }
 
-/** Go's url.ParseRequestURI: an absolute URI or an absolute path. */
-function isRequestUri(s: string): boolean {
-  if (s.startsWith('/')) return true;
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * A URL the consent page shows or links to: https, or http on loopback only (authsvc; GoTrue takes
+ * anything url.ParseRequestURI parses, so `javascript:` reached the app's consent page).
+ */
+function isPageUrl(s: string): boolean {
+  let u: URL;
   try {
-    new URL(s);
-    return true;
+    u = new URL(s);
   } catch {
     return false;
   }
+  return u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK_HOSTS.includes(u.hostname));
 }
 
-function checkUri(name: 'client_uri' | 'logo_uri', value: string | undefined): void {
+type MetadataUri = 'client_uri' | 'logo_uri' | 'policy_uri' | 'tos_uri';
+
+function checkUri(name: MetadataUri, value: string | undefined): void {
   if (!value) return;
   if (value.length > 2048) throw validationFailed(`${name} cannot exceed 2048 characters`);
-  if (!isRequestUri(value)) throw validationFailed(`${name} must be a valid URL`);
+  if (!isPageUrl(value)) throw validationFailed(`${name} must be an https URL (http only on localhost)`);
 }
 
-function checkMetadata(p: { client_name?: string; client_uri?: string; logo_uri?: string }): void {
+function checkMetadata(p: { client_name?: string } & Partial<Record<MetadataUri, string>>): void {
   if (p.client_name !== undefined && p.client_name.length > 1024) throw validationFailed('client_name cannot exceed 1024 characters');
-  checkUri('client_uri', p.client_uri);
-  checkUri('logo_uri', p.logo_uri);
+  for (const name of ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const) checkUri(name, p[name]);
 }
 
 const typeForMethod = (m: string): ClientType => (m === 'none' ? 'public' : 'confidential');
@@ -156,7 +168,7 @@ export async function registerClient(
   const method = p.token_endpoint_auth_method || (clientType === 'public' ? 'none' : 'client_secret_basic');
   const secret = clientType === 'confidential' ? newClientSecret(deps.randomBytes) : undefined;
   const now = deps.now();
-  const row = await insertOAuthClient(deps.db, {
+  const values = {
     id: crypto.randomUUID(),
     clientSecretHash: secret?.hash ?? null,
     registrationType,
@@ -169,6 +181,16 @@ export async function registerClient(
     logoUri: p.logo_uri || null,
     createdAt: now,
     updatedAt: now,
+  };
+  const limit = deps.config.oauthServer.dynamicRegistrationHourlyLimit;
+  if (registrationType === 'manual' || limit === 0) return clientJson(await insertOAuthClient(deps.db, values), secret?.secret);
+  // A bound on what anyone can create, across instances and without RATE_LIMIT_HEADER.
+  const row = await transaction(deps.db, async (tx) => {
+    await lockDynamicRegistrations(tx);
+    if (await countDynamicClientsSince(tx, new Date(now.getTime() - 3600_000)) >= limit) {
+      throw new ApiError(429, 'over_request_rate_limit', 'Dynamic client registration limit reached, try again later');
+    }
+    return insertOAuthClient(tx, values);
   });
   return clientJson(row, secret?.secret);
 }

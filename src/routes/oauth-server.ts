@@ -23,11 +23,11 @@ import { revokeGrant, userGrants, userInfo } from '../oauth-server/user-grants.t
 const strList = z.array(z.string()).nullish().transform((v) => v ?? undefined);
 export const ClientRegisterBody = z.object({
   redirect_uris: strList, client_type: optStr, token_endpoint_auth_method: optStr, grant_types: strList,
-  client_name: optStr, client_uri: optStr, logo_uri: optStr,
+  client_name: optStr, client_uri: optStr, logo_uri: optStr, policy_uri: optStr, tos_uri: optStr,
 });
 export const ClientUpdateBody = z.object({
   redirect_uris: strList, grant_types: strList, client_name: optStr, client_uri: optStr, logo_uri: optStr,
-  token_endpoint_auth_method: optStr,
+  policy_uri: optStr, tos_uri: optStr, token_endpoint_auth_method: optStr,
 });
 export const ConsentBody = z.object({ action: optStr });
 export const OAuthTokenBody = z.object({
