@@ -144,8 +144,11 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
 
   app.onError((err, c) => {
     if (err instanceof OAuthApiError) {
-      c.get('logger')?.info(err.description, err.cause ? { cause: errorFields(err.cause) } : {});
-      return c.json({ error: err.error, error_description: err.description }, 400);
+      const log = c.get('logger');
+      const fields = err.cause ? { cause: errorFields(err.cause) } : {};
+      if (err.status >= 500) log?.error(err.description, fields);
+      else log?.info(err.description, fields);
+      return c.json({ error: err.error, error_description: err.description }, err.status as 400, err.headers);
     }
     let apiErr: ApiError;
     if (err instanceof ApiError) apiErr = err;

@@ -147,7 +147,7 @@ describe('admin client management through auth-js admin.oauth.*', () => {
     const created = await sb.auth.admin.oauth.createClient({ client_name: 'CRM', redirect_uris: [REDIRECT], client_uri: 'https://crm.example.com' });
     expect(created.error).toBeNull();
     const c = created.data!;
-    expect(Object.keys(c)).toEqual(['client_id', 'client_secret', 'client_type', 'redirect_uris', 'token_endpoint_auth_method', 'grant_types',
+    expect(Object.keys(c)).toEqual(['client_id', 'client_id_issued_at', 'client_secret', 'client_secret_expires_at', 'client_type', 'redirect_uris', 'token_endpoint_auth_method', 'grant_types',
       'response_types', 'client_name', 'client_uri', 'registration_type', 'created_at', 'updated_at']);
     expect(c).toMatchObject({ client_type: 'confidential', token_endpoint_auth_method: 'client_secret_basic', registration_type: 'manual',
       grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
@@ -323,7 +323,7 @@ describe('the authorization code flow', () => {
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token);
     const res = await t.request('POST', '/oauth/token', {
-      grant_type: 'authorization_code', code, code_verifier: p.verifier, client_id: client.client_id, client_secret: client.client_secret,
+      grant_type: 'authorization_code', code, code_verifier: p.verifier, client_id: client.client_id, client_secret: client.client_secret, redirect_uri: REDIRECT,
     });
     expect(res.status).toBe(200);
     expect((await res.json() as Json).id_token).toBeUndefined();
@@ -360,7 +360,7 @@ describe('MCP: public clients, resource indicators, offline_access', () => {
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token, { resource: RESOURCE });
     await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier, resource: 'https://other.example.com/mcp' }),
-      'invalid_grant', 'Authorization code resource does not match the resource parameter');
+      'invalid_target', 'Authorization code resource does not match the resource parameter');
   });
 
   test('dynamic registration is limited per IP (RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER, burst 30)', async () => {
@@ -459,24 +459,34 @@ describe('refusals', () => {
     expect(sessions).toEqual([]);
   });
 
-  test('client authentication', async () => {
+  test('client authentication: RFC 6749 invalid_client, 401 with a Basic challenge when Basic was tried', async () => {
     const client = await adminClient();
     const pub = await publicClient();
     const params = { grant_type: 'authorization_code', code: 'x' };
-    await expectApiError(await tokenRequest(t, client, params, { secret: 'wrong' }), 400, 'invalid_credentials', 'invalid client credentials');
-    await expectApiError(await tokenRequest(t, client, params, { method: 'client_secret_post' }), 400, 'invalid_credentials',
-      "invalid authentication method: client is registered for 'client_secret_basic' but 'client_secret_post' was used");
-    await expectApiError(await tokenRequest(t, client, params, { method: 'none' }), 400, 'invalid_credentials',
-      "invalid authentication method: client is registered for 'client_secret_basic' but 'none' was used");
-    await expectApiError(await tokenRequest(t, pub, params, { method: 'client_secret_post', secret: 's' }), 400, 'invalid_credentials',
-      "invalid authentication method: client is registered for 'none' but 'client_secret_post' was used");
-    await expectApiError(await t.app.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code' }),
-      400, 'invalid_credentials', 'Invalid client credentials: client_id is required');
-    await expectApiError(await t.app.request('/oauth/token', { method: 'POST', headers: { authorization: 'Basic %%%' }, body: '' }),
-      400, 'invalid_credentials', 'Invalid client credentials: invalid basic auth encoding');
-    await expectApiError(await tokenRequest(t, { ...pub, client_id: crypto.randomUUID() }, params), 400, 'invalid_credentials', 'Invalid client credentials');
+    const invalidClient = async (res: Response, description: string, basic: boolean) => {
+      expect({ status: res.status, challenge: res.headers.get('www-authenticate'), cache: res.headers.get('cache-control'), body: await res.json() }).toEqual({
+        status: basic ? 401 : 400, challenge: basic ? 'Basic realm="OAuth", charset="UTF-8"' : null, cache: 'no-store',
+        body: { error: 'invalid_client', error_description: description },
+      });
+    };
+    await invalidClient(await tokenRequest(t, client, params, { secret: 'wrong' }), 'invalid client credentials', true);
+    await invalidClient(await tokenRequest(t, client, params, { method: 'client_secret_post' }),
+      "invalid authentication method: client is registered for 'client_secret_basic' but 'client_secret_post' was used", false);
+    await invalidClient(await tokenRequest(t, client, params, { method: 'none' }),
+      "invalid authentication method: client is registered for 'client_secret_basic' but 'none' was used", false);
+    await invalidClient(await tokenRequest(t, pub, params, { method: 'client_secret_post', secret: 's' }),
+      "invalid authentication method: client is registered for 'none' but 'client_secret_post' was used", false);
+    await invalidClient(await t.app.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code' }),
+      'Invalid client credentials: client_id is required', false);
+    await invalidClient(await t.app.request('/oauth/token', { method: 'POST', headers: { authorization: 'Basic %%%' }, body: '' }),
+      'Invalid client credentials: invalid basic auth encoding', true);
+    await invalidClient(await tokenRequest(t, { ...pub, client_id: crypto.randomUUID() }, params), 'Invalid client credentials', false);
+    await invalidClient(await tokenRequest(t, { ...pub, client_id: 'not-a-uuid' }, params), 'Invalid client credentials', false);
     await expectOAuthError(await tokenRequest(t, pub, {}), 'invalid_request', 'grant_type is required');
-    await expectOAuthError(await tokenRequest(t, pub, { grant_type: 'password' }), 'unsupported_grant_type', 'Client is not allowed to use grant type: password');
+    await expectOAuthError(await tokenRequest(t, pub, { grant_type: 'password' }), 'unsupported_grant_type', 'Unsupported grant type: password');
+    const codeOnly = await adminClient({ grant_types: ['authorization_code'] });
+    await expectOAuthError(await tokenRequest(t, codeOnly, { grant_type: 'refresh_token', refresh_token: 'x' }), 'unauthorized_client',
+      'Client is not allowed to use grant type: refresh_token');
     await expectOAuthError(await tokenRequest(t, pub, { grant_type: 'authorization_code' }), 'invalid_request', 'code is required for authorization_code grant');
   });
 
@@ -486,18 +496,19 @@ describe('refusals', () => {
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token);
     const tokens = await (await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).json() as Json;
+    // At authsvc's own /token, GoTrue's refusal; at /oauth/token the grant is not this client's: invalid_grant.
     await expectOAuthError(await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: tokens.refresh_token }),
       'invalid_client', 'Client authentication required for OAuth session');
     await expectOAuthError(await tokenRequest(t, other, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
-      'invalid_client', "Client does not match the session's OAuth client");
+      'invalid_grant', 'Refresh token was not issued to this client');
     await expectOAuthError(await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: user.session.refresh_token }),
-      'invalid_client', 'Client authentication not allowed for non-OAuth session');
+      'invalid_grant', 'Refresh token was not issued to this client');
     // None of the refusals rotated the token: the right client still can, once.
     const next = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).json() as Json;
     expect(next.refresh_token).toBeTruthy();
     const newer = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: next.refresh_token })).json() as Json;
     // An older token, past the reuse window's immediate-predecessor rule: the family is revoked.
-    await expectApiError(await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }), 400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used');
+    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }), 'invalid_grant', 'Invalid Refresh Token: Already Used');
     expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: newer.refresh_token })).status).toBe(400);
   });
 
@@ -528,8 +539,7 @@ describe('refusals', () => {
     const u = await signUpConfirmed(hs);
     const { code, pkce: p } = await authorizationCode(hs, client, u.session.access_token, { scope: 'openid email' });
     const failed = await tokenRequest(hs, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier });
-    expect(failed.status).toBe(500);
-    expect(((await failed.json()) as Json).msg).toBe('Error generating ID token');
+    expect({ status: failed.status, body: await failed.json() }).toEqual({ status: 500, body: { error: 'server_error', error_description: 'Error generating ID token' } });
     const hsSessions = await db.orm.select().from(db.t.sessions);
     expect(hsSessions.filter((s) => s.oauthClientId === client.client_id)).toEqual([]);
     const [row] = (await db.orm.select().from(db.t.oauthAuthorizations)).filter((a) => a.authorizationCode === code);
@@ -668,7 +678,7 @@ describe('H1 (security review 2026-12-01): a token issued to an OAuth client is 
 });
 
 describe('L1 (security review 2026-12-01): NUL and unpaired surrogates at the OAuth endpoints', () => {
-  test('L1: a form body of POST /oauth/token with NUL (in a value or a name) is 400 validation_failed, not 500', async () => {
+  test('L1: a form body of POST /oauth/token with NUL (in a value or a name) is 400 invalid_request, not 500', async () => {
     const client = await publicClient();
     for (const body of [
       `grant_type=authorization_code&client_id=${client.client_id}&code=a%00b&code_verifier=x`,
@@ -677,7 +687,7 @@ describe('L1 (security review 2026-12-01): NUL and unpaired surrogates at the OA
     ]) {
       const res = await t.app.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
       expect({ status: res.status, body: await res.json() }).toEqual({
-        status: 400, body: { code: 400, error_code: 'validation_failed', msg: 'Form values must not contain NUL characters or unpaired UTF-16 surrogates' },
+        status: 400, body: { error: 'invalid_request', error_description: 'Form values must not contain NUL characters or unpaired UTF-16 surrogates' },
       });
     }
   });
@@ -702,7 +712,9 @@ describe('L2 (security review 2026-12-01): client_uri, logo_uri, policy_uri and 
       ['policy_uri', 'http://evil.example.com/policy'], ['tos_uri', '//evil.example.com/tos'], ['logo_uri', '/logo.png'], ['client_uri', 'vbscript:x'],
     ] as const) {
       const res = await t.request('POST', '/oauth/clients/register', { client_name: 'x', redirect_uris: ['https://a.example/cb'], [name]: value });
-      expect({ value, status: res.status, body: await res.json() }).toEqual({ value, status: 400, body: refusedUri(name, false) });
+      expect({ value, status: res.status, body: await res.json() }).toEqual({
+        value, status: 400, body: { error: 'invalid_client_metadata', error_description: `${name} must be an https URL (http only on localhost)` },
+      });
     }
     const ok = await t.request('POST', '/oauth/clients/register', {
       client_name: 'x', redirect_uris: ['https://a.example/cb'], client_uri: 'https://a.example', logo_uri: 'http://localhost:8080/logo.png',

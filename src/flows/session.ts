@@ -148,7 +148,16 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
 type RefreshOutcome = { ok: IssuedSession; token?: TokenResponse } | { reuse: ApiError };
 
 /** Who refreshes: an ordinary client of /token, or the OAuth client authenticated at /oauth/token. */
-export interface RefreshAs { oauthClientId?: string }
+export interface RefreshAs {
+  oauthClientId?: string;
+  /** No reuse window: a rotated-out token is refused at once (public OAuth clients, OAuth 2.1 §4.3.1). */
+  oneTimeTokens?: boolean;
+  /**
+   * The OAuth server's own checks of the session once it is admitted (scope, resource): throws to
+   * refuse, or returns the session as the new access token should describe it.
+   */
+  check?: (session: SessionRow) => SessionRow;
+}
 
 /**
  * grant_type=refresh_token. The common case, a live token of a valid session, is one statement
@@ -299,7 +308,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       const active = await findActiveRefreshToken(tx, session.id);
       // An interval of 0 means no window at all (not "the same millisecond"): with a coarse or
       // frozen clock a concurrent retry would otherwise slip through as a legitimate one.
-      const withinInterval = cfg.refreshTokenReuseInterval > 0
+      const withinInterval = !as.oneTimeTokens && cfg.refreshTokenReuseInterval > 0
         && now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
       const candidate = childToken(deps, sessionKey, token);
       const isImmediateChild = active !== undefined && active.parent === hash && active.token === (sha256Hex(candidate));
@@ -315,7 +324,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
       ...(meta.ip ? { ip: meta.ip } : {}),
     });
-    const ok = { user, session, refreshToken: child };
+    const ok = { user, session: as.check ? as.check(session) : session, refreshToken: child };
     if (deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return { ok, token: await tokenResponse(deps, tx, ok) };
     return { ok };
   });

@@ -6,7 +6,7 @@ import {
   updateOAuthClient,
 } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, notFound, validationFailed } from '../http/errors.ts';
+import { ApiError, notFound, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { newClientSecret } from './secrets.ts';
 
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
@@ -46,7 +46,12 @@ export interface UpdateParams {
 /** The client as GoTrue's OAuthServerClientResponse serialises it (field order, omitempty). */
 export function clientJson(c: OAuthClientRow, secret?: string): Record<string, unknown> {
   const out: Record<string, unknown> = { client_id: c.id };
-  if (secret) out.client_secret = secret;
+  // RFC 7591 §3.2.1 (authsvc; GoTrue sends neither): when the id was issued, and that a secret never expires.
+  out.client_id_issued_at = Math.floor(c.createdAt.getTime() / 1000);
+  if (secret) {
+    out.client_secret = secret;
+    out.client_secret_expires_at = 0;
+  }
   out.client_type = c.clientType;
   const uris = splitList(c.redirectUris);
   if (uris.length > 0) out.redirect_uris = uris;
@@ -86,19 +91,33 @@ function redirectUriProblem(uri: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A refused registration field: GoTrue's 400 validation_failed to the admin API, RFC 7591 §3.2.2's
+ * `invalid_redirect_uri` / `invalid_client_metadata` to dynamic registration.
+ */
+export class ClientMetadataError extends ApiError {
+  constructor(readonly kind: 'invalid_redirect_uri' | 'invalid_client_metadata', message: string) {
+    super(400, 'validation_failed', message);
+    this.name = 'ClientMetadataError';
+  }
+}
+
+const badRedirectUri = (msg: string) => new ClientMetadataError('invalid_redirect_uri', msg);
+const badMetadata = (msg: string) => new ClientMetadataError('invalid_client_metadata', msg);
+
 function checkRedirectUris(uris: string[] | undefined, required: boolean): void {
-  if (required && (!uris || uris.length === 0)) throw validationFailed('redirect_uris is required');
-  if (!uris || uris.length === 0) throw validationFailed('redirect_uris cannot be empty');
-  if (uris.length > 10) throw validationFailed('redirect_uris cannot exceed 10 items');
+  if (required && (!uris || uris.length === 0)) throw badRedirectUri('redirect_uris is required');
+  if (!uris || uris.length === 0) throw badRedirectUri('redirect_uris cannot be empty');
+  if (uris.length > 10) throw badRedirectUri('redirect_uris cannot exceed 10 items');
   for (const uri of uris) {
     const problem = redirectUriProblem(uri);
-    if (problem) throw validationFailed(`invalid redirect_uri '${uri}': ${problem}`);
+    if (problem) throw badRedirectUri(`invalid redirect_uri '${uri}': ${problem}`);
   }
 }
 
 function checkGrantTypes(types: string[]): void {
-  if (types.length === 0) throw validationFailed('grant_types cannot be empty');
-  if (types.some((g) => !GRANT_TYPES.includes(g))) throw validationFailed("grant_types must only contain 'authorization_code' and/or 'refresh_token'");
+  if (types.length === 0) throw badMetadata('grant_types cannot be empty');
+  if (types.some((g) => !GRANT_TYPES.includes(g))) throw badMetadata("grant_types must only contain 'authorization_code' and/or 'refresh_token'");
 }
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
@@ -121,12 +140,12 @@ type MetadataUri = 'client_uri' | 'logo_uri' | 'policy_uri' | 'tos_uri';
 
 function checkUri(name: MetadataUri, value: string | undefined): void {
   if (!value) return;
-  if (value.length > 2048) throw validationFailed(`${name} cannot exceed 2048 characters`);
-  if (!isPageUrl(value)) throw validationFailed(`${name} must be an https URL (http only on localhost)`);
+  if (value.length > 2048) throw badMetadata(`${name} cannot exceed 2048 characters`);
+  if (!isPageUrl(value)) throw badMetadata(`${name} must be an https URL (http only on localhost)`);
 }
 
 function checkMetadata(p: { client_name?: string } & Partial<Record<MetadataUri, string>>): void {
-  if (p.client_name !== undefined && p.client_name.length > 1024) throw validationFailed('client_name cannot exceed 1024 characters');
+  if (p.client_name !== undefined && p.client_name.length > 1024) throw badMetadata('client_name cannot exceed 1024 characters');
   for (const name of ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const) checkUri(name, p[name]);
 }
 
@@ -139,14 +158,14 @@ function validateRegistration(p: RegisterParams): void {
   if (p.grant_types && p.grant_types.length > 0) checkGrantTypes(p.grant_types);
   checkMetadata(p);
   if (p.client_type && p.client_type !== 'public' && p.client_type !== 'confidential') {
-    throw validationFailed("client_type must be 'public' or 'confidential'");
+    throw badMetadata("client_type must be 'public' or 'confidential'");
   }
   const method = p.token_endpoint_auth_method;
   if (method && !(AUTH_METHODS as readonly string[]).includes(method)) {
-    throw validationFailed(`token_endpoint_auth_method must be one of: ${goList(AUTH_METHODS)}`);
+    throw badMetadata(`token_endpoint_auth_method must be one of: ${goList(AUTH_METHODS)}`);
   }
   if (p.client_type && method && p.client_type !== typeForMethod(method)) {
-    throw validationFailed(`client_type '${p.client_type}' is inconsistent with token_endpoint_auth_method '${method}' (expected client_type '${typeForMethod(method)}')`);
+    throw badMetadata(`client_type '${p.client_type}' is inconsistent with token_endpoint_auth_method '${method}' (expected client_type '${typeForMethod(method)}')`);
   }
 }
 
@@ -160,6 +179,7 @@ export async function registerClient(
   try {
     validateRegistration(p);
   } catch (err) {
+    if (err instanceof ClientMetadataError && registrationType === 'dynamic') throw new OAuthApiError(err.kind, err.message);
     if (err instanceof ApiError) throw validationFailed(`400: ${err.message}`);
     throw err;
   }

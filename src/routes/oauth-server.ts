@@ -7,7 +7,7 @@ import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { requireAuth, requireAuthOrOAuthClient } from '../http/auth.ts';
-import { ApiError, badRequest, forbidden, notFound, validationFailed } from '../http/errors.ts';
+import { ApiError, forbidden, notFound, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
 import { optStr, readForm, readJson } from '../http/read-json.ts';
 import { requestMeta } from '../http/request-meta.ts';
@@ -17,6 +17,7 @@ import { deleteClient, loadClient, regenerateSecret, registerClient, clientJson,
 import { listOAuthClients } from '../db/oauth-clients.ts';
 import { authorizationDetails, checkOrigin, decideAuthorization } from '../oauth-server/consent.ts';
 import { serverMetadata } from '../oauth-server/discovery.ts';
+import { NO_STORE, oauthEndpoint } from '../oauth-server/oauth-errors.ts';
 import { oauthToken, type TokenParams } from '../oauth-server/token.ts';
 import { revokeGrant, userGrants, userInfo } from '../oauth-server/user-grants.ts';
 
@@ -32,7 +33,7 @@ export const ClientUpdateBody = z.object({
 export const ConsentBody = z.object({ action: optStr });
 export const OAuthTokenBody = z.object({
   grant_type: optStr, code: optStr, refresh_token: optStr, redirect_uri: optStr, client_id: optStr,
-  client_secret: optStr, code_verifier: optStr, resource: optStr,
+  client_secret: optStr, code_verifier: optStr, resource: optStr, scope: optStr,
 });
 
 export const oauthServerDisabled = () => notFound('feature_disabled', 'OAuth server is disabled');
@@ -101,8 +102,15 @@ oauthServerRoutes.post('/oauth/clients/register', requireOAuthServer, async (c) 
   if (!c.get('deps').config.oauthServer.allowDynamicRegistration) {
     throw forbidden('oauth_dynamic_client_registration_disabled', 'Dynamic client registration is not enabled');
   }
-  const body = await readClientJson(c, ClientRegisterBody);
-  return c.json(await registerClient(c.get('deps'), body, 'dynamic'), 201);
+  let body: z.infer<typeof ClientRegisterBody>;
+  try {
+    body = await readJson(c, ClientRegisterBody);
+  } catch (err) {
+    // RFC 7591 §3.2.2: a body that is not the metadata object is invalid_client_metadata.
+    if (err instanceof ApiError && err.status === 400) throw new OAuthApiError('invalid_client_metadata', err.message);
+    throw err;
+  }
+  return c.json(await registerClient(c.get('deps'), body, 'dynamic'), 201, NO_STORE);
 });
 
 oauthServerRoutes.get('/oauth/authorize', requireOAuthServer, async (c) => {
@@ -129,29 +137,24 @@ oauthServerRoutes.post('/oauth/authorizations/:authorization_id/consent', requir
 
 /** The token request's parameters: a JSON body when Content-Type says so, else a form. */
 async function tokenParams(c: Context<AppEnv>): Promise<TokenParams & { client_id?: string; client_secret?: string }> {
-  if ((c.req.header('content-type') ?? '').includes('application/json')) {
-    try {
-      return await readJson(c, OAuthTokenBody);
-    } catch (err) {
-      if (err instanceof ApiError && err.errorCode === 'bad_json') throw badRequest('invalid_credentials', 'Invalid client credentials: failed to parse JSON body');
-      throw err;
-    }
-  }
+  if ((c.req.header('content-type') ?? '').includes('application/json')) return readJson(c, OAuthTokenBody);
   const form = await readForm(c);
   const get = (k: string) => form.get(k) ?? undefined;
   return {
     grant_type: get('grant_type'), code: get('code'), refresh_token: get('refresh_token'), redirect_uri: get('redirect_uri'),
     client_id: get('client_id'), client_secret: get('client_secret'), code_verifier: get('code_verifier'), resource: get('resource'),
+    scope: get('scope'),
   };
 }
 
-oauthServerRoutes.post('/oauth/token', requireOAuthServer, async (c) => {
+// Every answer, errors included, is RFC 6749's (oauth-server/oauth-errors.ts).
+oauthServerRoutes.post('/oauth/token', requireOAuthServer, oauthEndpoint(async (c) => {
   const deps = c.get('deps');
   const params = await tokenParams(c);
   const client = await authenticateClient(deps, c.req.header('authorization'), params);
   const body = await oauthToken(deps, client, params, requestMeta(c));
-  return c.json(body, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-});
+  return c.json(body, 200, NO_STORE);
+}));
 
 oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuthOrOAuthClient, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
 
