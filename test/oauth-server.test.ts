@@ -79,6 +79,13 @@ async function expectOAuthError(res: Response, error: string, description: strin
   expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { error, error_description: description } });
 }
 
+/** RFC 6750 §3.1: 401 invalid_token, with the Bearer challenge. */
+async function expectInvalidToken(res: Response, description: string) {
+  expect({ status: res.status, challenge: res.headers.get('www-authenticate'), body: await res.json() }).toEqual({
+    status: 401, challenge: `Bearer error="invalid_token", error_description="${description}"`, body: { error: 'invalid_token', error_description: description },
+  });
+}
+
 async function expectApiError(res: Response, status: number, code: string, msg: string) {
   expect({ status: res.status, body: await res.json() }).toEqual({ status, body: { code: status, error_code: code, msg } });
 }
@@ -277,7 +284,7 @@ describe('the authorization code flow', () => {
     const revoked = await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token));
     expect(revoked.status).toBe(204);
     expect(await (await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))).json()).toEqual([]);
-    await expectApiError(await t.request('GET', '/oauth/userinfo', undefined, bearer(r.access_token)), 403, 'session_not_found', 'Session from session_id claim in JWT does not exist');
+    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(r.access_token)), 'Session from session_id claim in JWT does not exist');
     expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: r.refresh_token })).status).toBe(400);
     // The user's own session is untouched.
     expect((await t.request('GET', '/user', undefined, bearer(user.token))).status).toBe(200);
@@ -330,7 +337,7 @@ describe('the authorization code flow', () => {
 
     const started = await startAuthorization(t, client, { scope: 'email phone', state: 'deny-me' });
     const denied = await consent(t, started.authorizationId, user.token, 'deny');
-    expect(Object.fromEntries(denied.searchParams)).toEqual({ error: 'access_denied', error_description: 'User denied the request', state: 'deny-me' });
+    expect(Object.fromEntries(denied.searchParams)).toEqual({ error: 'access_denied', error_description: 'User denied the request', state: 'deny-me', iss: ISSUER });
   });
 });
 
@@ -406,7 +413,7 @@ describe('refusals', () => {
       expect(res.status).toBe(302);
       const loc = new URL(res.headers.get('location')!);
       expect(`${loc.origin}${loc.pathname}`).toBe(REDIRECT);
-      expect(Object.fromEntries(loc.searchParams)).toEqual({ error: 'invalid_request', error_description: description, state: 'a' });
+      expect(Object.fromEntries(loc.searchParams)).toEqual({ error: 'invalid_request', error_description: description, state: 'a', iss: ISSUER });
     }
     expect((await db.orm.select().from(db.t.oauthAuthorizations)).length).toBe(before);
   });
@@ -440,11 +447,11 @@ describe('refusals', () => {
   test('token: a reused code is refused and ends the session it issued', async () => {
     const client = await adminClient();
     const user = await signedInUser();
-    const { code, pkce: p } = await authorizationCode(t, client, user.token);
+    const { code, pkce: p } = await authorizationCode(t, client, user.token, { scope: 'openid email' });
     const first = await (await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).json() as Json;
     expect((await t.request('GET', '/oauth/userinfo', undefined, bearer(first.access_token))).status).toBe(200);
     await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier }), 'invalid_grant', 'Invalid authorization code');
-    await expectApiError(await t.request('GET', '/oauth/userinfo', undefined, bearer(first.access_token)), 403, 'session_not_found', 'Session from session_id claim in JWT does not exist');
+    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(first.access_token)), 'Session from session_id claim in JWT does not exist');
     expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: first.refresh_token })).status).toBe(400);
     await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code: crypto.randomUUID(), code_verifier: p.verifier }), 'invalid_grant', 'Invalid authorization code');
   });
@@ -564,7 +571,7 @@ describe('H1 (security review 2026-12-01): a token issued to an OAuth client is 
 
   test('H1: the client\'s access token (and its refresh) is refused by every account, MFA, passkey, identity, consent and grants route', async () => {
     const user = await signedInUser();
-    const { client, tokens } = await clientTokens(user.token, 'email');
+    const { client, tokens } = await clientTokens(user.token, 'openid email');
     const refreshed = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).json() as Json;
     // Another client's pending authorization: approving it with client 1's token was a scope escalation.
     const other = await publicClient();
@@ -591,7 +598,7 @@ describe('H1 (security review 2026-12-01): a token issued to an OAuth client is 
     expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: user.password })).status).toBe(200);
     const grants = await (await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))).json() as Json[];
     expect(grants.map((g) => g.client.id)).toEqual([client.client_id]);
-    expect(grants[0]!.scopes).toEqual(['email']);
+    expect(grants[0]!.scopes).toEqual(['openid', 'email']);
     // It stays valid for what it was issued: userinfo here, and the resource server (its aud).
     expect(await (await t.request('GET', '/oauth/userinfo', undefined, bearer(refreshed.access_token))).json()).toEqual({ sub: user.id, email: user.email, email_verified: true });
     await jwtVerify(refreshed.access_token, await jwks(), { issuer: ISSUER, audience: RESOURCE });
@@ -631,17 +638,20 @@ describe('H1 (security review 2026-12-01): a token issued to an OAuth client is 
     expect(claims).toMatchObject({ typ: 'ID', sub: user.id, email: user.email });
     expect(claims.session_id).toBeUndefined();
     const asBearer = { status: 403, body: { code: 403, error_code: 'bad_jwt', msg: 'invalid token: an ID token is not an access token' } };
-    for (const [method, path, body] of [['GET', '/user'], ['PUT', '/user', { password: 'id-token-chose-this-1' }], ['GET', '/oauth/userinfo'], ['POST', '/factors', { factor_type: 'totp' }]] as const) {
+    for (const [method, path, body] of [['GET', '/user'], ['PUT', '/user', { password: 'id-token-chose-this-1' }], ['POST', '/factors', { factor_type: 'totp' }]] as const) {
       const res = await t.request(method, path, body, bearer(tokens.id_token));
       expect({ route: path, status: res.status, body: await res.json() }).toEqual({ route: path, ...asBearer });
     }
+    // userinfo answers RFC 6750's way (issue 40).
+    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(tokens.id_token)), 'invalid token: an ID token is not an access token');
     // Signed before the mark (no typ): client_id and no session say what it is.
     const { typ: _typ, ...unmarked } = claims;
     const old = await signJwt(t.deps.keys, { ...unmarked, role: 'service_role' });
-    for (const path of ['/user', '/oauth/userinfo', '/admin/users']) {
+    for (const path of ['/user', '/admin/users']) {
       const res = await t.request('GET', path, undefined, bearer(old));
       expect({ route: path, status: res.status, body: await res.json() }).toEqual({ route: path, ...asBearer });
     }
+    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(old)), 'invalid token: an ID token is not an access token');
     // After the grant is revoked, it was a password-changing credential; now it is nothing.
     expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: 'id-token-chose-this-1' })).status).toBe(400);
   });
@@ -669,7 +679,7 @@ describe('H1 (security review 2026-12-01): a token issued to an OAuth client is 
     })).json() as Json;
     expect((await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token))).status).toBe(204);
     for (const bundle of [tokens, more]) {
-      expect((await t.request('GET', '/oauth/userinfo', undefined, bearer(bundle.access_token))).status).toBe(403);
+      expect((await t.request('GET', '/oauth/userinfo', undefined, bearer(bundle.access_token))).status).toBe(401);
       expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: bundle.refresh_token })).status).toBe(400);
     }
     const left = (await db.orm.select().from(db.t.sessions)).filter((s) => s.oauthClientId === client.client_id);

@@ -33,8 +33,9 @@ export function withQuery(uri: string, params: Record<string, string | undefined
   return u.toString();
 }
 
-export function errorRedirect(uri: string, error: string, description: string, state: string | null | undefined): string {
-  return withQuery(uri, { error, error_description: description, state: state ?? undefined });
+/** RFC 9207 (authsvc): every authorization response, errors too, names the issuer when there is one. */
+export function errorRedirect(uri: string, error: string, description: string, state: string | null | undefined, issuer: string | undefined): string {
+  return withQuery(uri, { error, error_description: description, state: state ?? undefined, iss: issuer });
 }
 
 /** 32 random alphanumerics (GoTrue's crypto.SecureAlphanumeric), without modulo bias. */
@@ -96,7 +97,7 @@ export async function authorize(deps: Deps, q: AuthorizeQuery): Promise<string> 
 
   const scope = q.scope || deps.config.oauthServer.defaultScope;
   const problem = requestProblem(q, scope);
-  if (problem) return errorRedirect(q.redirect_uri, 'invalid_request', problem, q.state);
+  if (problem) return errorRedirect(q.redirect_uri, 'invalid_request', problem, q.state, deps.config.jwt.issuer);
 
   const path = deps.config.oauthServer.authorizationPath;
   const now = deps.now();
@@ -108,7 +109,7 @@ export async function authorize(deps: Deps, q: AuthorizeQuery): Promise<string> 
     codeChallengeMethod: 's256', responseType: 'code', status: 'pending', createdAt: now,
     expiresAt: new Date(now.getTime() + deps.config.oauthServer.authorizationTtl * 1000), nonce: q.nonce || null,
   });
-  if (!path) return errorRedirect(q.redirect_uri, 'server_error', 'oauth authorization path not configured', q.state);
+  if (!path) return errorRedirect(q.redirect_uri, 'server_error', 'oauth authorization path not configured', q.state, deps.config.jwt.issuer);
   const base = deps.config.siteUrl.replace(/\/+$/, '');
   return `${base}${path.startsWith('/') ? path : `/${path}`}?authorization_id=${id}`;
 }

@@ -47,8 +47,8 @@ async function withPendingAuthorization<T>(
 
 const newCode = () => crypto.randomUUID();
 
-function successRedirect(auth: OAuthAuthorizationRow, code: string): string {
-  return withQuery(auth.redirectUri, { code, state: auth.state ?? undefined });
+function successRedirect(auth: OAuthAuthorizationRow, code: string, issuer: string | undefined): string {
+  return withQuery(auth.redirectUri, { code, state: auth.state ?? undefined, iss: issuer });
 }
 
 /**
@@ -70,7 +70,7 @@ export async function authorizationDetails(deps: Deps, user: UserRow, authorizat
     await updateOAuthAuthorization(tx, auth.id, { status: 'approved', approvedAt: now, authorizationCode: code });
     return { auth, code };
   });
-  if (outcome.code) return { redirect_url: successRedirect(outcome.auth, outcome.code) };
+  if (outcome.code) return { redirect_url: successRedirect(outcome.auth, outcome.code, deps.config.jwt.issuer) };
   const { auth } = outcome;
   const client = await findOAuthClient(deps.db, auth.clientId);
   if (!client) throw authorizationNotFound();
@@ -99,12 +99,12 @@ export async function decideAuthorization(
     if (auth.userId !== user.id) throw authorizationNotFound();
     if (action === 'deny') {
       await updateOAuthAuthorization(tx, auth.id, { status: 'denied' });
-      return errorRedirect(auth.redirectUri, 'access_denied', 'User denied the request', auth.state);
+      return errorRedirect(auth.redirectUri, 'access_denied', 'User denied the request', auth.state, deps.config.jwt.issuer);
     }
     const code = newCode();
     await updateOAuthAuthorization(tx, auth.id, { status: 'approved', approvedAt: now, authorizationCode: code });
     await upsertConsent(tx, user.id, auth.clientId, parseScopes(auth.scope).join(' '), now);
-    return successRedirect(auth, code);
+    return successRedirect(auth, code, deps.config.jwt.issuer);
   });
   return { redirect_url: url };
 }

@@ -18,7 +18,9 @@ import { listOAuthClients } from '../db/oauth-clients.ts';
 import { authorizationDetails, checkOrigin, decideAuthorization } from '../oauth-server/consent.ts';
 import { serverMetadata } from '../oauth-server/discovery.ts';
 import { NO_STORE, oauthEndpoint } from '../oauth-server/oauth-errors.ts';
-import { oauthToken, type TokenParams } from '../oauth-server/token.ts';
+import { introspectToken } from '../oauth-server/introspection.ts';
+import { revokeToken } from '../oauth-server/revocation.ts';
+import { oauthToken } from '../oauth-server/token.ts';
 import { revokeGrant, userGrants, userInfo } from '../oauth-server/user-grants.ts';
 
 const strList = z.array(z.string()).nullish().transform((v) => v ?? undefined);
@@ -31,6 +33,7 @@ export const ClientUpdateBody = z.object({
   policy_uri: optStr, tos_uri: optStr, token_endpoint_auth_method: optStr,
 });
 export const ConsentBody = z.object({ action: optStr });
+export const TokenStatusBody = z.object({ token: optStr, token_type_hint: optStr, client_id: optStr, client_secret: optStr });
 export const OAuthTokenBody = z.object({
   grant_type: optStr, code: optStr, refresh_token: optStr, redirect_uri: optStr, client_id: optStr,
   client_secret: optStr, code_verifier: optStr, resource: optStr, scope: optStr,
@@ -135,28 +138,64 @@ oauthServerRoutes.post('/oauth/authorizations/:authorization_id/consent', requir
   return c.json(await decideAuthorization(c.get('deps'), c.get('auth').user, c.req.param('authorization_id'), body.action));
 });
 
-/** The token request's parameters: a JSON body when Content-Type says so, else a form. */
-async function tokenParams(c: Context<AppEnv>): Promise<TokenParams & { client_id?: string; client_secret?: string }> {
-  if ((c.req.header('content-type') ?? '').includes('application/json')) return readJson(c, OAuthTokenBody);
+/** An OAuth endpoint's parameters: a JSON body when Content-Type says so, else a form (RFC 6749's). */
+async function oauthParams<S extends z.ZodObject>(c: Context<AppEnv>, schema: S): Promise<z.infer<S>> {
+  if ((c.req.header('content-type') ?? '').includes('application/json')) return readJson(c, schema);
   const form = await readForm(c);
-  const get = (k: string) => form.get(k) ?? undefined;
-  return {
-    grant_type: get('grant_type'), code: get('code'), refresh_token: get('refresh_token'), redirect_uri: get('redirect_uri'),
-    client_id: get('client_id'), client_secret: get('client_secret'), code_verifier: get('code_verifier'), resource: get('resource'),
-    scope: get('scope'),
-  };
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const v = form.get(key);
+    if (v !== null) out[key] = v;
+  }
+  return schema.parse(out);
 }
 
 // Every answer, errors included, is RFC 6749's (oauth-server/oauth-errors.ts).
 oauthServerRoutes.post('/oauth/token', requireOAuthServer, oauthEndpoint(async (c) => {
   const deps = c.get('deps');
-  const params = await tokenParams(c);
+  const params = await oauthParams(c, OAuthTokenBody);
   const client = await authenticateClient(deps, c.req.header('authorization'), params);
   const body = await oauthToken(deps, client, params, requestMeta(c));
   return c.json(body, 200, NO_STORE);
 }));
 
-oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuthOrOAuthClient, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
+// RFC 7009: the client authenticates as at the token endpoint; 200 whatever the token was.
+oauthServerRoutes.post('/oauth/revoke', requireOAuthServer, oauthEndpoint(async (c) => {
+  const deps = c.get('deps');
+  const params = await oauthParams(c, TokenStatusBody);
+  const client = await authenticateClient(deps, c.req.header('authorization'), params);
+  await revokeToken(deps, client, params, requestMeta(c));
+  return c.body(null, 200, NO_STORE);
+}));
+
+// RFC 7662: for confidential clients (resource servers register as one).
+oauthServerRoutes.post('/oauth/introspect', requireOAuthServer, oauthEndpoint(async (c) => {
+  const deps = c.get('deps');
+  const params = await oauthParams(c, TokenStatusBody);
+  const client = await authenticateClient(deps, c.req.header('authorization'), params);
+  return c.json(await introspectToken(deps, client, params), 200, NO_STORE);
+}));
+
+/**
+ * RFC 6750 §3.1: a token that is missing, malformed, expired, revoked, of an ended session or an
+ * ID token is 401 invalid_token with a Bearer challenge (authsvc; GoTrue answers its 403 body).
+ */
+const requireBearerForUserInfo: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!c.req.header('authorization')) {
+    throw new OAuthApiError('invalid_token', 'a bearer token is required', undefined, { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } });
+  }
+  try {
+    await requireAuthOrOAuthClient(c, next);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    const description = err.message.replace(/["\\]/g, '');
+    throw new OAuthApiError('invalid_token', err.message, undefined, {
+      status: 401, headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${description}"` },
+    });
+  }
+};
+
+oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireBearerForUserInfo, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
 
 // --- the user's grants -----------------------------------------------------------------------
 
