@@ -39,6 +39,8 @@ export interface IssuedSession {
   identities?: IdentityRow[];
   /** The user's MFA factors, when already read. */
   factors?: FactorRow[];
+  /** An OAuth client's public id for the `client_id` claim, when it is not the session's client uuid (a metadata document's URL). */
+  clientId?: string;
   /**
    * The custom access token hook's `authentication_method` when it is not the new session's AMR
    * method (`amr`) or a refresh (`token_refresh`): an MFA verification.
@@ -72,7 +74,7 @@ export async function createSession(
 }
 
 export async function accessTokenClaims(
-  deps: Deps, ex: Executor, user: UserRow, session: SessionRow, amr?: IssuedSession['amr'],
+  deps: Deps, ex: Executor, user: UserRow, session: SessionRow, amr?: IssuedSession['amr'], clientId?: string,
 ): Promise<Record<string, unknown>> {
   const now = Math.floor(deps.now().getTime() / 1000);
   const claims: Record<string, unknown> = {};
@@ -99,7 +101,7 @@ export async function accessTokenClaims(
   claims.is_anonymous = user.isAnonymous;
   // A session issued to an OAuth client (oauth-server/): GoTrue's client_id and scope claims, and
   // (authsvc, RFC 8707) the resource the client asked for as the audience.
-  if (session.oauthClientId) claims.client_id = session.oauthClientId;
+  if (session.oauthClientId) claims.client_id = clientId ?? session.oauthClientId;
   if (session.scopes !== null && session.scopes !== undefined) claims.scope = session.scopes;
   if (session.resource) claims.aud = session.resource;
   return claims;
@@ -109,9 +111,9 @@ const grantedScopes = (scope: string | null | undefined): Set<string> => new Set
 
 /** The signed access token of a session and its claims. */
 export async function signAccessToken(
-  deps: Deps, ex: Executor, issued: Pick<IssuedSession, 'user' | 'session' | 'amr' | 'method'>,
+  deps: Deps, ex: Executor, issued: Pick<IssuedSession, 'user' | 'session' | 'amr' | 'method' | 'clientId'>,
 ): Promise<{ token: string; claims: Record<string, unknown> }> {
-  const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr);
+  const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr, issued.clientId);
   // HOOK_CUSTOM_ACCESS_TOKEN: `ex` must be the request's transaction, so that a refusal takes the new session back.
   const token = await signJwt(deps.keys, deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
     ? await customizeAccessToken(deps, ex, { userId: issued.user.id, method: issued.method ?? issued.amr?.[0]?.method ?? 'token_refresh' }, claims)
@@ -150,6 +152,8 @@ type RefreshOutcome = { ok: IssuedSession; token?: TokenResponse } | { reuse: Ap
 /** Who refreshes: an ordinary client of /token, or the OAuth client authenticated at /oauth/token. */
 export interface RefreshAs {
   oauthClientId?: string;
+  /** The client's public id for the `client_id` claim (IssuedSession.clientId). */
+  clientId?: string;
   /** No reuse window: a rotated-out token is refused at once (public OAuth clients, OAuth 2.1 §4.3.1). */
   oneTimeTokens?: boolean;
   /**
@@ -324,7 +328,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
       ...(meta.ip ? { ip: meta.ip } : {}),
     });
-    const ok = { user, session: as.check ? as.check(session) : session, refreshToken: child };
+    const ok = { user, session: as.check ? as.check(session) : session, refreshToken: child, clientId: as.clientId };
     if (deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return { ok, token: await tokenResponse(deps, tx, ok) };
     return { ok };
   });

@@ -3,10 +3,10 @@
 // client_secret_post, or none (public clients, PKCE only). Refusals are RFC 6749 §5.2
 // `invalid_client`: 401 with a Basic challenge when the client tried HTTP Basic, else 400
 // (authsvc; GoTrue answers 400 invalid_credentials in its own body).
-import { findOAuthClient, type OAuthClientRow } from '../db/oauth-clients.ts';
+import type { OAuthClientRow } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
 import { OAuthApiError } from '../http/errors.ts';
-import { isUuid } from './clients.ts';
+import { knownClient } from './metadata-document.ts';
 import { clientSecretMatches } from './secrets.ts';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
@@ -58,17 +58,13 @@ function extract(authorization: string | undefined, body: { client_id?: string; 
   return { clientId, secrets: secret ? [secret] : [], method: secret ? 'client_secret_post' : 'none' };
 }
 
-/**
- * The client a request authenticates as. `resolve` finds a client by the id it presents (a UUID,
- * or an https URL when Client ID Metadata Documents are on); by default, registered clients only.
- */
+/** The client a request authenticates as: registered (a uuid), or a metadata document's (an https URL) already fetched. */
 export async function authenticateClient(
   deps: Deps, authorization: string | undefined, body: { client_id?: string; client_secret?: string },
-  resolve: (id: string) => Promise<OAuthClientRow | undefined> = (id) => registeredClient(deps, id),
 ): Promise<OAuthClientRow> {
   const creds = extract(authorization, body);
   const basic = creds.method === 'client_secret_basic';
-  const client = await resolve(creds.clientId);
+  const client = await knownClient(deps, creds.clientId);
   if (!client) throw refuse('Invalid client credentials', basic);
   if (creds.method !== client.tokenEndpointAuthMethod) {
     throw refuse(`invalid authentication method: client is registered for '${client.tokenEndpointAuthMethod}' but '${creds.method}' was used`, basic);
@@ -82,9 +78,4 @@ export async function authenticateClient(
   const matches = creds.secrets.map((s) => clientSecretMatches(s, client.clientSecretHash));
   if (!matches.includes(true)) throw refuse('invalid client credentials', basic);
   return client;
-}
-
-async function registeredClient(deps: Deps, id: string): Promise<OAuthClientRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return findOAuthClient(deps.db, id.toLowerCase());
 }

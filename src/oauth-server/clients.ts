@@ -2,7 +2,7 @@
 // regeneration, and the client JSON — GoTrue: oauthserver/service.go, client_auth.go, handlers.go.
 import { transaction } from '../db/database.ts';
 import {
-  countDynamicClientsSince, deleteOAuthSessions, findOAuthClient, insertOAuthClient, lockDynamicRegistrations, type OAuthClientRow,
+  countDynamicClientsSince, deleteOAuthSessions, findOAuthClient, findOAuthClientByMetadataUrl, insertOAuthClient, lockDynamicRegistrations, type OAuthClientRow,
   updateOAuthClient,
 } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
@@ -43,9 +43,12 @@ export interface UpdateParams {
   token_endpoint_auth_method?: string;
 }
 
+/** The id a client goes by on the wire: its metadata document's URL, or its uuid. */
+export const publicClientId = (c: Pick<OAuthClientRow, 'id' | 'clientIdMetadataUrl'>): string => c.clientIdMetadataUrl ?? c.id;
+
 /** The client as GoTrue's OAuthServerClientResponse serialises it (field order, omitempty). */
 export function clientJson(c: OAuthClientRow, secret?: string): Record<string, unknown> {
-  const out: Record<string, unknown> = { client_id: c.id };
+  const out: Record<string, unknown> = { client_id: publicClientId(c) };
   // RFC 7591 §3.2.1 (authsvc; GoTrue sends neither): when the id was issued, and that a secret never expires.
   out.client_id_issued_at = Math.floor(c.createdAt.getTime() / 1000);
   if (secret) {
@@ -105,7 +108,7 @@ export class ClientMetadataError extends ApiError {
 const badRedirectUri = (msg: string) => new ClientMetadataError('invalid_redirect_uri', msg);
 const badMetadata = (msg: string) => new ClientMetadataError('invalid_client_metadata', msg);
 
-function checkRedirectUris(uris: string[] | undefined, required: boolean): void {
+export function checkRedirectUris(uris: string[] | undefined, required: boolean): void {
   if (required && (!uris || uris.length === 0)) throw badRedirectUri('redirect_uris is required');
   if (!uris || uris.length === 0) throw badRedirectUri('redirect_uris cannot be empty');
   if (uris.length > 10) throw badRedirectUri('redirect_uris cannot exceed 10 items');
@@ -115,7 +118,7 @@ function checkRedirectUris(uris: string[] | undefined, required: boolean): void 
   }
 }
 
-function checkGrantTypes(types: string[]): void {
+export function checkGrantTypes(types: string[]): void {
   if (types.length === 0) throw badMetadata('grant_types cannot be empty');
   if (types.some((g) => !GRANT_TYPES.includes(g))) throw badMetadata("grant_types must only contain 'authorization_code' and/or 'refresh_token'");
 }
@@ -144,7 +147,7 @@ function checkUri(name: MetadataUri, value: string | undefined): void {
   if (!isPageUrl(value)) throw badMetadata(`${name} must be an https URL (http only on localhost)`);
 }
 
-function checkMetadata(p: { client_name?: string } & Partial<Record<MetadataUri, string>>): void {
+export function checkMetadata(p: { client_name?: string } & Partial<Record<MetadataUri, string>>): void {
   if (p.client_name !== undefined && p.client_name.length > 1024) throw badMetadata('client_name cannot exceed 1024 characters');
   for (const name of ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const) checkUri(name, p[name]);
 }
@@ -217,6 +220,12 @@ export async function registerClient(
 
 /** GoTrue's LoadOAuthServerClient: 400 for a malformed id, 404 for a missing or deleted client. */
 export async function loadClient(deps: Deps, id: string): Promise<OAuthClientRow> {
+  // A metadata document's client goes by its URL (percent-encoded in the path).
+  if (id.startsWith('https://')) {
+    const client = await findOAuthClientByMetadataUrl(deps.db, id);
+    if (!client) throw notFound('oauth_client_not_found', 'OAuth client not found');
+    return client;
+  }
   if (!isUuid(id)) throw validationFailed('invalid client_id format');
   const client = await findOAuthClient(deps.db, id.toLowerCase());
   if (!client) throw notFound('oauth_client_not_found', 'OAuth client not found');

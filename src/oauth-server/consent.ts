@@ -12,6 +12,7 @@ import type { Deps } from '../deps.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
 import { isRedirectAllowed } from '../http/redirect.ts';
 import { errorRedirect, withQuery } from './authorize.ts';
+import { publicClientId } from './clients.ts';
 import { hasAllScopes, parseScopes } from './scopes.ts';
 
 const authorizationNotFound = () => notFound('oauth_authorization_not_found', 'authorization not found');
@@ -74,7 +75,7 @@ export async function authorizationDetails(deps: Deps, user: UserRow, authorizat
   const { auth } = outcome;
   const client = await findOAuthClient(deps.db, auth.clientId);
   if (!client) throw authorizationNotFound();
-  const clientOut: Record<string, unknown> = { id: client.id };
+  const clientOut: Record<string, unknown> = { id: publicClientId(client) };
   if (client.clientName) clientOut.name = client.clientName;
   if (client.clientUri) clientOut.uri = client.clientUri;
   if (client.logoUri) clientOut.logo_uri = client.logoUri;

@@ -35,5 +35,7 @@ export function serverMetadata(config: Config, algorithms: string[]): Record<str
     code_challenge_methods_supported: ['S256'],
     // RFC 9207: every authorization response names the issuer (it needs one to name).
     ...(config.jwt.issuer ? { authorization_response_iss_parameter_supported: true } : {}),
+    // The client-id-metadata-document draft: an https client_id names the client's own metadata.
+    ...(config.oauthServer.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }

@@ -10,7 +10,7 @@ import { findUserById, isBanned, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, OAuthApiError } from '../http/errors.ts';
 import { createSession, type IssuedSession, type RequestMeta, refreshSession, signAccessToken } from '../flows/session.ts';
-import { splitList } from './clients.ts';
+import { publicClientId, splitList } from './clients.ts';
 import { canSignIdTokens, idTokenError, signIdToken } from './id-token.ts';
 import { invalidGrant, invalidRequest } from './oauth-errors.ts';
 import { parseScopes } from './scopes.ts';
@@ -38,7 +38,7 @@ export async function oauthToken(deps: Deps, client: OAuthClientRow, p: TokenPar
   if (grantType === 'authorization_code') return exchangeCode(deps, client, p, meta);
   if (!p.refresh_token) throw invalidRequest('refresh_token is required for refresh_token grant');
   const { body } = await refreshSession(deps, p.refresh_token, meta, {
-    oauthClientId: client.id, oneTimeTokens: client.clientType === 'public', check: (session) => narrowed(session, p),
+    oauthClientId: client.id, clientId: publicClientId(client), oneTimeTokens: client.clientType === 'public', check: (session) => narrowed(session, p),
   }).catch((err: unknown) => {
     // Every refusal of the refresh token itself (unknown, used, expired, banned, another client's) is invalid_grant.
     if (err instanceof ApiError && err.status < 500) throw invalidGrant(err.message);
@@ -131,7 +131,7 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
     const oauth = { oauthClientId: client.id, scopes: auth.scope, resource: auth.resource };
     await touchSession(tx, created.session.id, oauth);
     await updateOAuthAuthorization(tx, auth.id, { status: 'expired', sessionId: created.session.id });
-    const issued = { ...created, session: { ...created.session, ...oauth } };
+    const issued = { ...created, session: { ...created.session, ...oauth }, clientId: publicClientId(client) };
     // Signed in the transaction: a refusal of the custom access token hook takes the session back.
     const signed = await signAccessToken(deps, tx, issued);
     return { ok: { issued, signed, user: created.user, scope: auth.scope, nonce: auth.nonce } };
@@ -140,7 +140,7 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
   const { issued, signed, user, scope, nonce } = outcome.ok;
   const scopes = parseScopes(scope);
   const idTokenFor = scopes.includes('openid')
-    ? (accessToken: string) => signIdToken(deps, { user, clientId: client.id, nonce, scopes, accessToken })
+    ? (accessToken: string) => signIdToken(deps, { user, clientId: publicClientId(client), nonce, scopes, accessToken })
     : undefined;
   return tokenBody(issued, signed, idTokenFor);
 }

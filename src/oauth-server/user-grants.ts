@@ -3,13 +3,13 @@
 import { transaction } from '../db/database.ts';
 import { insertAudit } from '../db/audit.ts';
 import { findActiveConsent, listGrants, revokeConsent } from '../db/oauth-authorizations.ts';
-import { deleteOAuthSessions } from '../db/oauth-clients.ts';
+import { deleteOAuthSessions, findOAuthClientByMetadataUrl } from '../db/oauth-clients.ts';
 import type { SessionRow } from '../db/sessions.ts';
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { notFound, OAuthApiError, validationFailed } from '../http/errors.ts';
 import type { RequestMeta } from '../flows/session.ts';
-import { isUuid } from './clients.ts';
+import { isUuid, publicClientId } from './clients.ts';
 import { profileClaims } from './id-token.ts';
 import { parseScopes } from './scopes.ts';
 
@@ -51,7 +51,7 @@ const insufficientScope = (scope: string) => new OAuthApiError('insufficient_sco
 export async function userGrants(deps: Deps, user: UserRow): Promise<Record<string, unknown>[]> {
   const rows = await listGrants(deps.db, user.id);
   return rows.map(({ consent, client }) => {
-    const c: Record<string, unknown> = { id: client.id };
+    const c: Record<string, unknown> = { id: publicClientId(client) };
     if (client.clientName) c.name = client.clientName;
     if (client.clientUri) c.uri = client.clientUri;
     if (client.logoUri) c.logo_uri = client.logoUri;
@@ -62,8 +62,10 @@ export async function userGrants(deps: Deps, user: UserRow): Promise<Record<stri
 /** Revokes the user's consent to a client and ends every session the client holds for the user. */
 export async function revokeGrant(deps: Deps, user: UserRow, clientId: string | undefined, meta: RequestMeta): Promise<void> {
   if (!clientId) throw validationFailed('client_id query parameter is required');
-  if (!isUuid(clientId)) throw validationFailed('invalid client_id format');
-  const id = clientId.toLowerCase();
+  // A metadata document's client goes by its URL.
+  const byUrl = clientId.startsWith('https://') ? await findOAuthClientByMetadataUrl(deps.db, clientId) : undefined;
+  if (!byUrl && !isUuid(clientId)) throw validationFailed('invalid client_id format');
+  const id = byUrl?.id ?? clientId.toLowerCase();
   const consent = await findActiveConsent(deps.db, user.id, id);
   if (!consent) throw notFound('oauth_consent_not_found', 'No active grant found for this client');
   await transaction(deps.db, async (tx) => {
