@@ -43,36 +43,40 @@ export const oauthClientTokenRefused = () => forbidden(
   'oauth_client_token_not_allowed', 'A token issued to an OAuth client cannot be used at this endpoint',
 );
 
-function authGuard(allowOAuthClient: boolean): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const deps = c.get('deps');
-    const claims = (await verifyJwt(deps.keys, bearerToken(c), deps.now())) as AppEnv['Variables']['auth']['claims'];
-    const sub = claims.sub;
-    if (!sub) throw forbidden('bad_jwt', 'invalid claim: missing sub claim');
-    if (!UUID_RE.test(sub)) throw new ApiError(400, 'bad_jwt', 'invalid claim: sub claim must be a UUID');
-    const sid = claims.session_id;
-    const hasSid = sid !== undefined && sid !== null && sid !== '';
-    if (hasSid && (typeof sid !== 'string' || !UUID_RE.test(sid))) throw forbidden('bad_jwt', 'invalid claim: session_id claim must be a UUID');
-    // Refused before any database work: an ID token, or a session-less token naming a client.
-    const early = clientIssuedRefusal(claims, undefined);
-    if (early) throw early;
-    // One statement: the user, its identities and factors, and the named session.
-    const found = await loadAuthContext(deps.db, sub.toLowerCase(), hasSid ? (sid as string).toLowerCase() : null);
-    // A soft-deleted user (DELETE /admin/users, should_soft_delete) no longer exists for its tokens.
-    if (!found || found.user.deletedAt) throw forbidden('user_not_found', 'User from sub claim in JWT does not exist');
-    const { user, identities, factors, session } = found;
-    if (hasSid && (!session || session.userId !== user.id)) {
-      throw forbidden('session_not_found', 'Session from session_id claim in JWT does not exist');
-    }
-    if (!allowOAuthClient && session?.oauthClientId) throw oauthClientTokenRefused();
-    if (isBanned(user, deps.now())) throw forbidden('user_banned', 'User is banned');
-    c.set('auth', { claims, user, session, identities, factors });
-    await next();
-  };
+/** Verifies the bearer token and sets `auth`, or throws why it is refused. */
+async function authenticate(c: Context<AppEnv>, allowOAuthClient: boolean): Promise<void> {
+  const deps = c.get('deps');
+  const claims = (await verifyJwt(deps.keys, bearerToken(c), deps.now())) as AppEnv['Variables']['auth']['claims'];
+  const sub = claims.sub;
+  if (!sub) throw forbidden('bad_jwt', 'invalid claim: missing sub claim');
+  if (!UUID_RE.test(sub)) throw new ApiError(400, 'bad_jwt', 'invalid claim: sub claim must be a UUID');
+  const sid = claims.session_id;
+  const hasSid = sid !== undefined && sid !== null && sid !== '';
+  if (hasSid && (typeof sid !== 'string' || !UUID_RE.test(sid))) throw forbidden('bad_jwt', 'invalid claim: session_id claim must be a UUID');
+  // Refused before any database work: an ID token, or a session-less token naming a client.
+  const early = clientIssuedRefusal(claims, undefined);
+  if (early) throw early;
+  // One statement: the user, its identities and factors, and the named session.
+  const found = await loadAuthContext(deps.db, sub.toLowerCase(), hasSid ? (sid as string).toLowerCase() : null);
+  // A soft-deleted user (DELETE /admin/users, should_soft_delete) no longer exists for its tokens.
+  if (!found || found.user.deletedAt) throw forbidden('user_not_found', 'User from sub claim in JWT does not exist');
+  const { user, identities, factors, session } = found;
+  if (hasSid && (!session || session.userId !== user.id)) {
+    throw forbidden('session_not_found', 'Session from session_id claim in JWT does not exist');
+  }
+  if (!allowOAuthClient && session?.oauthClientId) throw oauthClientTokenRefused();
+  if (isBanned(user, deps.now())) throw forbidden('user_banned', 'User is banned');
+  c.set('auth', { claims, user, session, identities, factors });
 }
 
 /** Every route that acts for the user: a session of the user's own, never an OAuth client's. */
-export const requireAuth: MiddlewareHandler<AppEnv> = authGuard(false);
+export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await authenticate(c, false);
+  await next();
+};
 
 /** `/oauth/userinfo` only: the user's own tokens and the tokens OAuth clients hold for the user. */
-export const requireAuthOrOAuthClient: MiddlewareHandler<AppEnv> = authGuard(true);
+export const requireAuthOrOAuthClient: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await authenticate(c, true);
+  await next();
+};

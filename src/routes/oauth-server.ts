@@ -180,7 +180,7 @@ oauthServerRoutes.post('/oauth/introspect', requireOAuthServer, oauthEndpoint(as
  * RFC 6750 §3.1: a token that is missing, malformed, expired, revoked, of an ended session or an
  * ID token is 401 invalid_token with a Bearer challenge (authsvc; GoTrue answers its 403 body).
  */
-const requireBearerForUserInfo: MiddlewareHandler<AppEnv> = async (c, next) => {
+const requireAuthForUserInfo: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!c.req.header('authorization')) {
     throw new OAuthApiError('invalid_token', 'a bearer token is required', undefined, { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } });
   }
@@ -195,7 +195,7 @@ const requireBearerForUserInfo: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
 };
 
-oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireBearerForUserInfo, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
+oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuthForUserInfo, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
 
 // --- the user's grants -----------------------------------------------------------------------
 
