@@ -197,6 +197,10 @@ export const ROUTES: RouteDef[] = [
     },
   },
   { method: 'GET', path: '/oauth/userinfo', auth: 'user' },
+  ...['/oauth/revoke', '/oauth/introspect'].map((path): RouteDef => ({
+    method: 'POST', path, auth: 'none', form: true,
+    fields: { token: fc.oneof(ref('refresh'), ref('user'), str), token_type_hint: fc.constantFrom('access_token', 'refresh_token', 'x'), client_id: fc.oneof(fc.uuid(), str), client_secret: str },
+  })),
   { method: 'GET', path: '/oauth/authorizations/:authorization_id', auth: 'user', params: { authorization_id: pathParam } },
   { method: 'POST', path: '/oauth/authorizations/:authorization_id/consent', auth: 'user', params: { authorization_id: pathParam }, fields: { action: fc.constantFrom('approve', 'deny', 'x') } },
   ...['GET', 'PUT', 'DELETE'].map((method): RouteDef => ({ method, path: '/admin/custom-providers/:identifier', auth: 'admin', params: { identifier: pathParam.map((p) => `custom:${p}`) } })),
