@@ -104,6 +104,9 @@ export function createTables(namespace: string) {
     deletedAt: timestamp('deleted_at', tz),
     clientType: oauthClientType('client_type').notNull().default('confidential'),
     tokenEndpointAuthMethod: text('token_endpoint_auth_method').notNull(),
+    /** authsvc (0016): the https client_id of a Client ID Metadata Document client, and when to fetch it again. */
+    clientIdMetadataUrl: text('client_id_metadata_url').unique('oauth_clients_metadata_url_key'),
+    metadataExpiresAt: timestamp('metadata_expires_at', tz),
   });
 
   const oauthConsents = s.table('oauth_consents', {

@@ -13,7 +13,7 @@ import { ApiError, OAuthApiError } from './http/errors.ts';
 import { clientIp } from './http/request-meta.ts';
 import { rateLimitStores } from './http/rate-limit.ts';
 import { createOAuthCache } from './oauth/context.ts';
-import { checkQueryString, limitDeclaredBody } from './http/read-json.ts';
+import { checkRequestTarget, limitDeclaredBody } from './http/read-json.ts';
 import { adminAuditRoutes } from './routes/admin-audit.ts';
 import { adminSsoRoutes } from './routes/admin-sso.ts';
 import { adminConfigRoutes } from './routes/admin-config.ts';
@@ -106,8 +106,9 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
   // (hono/body-limit would touch `c.req.raw.body`, which on Node builds a web Request and stream
   // for every POST: a tenth of a refresh's CPU.)
   app.on(['POST', 'PUT', 'PATCH', 'DELETE'], '*', limitDeclaredBody);
-  // NUL and unpaired surrogates never reach a flow: refused here for the query, in readJson for bodies.
-  app.use('*', checkQueryString);
+  // NUL and unpaired surrogates never reach a flow: refused here for the path and query, in
+  // readJson and readForm for bodies.
+  app.use('*', checkRequestTarget);
 
   const api = new Hono<AppEnv>({ strict: false })
     .route('/', healthRoutes)
@@ -143,8 +144,11 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
 
   app.onError((err, c) => {
     if (err instanceof OAuthApiError) {
-      c.get('logger')?.info(err.description, err.cause ? { cause: errorFields(err.cause) } : {});
-      return c.json({ error: err.error, error_description: err.description }, 400);
+      const log = c.get('logger');
+      const fields = err.cause ? { cause: errorFields(err.cause) } : {};
+      if (err.status >= 500) log?.error(err.description, fields);
+      else log?.info(err.description, fields);
+      return c.json({ error: err.error, error_description: err.description }, err.status as 400, err.headers);
     }
     let apiErr: ApiError;
     if (err instanceof ApiError) apiErr = err;

@@ -192,6 +192,11 @@ describe('POST /admin/users/{user_id}/logout', () => {
       expect(r.status).toBe(400);
       expect(await r.json()).toMatchObject({ error_code: 'refresh_token_not_found' });
     }
+    // As docs/console.md says: the access tokens already issued are refused by authsvc from now on.
+    for (const token of [u.session.access_token, second.access_token]) {
+      const r = await t.request('GET', '/user', undefined, { authorization: `Bearer ${token}` });
+      expect({ status: r.status, code: (await r.json() as Record<string, unknown>).error_code }).toEqual({ status: 403, code: 'session_not_found' });
+    }
     const audit = await (await t.request('GET', `/admin/audit?query=${encodeURIComponent('action:logout')}`, undefined, admin)).json() as any[];
     expect(audit.some((e) => e.payload.traits?.user_id === id && e.payload.actor_username === 'service_role')).toBe(true);
   });

@@ -110,3 +110,26 @@ describe('query strings', () => {
     expect(verify.status).toBeLessThan(500);
   });
 });
+
+describe('L1 (security review 2026-12-01): path parameters', () => {
+  const PATH_MSG = 'Path parameters must not contain NUL characters or unpaired UTF-16 surrogates';
+  test.each([
+    ['GET /oauth/authorizations/%00', 'GET', '/oauth/authorizations/%00'],
+    ['POST /oauth/authorizations/%00/consent', 'POST', '/oauth/authorizations/%00/consent'],
+    ['GET /admin/custom-providers/custom:%00', 'GET', '/admin/custom-providers/custom:%00'],
+    ['GET /admin/users/{id} with NUL', 'GET', '/admin/users/a%00b'],
+    ['PUT /admin/sso/providers/{id} with NUL', 'PUT', '/admin/sso/providers/%00'],
+    ['DELETE /factors/{id} with NUL', 'DELETE', '/factors/x%00'],
+    ['PATCH /passkeys/{id} with an encoded surrogate', 'PATCH', '/passkeys/%ED%A0%80'],
+    ['under /auth/v1', 'GET', '/auth/v1/admin/users/%00'],
+  ])('%s → 400 validation_failed, one check for every route', async (_name, method, path) => {
+    const res = await t.request(method, path, method === 'GET' ? undefined : {}, admin);
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: refused(PATH_MSG) });
+  });
+
+  test('other percent-encoded paths route as before', async () => {
+    expect((await t.request('GET', `/admin/users/${encodeURIComponent(crypto.randomUUID())}`, undefined, admin)).status).toBe(404);
+    expect((await t.request('GET', '/admin/users/caf%C3%A9', undefined, admin)).status).toBe(404);
+    expect((await t.request('GET', '/nope%ZZ')).status).toBe(404);
+  });
+});

@@ -22,6 +22,8 @@ const RESOURCE = 'https://mcp.example.com/mcp';
 
 let db: Database;
 let t: TestApp;
+/** The ES256 signing key of `t`, for a second app that accepts its tokens. */
+let jwtKeys: string;
 /** Added to the real clock: moves the server past a code's lifetime without waiting. */
 let clockOffsetMs = 0;
 
@@ -31,13 +33,16 @@ const OAUTH_ENV = {
   AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
   AUTHSVC_OAUTH_SERVER_AUTHORIZATION_PATH: '/oauth/consent',
   AUTHSVC_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: 'true',
+  // Passkey routes answer 404 before authentication while switched off.
+  AUTHSVC_PASSKEY_ENABLED: 'true', AUTHSVC_WEBAUTHN_RP_ID: 'localhost', AUTHSVC_WEBAUTHN_RP_ORIGINS: 'http://localhost:3000',
 };
 
 beforeAll(async () => {
   db = await openTestDb();
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'es-1', alg: 'ES256', key_ops: ['sign', 'verify'] };
-  t = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_JWT_KEYS: JSON.stringify([jwk]) }, {
+  jwtKeys = JSON.stringify([jwk]);
+  t = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_JWT_KEYS: jwtKeys }, {
     now: () => new Date(Date.now() + clockOffsetMs),
   });
 });
@@ -72,6 +77,13 @@ async function jwks() {
 
 async function expectOAuthError(res: Response, error: string, description: string) {
   expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { error, error_description: description } });
+}
+
+/** RFC 6750 §3.1: 401 invalid_token, with the Bearer challenge. */
+async function expectInvalidToken(res: Response, description: string) {
+  expect({ status: res.status, challenge: res.headers.get('www-authenticate'), body: await res.json() }).toEqual({
+    status: 401, challenge: `Bearer error="invalid_token", error_description="${description}"`, body: { error: 'invalid_token', error_description: description },
+  });
 }
 
 async function expectApiError(res: Response, status: number, code: string, msg: string) {
@@ -142,7 +154,7 @@ describe('admin client management through auth-js admin.oauth.*', () => {
     const created = await sb.auth.admin.oauth.createClient({ client_name: 'CRM', redirect_uris: [REDIRECT], client_uri: 'https://crm.example.com' });
     expect(created.error).toBeNull();
     const c = created.data!;
-    expect(Object.keys(c)).toEqual(['client_id', 'client_secret', 'client_type', 'redirect_uris', 'token_endpoint_auth_method', 'grant_types',
+    expect(Object.keys(c)).toEqual(['client_id', 'client_id_issued_at', 'client_secret', 'client_secret_expires_at', 'client_type', 'redirect_uris', 'token_endpoint_auth_method', 'grant_types',
       'response_types', 'client_name', 'client_uri', 'registration_type', 'created_at', 'updated_at']);
     expect(c).toMatchObject({ client_type: 'confidential', token_endpoint_auth_method: 'client_secret_basic', registration_type: 'manual',
       grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
@@ -272,7 +284,7 @@ describe('the authorization code flow', () => {
     const revoked = await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token));
     expect(revoked.status).toBe(204);
     expect(await (await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))).json()).toEqual([]);
-    await expectApiError(await t.request('GET', '/oauth/userinfo', undefined, bearer(r.access_token)), 403, 'session_not_found', 'Session from session_id claim in JWT does not exist');
+    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(r.access_token)), 'Session from session_id claim in JWT does not exist');
     expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: r.refresh_token })).status).toBe(400);
     // The user's own session is untouched.
     expect((await t.request('GET', '/user', undefined, bearer(user.token))).status).toBe(200);
@@ -318,14 +330,14 @@ describe('the authorization code flow', () => {
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token);
     const res = await t.request('POST', '/oauth/token', {
-      grant_type: 'authorization_code', code, code_verifier: p.verifier, client_id: client.client_id, client_secret: client.client_secret,
+      grant_type: 'authorization_code', code, code_verifier: p.verifier, client_id: client.client_id, client_secret: client.client_secret, redirect_uri: REDIRECT,
     });
     expect(res.status).toBe(200);
     expect((await res.json() as Json).id_token).toBeUndefined();
 
     const started = await startAuthorization(t, client, { scope: 'email phone', state: 'deny-me' });
     const denied = await consent(t, started.authorizationId, user.token, 'deny');
-    expect(Object.fromEntries(denied.searchParams)).toEqual({ error: 'access_denied', error_description: 'User denied the request', state: 'deny-me' });
+    expect(Object.fromEntries(denied.searchParams)).toEqual({ error: 'access_denied', error_description: 'User denied the request', state: 'deny-me', iss: ISSUER });
   });
 });
 
@@ -355,7 +367,7 @@ describe('MCP: public clients, resource indicators, offline_access', () => {
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token, { resource: RESOURCE });
     await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier, resource: 'https://other.example.com/mcp' }),
-      'invalid_grant', 'Authorization code resource does not match the resource parameter');
+      'invalid_target', 'Authorization code resource does not match the resource parameter');
   });
 
   test('dynamic registration is limited per IP (RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER, burst 30)', async () => {
@@ -401,7 +413,7 @@ describe('refusals', () => {
       expect(res.status).toBe(302);
       const loc = new URL(res.headers.get('location')!);
       expect(`${loc.origin}${loc.pathname}`).toBe(REDIRECT);
-      expect(Object.fromEntries(loc.searchParams)).toEqual({ error: 'invalid_request', error_description: description, state: 'a' });
+      expect(Object.fromEntries(loc.searchParams)).toEqual({ error: 'invalid_request', error_description: description, state: 'a', iss: ISSUER });
     }
     expect((await db.orm.select().from(db.t.oauthAuthorizations)).length).toBe(before);
   });
@@ -435,11 +447,11 @@ describe('refusals', () => {
   test('token: a reused code is refused and ends the session it issued', async () => {
     const client = await adminClient();
     const user = await signedInUser();
-    const { code, pkce: p } = await authorizationCode(t, client, user.token);
+    const { code, pkce: p } = await authorizationCode(t, client, user.token, { scope: 'openid email' });
     const first = await (await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).json() as Json;
     expect((await t.request('GET', '/oauth/userinfo', undefined, bearer(first.access_token))).status).toBe(200);
     await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier }), 'invalid_grant', 'Invalid authorization code');
-    await expectApiError(await t.request('GET', '/oauth/userinfo', undefined, bearer(first.access_token)), 403, 'session_not_found', 'Session from session_id claim in JWT does not exist');
+    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(first.access_token)), 'Session from session_id claim in JWT does not exist');
     expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: first.refresh_token })).status).toBe(400);
     await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code: crypto.randomUUID(), code_verifier: p.verifier }), 'invalid_grant', 'Invalid authorization code');
   });
@@ -454,24 +466,34 @@ describe('refusals', () => {
     expect(sessions).toEqual([]);
   });
 
-  test('client authentication', async () => {
+  test('client authentication: RFC 6749 invalid_client, 401 with a Basic challenge when Basic was tried', async () => {
     const client = await adminClient();
     const pub = await publicClient();
     const params = { grant_type: 'authorization_code', code: 'x' };
-    await expectApiError(await tokenRequest(t, client, params, { secret: 'wrong' }), 400, 'invalid_credentials', 'invalid client credentials');
-    await expectApiError(await tokenRequest(t, client, params, { method: 'client_secret_post' }), 400, 'invalid_credentials',
-      "invalid authentication method: client is registered for 'client_secret_basic' but 'client_secret_post' was used");
-    await expectApiError(await tokenRequest(t, client, params, { method: 'none' }), 400, 'invalid_credentials',
-      "invalid authentication method: client is registered for 'client_secret_basic' but 'none' was used");
-    await expectApiError(await tokenRequest(t, pub, params, { method: 'client_secret_post', secret: 's' }), 400, 'invalid_credentials',
-      "invalid authentication method: client is registered for 'none' but 'client_secret_post' was used");
-    await expectApiError(await t.app.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code' }),
-      400, 'invalid_credentials', 'Invalid client credentials: client_id is required');
-    await expectApiError(await t.app.request('/oauth/token', { method: 'POST', headers: { authorization: 'Basic %%%' }, body: '' }),
-      400, 'invalid_credentials', 'Invalid client credentials: invalid basic auth encoding');
-    await expectApiError(await tokenRequest(t, { ...pub, client_id: crypto.randomUUID() }, params), 400, 'invalid_credentials', 'Invalid client credentials');
+    const invalidClient = async (res: Response, description: string, basic: boolean) => {
+      expect({ status: res.status, challenge: res.headers.get('www-authenticate'), cache: res.headers.get('cache-control'), body: await res.json() }).toEqual({
+        status: basic ? 401 : 400, challenge: basic ? 'Basic realm="OAuth", charset="UTF-8"' : null, cache: 'no-store',
+        body: { error: 'invalid_client', error_description: description },
+      });
+    };
+    await invalidClient(await tokenRequest(t, client, params, { secret: 'wrong' }), 'invalid client credentials', true);
+    await invalidClient(await tokenRequest(t, client, params, { method: 'client_secret_post' }),
+      "invalid authentication method: client is registered for 'client_secret_basic' but 'client_secret_post' was used", false);
+    await invalidClient(await tokenRequest(t, client, params, { method: 'none' }),
+      "invalid authentication method: client is registered for 'client_secret_basic' but 'none' was used", false);
+    await invalidClient(await tokenRequest(t, pub, params, { method: 'client_secret_post', secret: 's' }),
+      "invalid authentication method: client is registered for 'none' but 'client_secret_post' was used", false);
+    await invalidClient(await t.app.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code' }),
+      'Invalid client credentials: client_id is required', false);
+    await invalidClient(await t.app.request('/oauth/token', { method: 'POST', headers: { authorization: 'Basic %%%' }, body: '' }),
+      'Invalid client credentials: invalid basic auth encoding', true);
+    await invalidClient(await tokenRequest(t, { ...pub, client_id: crypto.randomUUID() }, params), 'Invalid client credentials', false);
+    await invalidClient(await tokenRequest(t, { ...pub, client_id: 'not-a-uuid' }, params), 'Invalid client credentials', false);
     await expectOAuthError(await tokenRequest(t, pub, {}), 'invalid_request', 'grant_type is required');
-    await expectOAuthError(await tokenRequest(t, pub, { grant_type: 'password' }), 'unsupported_grant_type', 'Client is not allowed to use grant type: password');
+    await expectOAuthError(await tokenRequest(t, pub, { grant_type: 'password' }), 'unsupported_grant_type', 'Unsupported grant type: password');
+    const codeOnly = await adminClient({ grant_types: ['authorization_code'] });
+    await expectOAuthError(await tokenRequest(t, codeOnly, { grant_type: 'refresh_token', refresh_token: 'x' }), 'unauthorized_client',
+      'Client is not allowed to use grant type: refresh_token');
     await expectOAuthError(await tokenRequest(t, pub, { grant_type: 'authorization_code' }), 'invalid_request', 'code is required for authorization_code grant');
   });
 
@@ -481,18 +503,19 @@ describe('refusals', () => {
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token);
     const tokens = await (await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).json() as Json;
+    // At authsvc's own /token, GoTrue's refusal; at /oauth/token the grant is not this client's: invalid_grant.
     await expectOAuthError(await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: tokens.refresh_token }),
       'invalid_client', 'Client authentication required for OAuth session');
     await expectOAuthError(await tokenRequest(t, other, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
-      'invalid_client', "Client does not match the session's OAuth client");
+      'invalid_grant', 'Refresh token was not issued to this client');
     await expectOAuthError(await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: user.session.refresh_token }),
-      'invalid_client', 'Client authentication not allowed for non-OAuth session');
+      'invalid_grant', 'Refresh token was not issued to this client');
     // None of the refusals rotated the token: the right client still can, once.
     const next = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).json() as Json;
     expect(next.refresh_token).toBeTruthy();
     const newer = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: next.refresh_token })).json() as Json;
     // An older token, past the reuse window's immediate-predecessor rule: the family is revoked.
-    await expectApiError(await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }), 400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used');
+    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }), 'invalid_grant', 'Invalid Refresh Token: Already Used');
     expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: newer.refresh_token })).status).toBe(400);
   });
 
@@ -523,12 +546,221 @@ describe('refusals', () => {
     const u = await signUpConfirmed(hs);
     const { code, pkce: p } = await authorizationCode(hs, client, u.session.access_token, { scope: 'openid email' });
     const failed = await tokenRequest(hs, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier });
-    expect(failed.status).toBe(500);
-    expect(((await failed.json()) as Json).msg).toBe('Error generating ID token');
+    expect({ status: failed.status, body: await failed.json() }).toEqual({ status: 500, body: { error: 'server_error', error_description: 'Error generating ID token' } });
     const hsSessions = await db.orm.select().from(db.t.sessions);
     expect(hsSessions.filter((s) => s.oauthClientId === client.client_id)).toEqual([]);
     const [row] = (await db.orm.select().from(db.t.oauthAuthorizations)).filter((a) => a.authorizationCode === code);
     expect({ status: row!.status, sessionId: row!.sessionId }).toEqual({ status: 'approved', sessionId: null });
 
   });
+});
+
+describe('H1 (security review 2026-12-01): a token issued to an OAuth client is not the user\'s session at authsvc', () => {
+  /** A public MCP-style client's tokens for `scope`, approved by the user, for the resource RESOURCE unless told. */
+  async function clientTokens(userToken: string, scope: string, resource: string | null = RESOURCE) {
+    const client = await publicClient();
+    const { code, pkce: p } = await authorizationCode(t, client, userToken, { scope, ...(resource ? { resource } : {}) });
+    const res = await tokenRequest(t, client, {
+      grant_type: 'authorization_code', code, code_verifier: p.verifier, redirect_uri: MCP_REDIRECT, ...(resource ? { resource } : {}),
+    });
+    expect(res.status).toBe(200);
+    return { client, tokens: await res.json() as Json };
+  }
+
+  const refusedAsClient = { status: 403, body: { code: 403, error_code: 'oauth_client_token_not_allowed', msg: 'A token issued to an OAuth client cannot be used at this endpoint' } };
+
+  test('H1: the client\'s access token (and its refresh) is refused by every account, MFA, passkey, identity, consent and grants route', async () => {
+    const user = await signedInUser();
+    const { client, tokens } = await clientTokens(user.token, 'openid email');
+    const refreshed = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).json() as Json;
+    // Another client's pending authorization: approving it with client 1's token was a scope escalation.
+    const other = await publicClient();
+    const { authorizationId } = await startAuthorization(t, other, { scope: 'openid email profile phone' });
+    const routes: [string, string, unknown?][] = [
+      ['GET', '/user'], ['PUT', '/user', { password: 'client-chose-this-1' }], ['PUT', '/user', { data: { pwned: true } }],
+      ['GET', '/reauthenticate'], ['POST', '/logout?scope=others'], ['POST', '/logout'],
+      ['POST', '/factors', { factor_type: 'totp' }], ['GET', '/factors/recovery-codes'], ['POST', '/factors/recovery-codes'],
+      ['POST', `/factors/${crypto.randomUUID()}/challenge`, {}], ['DELETE', `/factors/${crypto.randomUUID()}`],
+      ['POST', '/passkeys/registration/options', {}], ['GET', '/passkeys'],
+      ['GET', '/user/identities/authorize?provider=github&skip_http_redirect=true'], ['DELETE', `/user/identities/${crypto.randomUUID()}`],
+      ['GET', `/oauth/authorizations/${authorizationId}`], ['POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }],
+      ['GET', '/user/oauth/grants'], ['DELETE', `/user/oauth/grants?client_id=${client.client_id}`],
+      ['POST', '/token?grant_type=id_token', { provider: 'google', id_token: 'x', link_identity: true }],
+      ['GET', '/auth/v1/user'],
+    ];
+    for (const token of [tokens.access_token as string, refreshed.access_token as string]) {
+      for (const [method, path, body] of routes) {
+        const res = await t.request(method, path, body, bearer(token));
+        expect({ route: `${method} ${path}`, status: res.status, body: await res.json() }).toEqual({ route: `${method} ${path}`, ...refusedAsClient });
+      }
+    }
+    // Nothing was changed or approved: the password still signs in, the other client has no grant.
+    expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: user.password })).status).toBe(200);
+    const grants = await (await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))).json() as Json[];
+    expect(grants.map((g) => g.client.id)).toEqual([client.client_id]);
+    expect(grants[0]!.scopes).toEqual(['openid', 'email']);
+    // It stays valid for what it was issued: userinfo here, and the resource server (its aud).
+    expect(await (await t.request('GET', '/oauth/userinfo', undefined, bearer(refreshed.access_token))).json()).toEqual({ sub: user.id, email: user.email, email_verified: true });
+    await jwtVerify(refreshed.access_token, await jwks(), { issuer: ISSUER, audience: RESOURCE });
+  });
+
+  test('H1: without a resource (aud = the user\'s audience) the client\'s token is refused just the same', async () => {
+    const user = await signedInUser();
+    const { tokens } = await clientTokens(user.token, 'openid', null);
+    expect(decodeJwt(tokens.access_token).aud).toBe('authenticated');
+    const res = await t.request('PUT', '/user', { password: 'client-chose-this-1' }, bearer(tokens.access_token));
+    expect({ status: res.status, body: await res.json() }).toEqual(refusedAsClient);
+    expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: 'client-chose-this-1' })).status).toBe(400);
+  });
+
+  test('H1: an admin-role user\'s OAuth token is not an admin token, nor a captcha exemption', async () => {
+    const user = await signedInUser();
+    await t.request('PUT', `/admin/users/${user.id}`, { role: 'service_role' }, await admin());
+    const { tokens } = await clientTokens(user.token, 'email');
+    expect(decodeJwt(tokens.access_token).role).toBe('service_role');
+    const res = await t.request('GET', '/admin/users', undefined, bearer(tokens.access_token));
+    expect({ status: res.status, body: await res.json() }).toEqual(refusedAsClient);
+    // GoTrue skips the captcha for an admin's token; never for a client's (the provider is never reached here).
+    const captcha = await buildTestApp(db, {
+      ...OAUTH_ENV, AUTHSVC_JWT_KEYS: jwtKeys, AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true', AUTHSVC_SECURITY_CAPTCHA_PROVIDER: 'turnstile',
+      AUTHSVC_SECURITY_CAPTCHA_SECRET: 's', AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: 'http://127.0.0.1:9/siteverify',
+    });
+    const signup = (h: Record<string, string>) => captcha.request('POST', '/signup', { email: `cap-${crypto.randomUUID()}@example.com`, password: 'correct-horse-1' }, h);
+    const asClient = await signup(bearer(tokens.access_token));
+    expect({ status: asClient.status, code: (await asClient.json() as Json).error_code }).toEqual({ status: 400, code: 'captcha_failed' });
+    expect((await signup(await admin())).status).toBe(200);
+  });
+
+  test('H1: an ID token is never a bearer token: marked typ "ID", refused by user, userinfo and admin authentication', async () => {
+    const user = await signedInUser();
+    const { tokens } = await clientTokens(user.token, 'openid email');
+    const claims = decodeJwt(tokens.id_token);
+    expect(claims).toMatchObject({ typ: 'ID', sub: user.id, email: user.email });
+    expect(claims.session_id).toBeUndefined();
+    const asBearer = { status: 403, body: { code: 403, error_code: 'bad_jwt', msg: 'invalid token: an ID token is not an access token' } };
+    for (const [method, path, body] of [['GET', '/user'], ['PUT', '/user', { password: 'id-token-chose-this-1' }], ['POST', '/factors', { factor_type: 'totp' }]] as const) {
+      const res = await t.request(method, path, body, bearer(tokens.id_token));
+      expect({ route: path, status: res.status, body: await res.json() }).toEqual({ route: path, ...asBearer });
+    }
+    // userinfo answers RFC 6750's way (issue 40).
+    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(tokens.id_token)), 'invalid token: an ID token is not an access token');
+    // Signed before the mark (no typ): client_id and no session say what it is.
+    const { typ: _typ, ...unmarked } = claims;
+    const old = await signJwt(t.deps.keys, { ...unmarked, role: 'service_role' });
+    for (const path of ['/user', '/admin/users']) {
+      const res = await t.request('GET', path, undefined, bearer(old));
+      expect({ route: path, status: res.status, body: await res.json() }).toEqual({ route: path, ...asBearer });
+    }
+    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(old)), 'invalid token: an ID token is not an access token');
+    // After the grant is revoked, it was a password-changing credential; now it is nothing.
+    expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: 'id-token-chose-this-1' })).status).toBe(400);
+  });
+
+  test('H1: the access token carries email, phone and the metadata only as its scopes grant them', async () => {
+    const user = await signedInUser();
+    await t.request('PUT', `/admin/users/${user.id}`, { user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1' } }, await admin());
+    const emailOnly = decodeJwt((await clientTokens(user.token, 'email')).tokens.access_token);
+    expect(emailOnly).toMatchObject({ email: user.email, phone: '', scope: 'email' });
+    expect(emailOnly.user_metadata).toBeUndefined();
+    expect(emailOnly.app_metadata).toBeUndefined();
+    const profile = decodeJwt((await clientTokens(user.token, 'openid profile')).tokens.access_token);
+    expect(profile).toMatchObject({ email: '', phone: '', user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1', provider: 'email' } });
+    // The user's own session token keeps GoTrue's claims.
+    const own = await (await t.request('POST', '/token?grant_type=password', { email: user.email, password: user.password })).json() as Json;
+    expect(decodeJwt(own.access_token)).toMatchObject({ email: user.email, user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1' } });
+  });
+
+  test('H1: revoking the grant ends every session and token of that grant at once', async () => {
+    const user = await signedInUser();
+    const { client, tokens } = await clientTokens(user.token, 'openid email');
+    const second = await authorizationCode(t, client, user.token, { scope: 'openid email', resource: RESOURCE });
+    const more = await (await tokenRequest(t, client, {
+      grant_type: 'authorization_code', code: second.code, code_verifier: second.pkce.verifier, redirect_uri: MCP_REDIRECT, resource: RESOURCE,
+    })).json() as Json;
+    expect((await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token))).status).toBe(204);
+    for (const bundle of [tokens, more]) {
+      expect((await t.request('GET', '/oauth/userinfo', undefined, bearer(bundle.access_token))).status).toBe(401);
+      expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: bundle.refresh_token })).status).toBe(400);
+    }
+    const left = (await db.orm.select().from(db.t.sessions)).filter((s) => s.oauthClientId === client.client_id);
+    expect(left).toEqual([]);
+  });
+});
+
+describe('L1 (security review 2026-12-01): NUL and unpaired surrogates at the OAuth endpoints', () => {
+  test('L1: a form body of POST /oauth/token with NUL (in a value or a name) is 400 invalid_request, not 500', async () => {
+    const client = await publicClient();
+    for (const body of [
+      `grant_type=authorization_code&client_id=${client.client_id}&code=a%00b&code_verifier=x`,
+      `grant_type=refresh_token&client_id=${client.client_id}&refresh_token=abc%00defghijklmnop`,
+      `grant_type=authorization_code&client_id=${client.client_id}&code%00=1`,
+    ]) {
+      const res = await t.app.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 400, body: { error: 'invalid_request', error_description: 'Form values must not contain NUL characters or unpaired UTF-16 surrogates' },
+      });
+    }
+  });
+
+  test('L1: /oauth/authorizations/%00 and its consent are 400 validation_failed, not 500', async () => {
+    const user = await signedInUser();
+    for (const [method, path] of [['GET', '/oauth/authorizations/%00'], ['POST', '/oauth/authorizations/%00/consent']] as const) {
+      const res = await t.request(method, path, method === 'POST' ? { action: 'approve' } : undefined, bearer(user.token));
+      expect({ status: res.status, code: (await res.json() as Json).error_code }).toEqual({ status: 400, code: 'validation_failed' });
+    }
+  });
+});
+
+describe('L2 (security review 2026-12-01): client_uri, logo_uri, policy_uri and tos_uri are https only', () => {
+  const refusedUri = (name: string, admin: boolean) => ({
+    code: 400, error_code: 'validation_failed', msg: `${admin ? '' : '400: '}${name} must be an https URL (http only on localhost)`,
+  });
+
+  test('L2: dynamic registration refuses javascript:, data:, plain http and relative URLs', async () => {
+    for (const [name, value] of [
+      ['client_uri', 'javascript:alert(document.domain)'], ['logo_uri', 'javascript:alert(1)'], ['client_uri', 'data:text/html,<script>alert(1)</script>'],
+      ['policy_uri', 'http://evil.example.com/policy'], ['tos_uri', '//evil.example.com/tos'], ['logo_uri', '/logo.png'], ['client_uri', 'vbscript:x'],
+    ] as const) {
+      const res = await t.request('POST', '/oauth/clients/register', { client_name: 'x', redirect_uris: ['https://a.example/cb'], [name]: value });
+      expect({ value, status: res.status, body: await res.json() }).toEqual({
+        value, status: 400, body: { error: 'invalid_client_metadata', error_description: `${name} must be an https URL (http only on localhost)` },
+      });
+    }
+    const ok = await t.request('POST', '/oauth/clients/register', {
+      client_name: 'x', redirect_uris: ['https://a.example/cb'], client_uri: 'https://a.example', logo_uri: 'http://localhost:8080/logo.png',
+      policy_uri: 'https://a.example/policy', tos_uri: 'https://a.example/tos',
+    });
+    expect(ok.status).toBe(201);
+  });
+
+  test('L2: the admin API refuses them at registration and update', async () => {
+    const h = await admin();
+    const created = await t.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT], logo_uri: 'javascript:alert(1)' }, h);
+    expect({ status: created.status, body: await created.json() }).toEqual({ status: 400, body: refusedUri('logo_uri', false) });
+    const client = await adminClient();
+    const updated = await t.request('PUT', `/admin/oauth/clients/${client.client_id}`, { client_uri: 'data:text/html,x' }, h);
+    expect({ status: updated.status, body: await updated.json() }).toEqual({ status: 400, body: refusedUri('client_uri', true) });
+    const row = (await db.orm.select().from(db.t.oauthClients)).find((c) => c.id === client.client_id);
+    expect(row!.clientUri).toBeNull();
+  });
+});
+
+test('observation (security review 2026-12-01): dynamic registration has a deployment-wide hourly cap that holds without RATE_LIMIT_HEADER', async () => {
+  const own = await openTestDb();
+  try {
+    const capped = await buildTestApp(own, { ...OAUTH_ENV, AUTHSVC_OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT: '3' });
+    const register = (ip: string) => capped.request('POST', '/oauth/clients/register', { redirect_uris: [MCP_REDIRECT] }, { 'x-forwarded-for': ip });
+    const statuses = await Promise.all(['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.5'].map(register));
+    expect(statuses.map((r) => r.status).sort()).toEqual([201, 201, 201, 429, 429]);
+    const refused = statuses.find((r) => r.status === 429)!;
+    expect(await refused.json()).toEqual({ code: 429, error_code: 'over_request_rate_limit', msg: 'Dynamic client registration limit reached, try again later' });
+    expect((await own.orm.select().from(own.t.oauthClients)).length).toBe(3);
+    // Admin registrations are not counted or capped; an hour later there is room again.
+    const h = bearer(await signJwt(capped.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 }));
+    expect((await capped.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT] }, h)).status).toBe(201);
+    const later = await buildTestApp(own, { ...OAUTH_ENV, AUTHSVC_OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT: '3' }, { now: () => new Date(Date.now() + 3601_000) });
+    expect((await later.request('POST', '/oauth/clients/register', { redirect_uris: [MCP_REDIRECT] })).status).toBe(201);
+  } finally {
+    await own.close();
+  }
 });

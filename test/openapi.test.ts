@@ -93,10 +93,10 @@ describe('GET /openapi.json lists what the app serves', () => {
     expect(extra.map((d) => `${d.method} ${d.path}`)).toEqual([]);
   });
 
-  test('exactly the routes behind requireAdmin / requireAuth carry the bearer schemes', () => {
+  test('exactly the routes behind requireAdmin / requireAuth* carry the bearer schemes', () => {
     const docs = documented();
     for (const s of servedFlat()) {
-      const want = s.guards.includes('requireAdmin') ? 'AdminBearer' : s.guards.includes('requireAuth') ? 'UserBearer' : undefined;
+      const want = s.guards.includes('requireAdmin') ? 'AdminBearer' : s.guards.some((g) => g.startsWith('requireAuth')) ? 'UserBearer' : undefined;
       for (const d of docs.filter((d) => (s.method === 'ALL' || s.method === d.method) && matches(s.path, d.path))) {
         const schemes = ((d.op.security ?? []) as Json[]).filter((req) => Object.keys(req).length > 0).flatMap((req) => Object.keys(req));
         const optional = ((d.op.security ?? []) as Json[]).some((req) => Object.keys(req).length === 0);

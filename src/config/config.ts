@@ -220,7 +220,8 @@ function build(c: Flat, local: boolean): Config {
     oauthServer: {
       enabled: c.OAUTH_SERVER_ENABLED, allowDynamicRegistration: c.OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION,
       authorizationPath: c.OAUTH_SERVER_AUTHORIZATION_PATH, authorizationTtl: c.OAUTH_SERVER_AUTHORIZATION_TTL,
-      defaultScope: c.OAUTH_SERVER_DEFAULT_SCOPE,
+      defaultScope: c.OAUTH_SERVER_DEFAULT_SCOPE, dynamicRegistrationHourlyLimit: c.OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT,
+      clientIdMetadataDocuments: c.OAUTH_SERVER_CLIENT_ID_METADATA_DOCUMENTS ?? local,
     },
     customOAuth: {
       enabled: c.CUSTOM_OAUTH_ENABLED, maxProviders: c.CUSTOM_OAUTH_MAX_PROVIDERS, externalUrl: c.CUSTOM_OAUTH_EXTERNAL_URL,

@@ -131,6 +131,8 @@ const STATIC_FIELDS = {
   OAUTH_SERVER_AUTHORIZATION_PATH: f(textOr(''), '', 'Path on SITE_URL of the app\'s consent page; /oauth/authorize redirects there with ?authorization_id=. Required for the authorization flow.'),
   OAUTH_SERVER_AUTHORIZATION_TTL: f(withDefault(seconds, 600), '10m', 'Lifetime of a pending authorization and of its authorization code.'),
   OAUTH_SERVER_DEFAULT_SCOPE: f(textOr('email'), 'email', 'Scope of an authorization request that names none.'),
+  OAUTH_SERVER_CLIENT_ID_METADATA_DOCUMENTS: f(opt(parseBool), 'true in local mode, else false', 'authsvc: a client_id that is an https URL names a Client ID Metadata Document, fetched (through the outbound-request guard) and used as a public client (the MCP authorization spec\'s preferred registration); advertised as client_id_metadata_document_supported.'),
+  OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT: f(withDefault(integer(0), 1000), '1000', 'authsvc: most clients POST /oauth/clients/register creates in any hour, across every instance and whatever RATE_LIMIT_HEADER says (a bound on rows anyone can create); 0 for no bound.'),
 
   PASSWORD_MIN_LENGTH: f(withDefault(atLeast(6), 6), '6', 'Minimum password length in bytes; values below 6 count as 6.'),
   PASSWORD_REQUIRED_CHARACTERS: f(withDefault(parseRequiredCharacters, []), '', 'Character sets separated by ":"; a password needs one of each. "\\:" is a literal colon.'),

@@ -90,7 +90,13 @@ export interface Config {
   console: { enabled: boolean };
   hooks: Record<HookKind, HookConfig>;
   /** OAUTH_SERVER_*: authsvc as an OAuth 2.1 / OIDC provider. */
-  oauthServer: { enabled: boolean; allowDynamicRegistration: boolean; authorizationPath: string; authorizationTtl: number; defaultScope: string };
+  oauthServer: {
+    enabled: boolean; allowDynamicRegistration: boolean; authorizationPath: string; authorizationTtl: number; defaultScope: string;
+    /** OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT; 0 is no limit. */
+    dynamicRegistrationHourlyLimit: number;
+    /** OAUTH_SERVER_CLIENT_ID_METADATA_DOCUMENTS (default: on in local mode only). */
+    clientIdMetadataDocuments: boolean;
+  };
   /** Seconds; 0 is no limit. */
   sessions: { timebox: number; inactivityTimeout: number; allowLowAal: number; singlePerUser: boolean; tags: string[] };
   auditLog: { disablePostgres: boolean };

@@ -39,6 +39,8 @@ export interface IssuedSession {
   identities?: IdentityRow[];
   /** The user's MFA factors, when already read. */
   factors?: FactorRow[];
+  /** An OAuth client's public id for the `client_id` claim, when it is not the session's client uuid (a metadata document's URL). */
+  clientId?: string;
   /**
    * The custom access token hook's `authentication_method` when it is not the new session's AMR
    * method (`amr`) or a refresh (`token_refresh`): an MFA verification.
@@ -72,7 +74,7 @@ export async function createSession(
 }
 
 export async function accessTokenClaims(
-  deps: Deps, ex: Executor, user: UserRow, session: SessionRow, amr?: IssuedSession['amr'],
+  deps: Deps, ex: Executor, user: UserRow, session: SessionRow, amr?: IssuedSession['amr'], clientId?: string,
 ): Promise<Record<string, unknown>> {
   const now = Math.floor(deps.now().getTime() / 1000);
   const claims: Record<string, unknown> = {};
@@ -82,10 +84,16 @@ export async function accessTokenClaims(
   claims.aud = user.aud ?? '';
   claims.exp = now + deps.config.jwt.exp;
   claims.iat = now;
-  claims.email = user.email ?? '';
-  claims.phone = user.phone ?? '';
-  claims.app_metadata = user.rawAppMetaData ?? {};
-  claims.user_metadata = user.rawUserMetaData ?? {};
+  // A session issued to an OAuth client carries the user's data only as its scopes grant it
+  // (authsvc; GoTrue sends all four whatever the scope). `email` and `phone` stay, empty, as the
+  // custom access token hook's schema requires them.
+  const scopes = session.oauthClientId ? grantedScopes(session.scopes) : undefined;
+  claims.email = !scopes || scopes.has('email') ? user.email ?? '' : '';
+  claims.phone = !scopes || scopes.has('phone') ? user.phone ?? '' : '';
+  if (!scopes || scopes.has('profile')) {
+    claims.app_metadata = user.rawAppMetaData ?? {};
+    claims.user_metadata = user.rawUserMetaData ?? {};
+  }
   claims.role = user.role ?? '';
   claims.aal = session.aal ?? 'aal1';
   claims.amr = amr ?? await listAmrClaims(ex, session.id);
@@ -93,17 +101,19 @@ export async function accessTokenClaims(
   claims.is_anonymous = user.isAnonymous;
   // A session issued to an OAuth client (oauth-server/): GoTrue's client_id and scope claims, and
   // (authsvc, RFC 8707) the resource the client asked for as the audience.
-  if (session.oauthClientId) claims.client_id = session.oauthClientId;
+  if (session.oauthClientId) claims.client_id = clientId ?? session.oauthClientId;
   if (session.scopes !== null && session.scopes !== undefined) claims.scope = session.scopes;
   if (session.resource) claims.aud = session.resource;
   return claims;
 }
 
+const grantedScopes = (scope: string | null | undefined): Set<string> => new Set((scope ?? '').split(' ').filter((x) => x !== ''));
+
 /** The signed access token of a session and its claims. */
 export async function signAccessToken(
-  deps: Deps, ex: Executor, issued: Pick<IssuedSession, 'user' | 'session' | 'amr' | 'method'>,
+  deps: Deps, ex: Executor, issued: Pick<IssuedSession, 'user' | 'session' | 'amr' | 'method' | 'clientId'>,
 ): Promise<{ token: string; claims: Record<string, unknown> }> {
-  const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr);
+  const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr, issued.clientId);
   // HOOK_CUSTOM_ACCESS_TOKEN: `ex` must be the request's transaction, so that a refusal takes the new session back.
   const token = await signJwt(deps.keys, deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
     ? await customizeAccessToken(deps, ex, { userId: issued.user.id, method: issued.method ?? issued.amr?.[0]?.method ?? 'token_refresh' }, claims)
@@ -140,7 +150,18 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
 type RefreshOutcome = { ok: IssuedSession; token?: TokenResponse } | { reuse: ApiError };
 
 /** Who refreshes: an ordinary client of /token, or the OAuth client authenticated at /oauth/token. */
-export interface RefreshAs { oauthClientId?: string }
+export interface RefreshAs {
+  oauthClientId?: string;
+  /** The client's public id for the `client_id` claim (IssuedSession.clientId). */
+  clientId?: string;
+  /** No reuse window: a rotated-out token is refused at once (public OAuth clients, OAuth 2.1 §4.3.1). */
+  oneTimeTokens?: boolean;
+  /**
+   * The OAuth server's own checks of the session once it is admitted (scope, resource): throws to
+   * refuse, or returns the session as the new access token should describe it.
+   */
+  check?: (session: SessionRow) => SessionRow;
+}
 
 /**
  * grant_type=refresh_token. The common case, a live token of a valid session, is one statement
@@ -291,7 +312,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       const active = await findActiveRefreshToken(tx, session.id);
       // An interval of 0 means no window at all (not "the same millisecond"): with a coarse or
       // frozen clock a concurrent retry would otherwise slip through as a legitimate one.
-      const withinInterval = cfg.refreshTokenReuseInterval > 0
+      const withinInterval = !as.oneTimeTokens && cfg.refreshTokenReuseInterval > 0
         && now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
       const candidate = childToken(deps, sessionKey, token);
       const isImmediateChild = active !== undefined && active.parent === hash && active.token === (sha256Hex(candidate));
@@ -307,7 +328,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
       ...(meta.ip ? { ip: meta.ip } : {}),
     });
-    const ok = { user, session, refreshToken: child };
+    const ok = { user, session: as.check ? as.check(session) : session, refreshToken: child, clientId: as.clientId };
     if (deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return { ok, token: await tokenResponse(deps, tx, ok) };
     return { ok };
   });

@@ -6,6 +6,7 @@ import type { Context } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { verifyJwt } from '../crypto/jwt.ts';
+import { ID_TOKEN_TYP } from './auth.ts';
 import { ApiError } from './errors.ts';
 import { optStr } from './read-json.ts';
 import { requestMeta } from './request-meta.ts';
@@ -34,6 +35,8 @@ async function isAdminRequest(c: Context<AppEnv>): Promise<boolean> {
   const deps = c.get('deps');
   try {
     const claims = await verifyJwt(deps.keys, m[1], deps.now());
+    // Never an ID token or an OAuth client's token (http/auth.ts), whatever role its user has.
+    if (claims.typ === ID_TOKEN_TYP || claims.client_id !== undefined) return false;
     return typeof claims.role === 'string' && deps.config.jwt.adminRoles.includes(claims.role);
   } catch {
     return false;

@@ -26,10 +26,20 @@ export function weakPasswordError(message: string, reasons: WeakPasswordReason[]
   return new ApiError(422, 'weak_password', message, { weak_password: { reasons } });
 }
 
-/** GoTrue's OAuthError: 400 with `{error, error_description}` (the id_token grant's refusals). */
+/**
+ * An OAuth error body `{error, error_description}`: GoTrue's OAuthError (400; the id_token and
+ * web3 grants' refusals), and RFC 6749 §5.2 / RFC 6750 §3 answers of the OAuth server's endpoints,
+ * which may carry another status (401 invalid_client, 500 server_error) and headers
+ * (WWW-Authenticate).
+ */
 export class OAuthApiError extends Error {
-  constructor(readonly error: string, readonly description: string, cause?: unknown) {
+  readonly status: number;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(readonly error: string, readonly description: string, cause?: unknown, opts: { status?: number; headers?: Record<string, string> } = {}) {
     super(description, cause === undefined ? undefined : { cause });
     this.name = 'OAuthApiError';
+    this.status = opts.status ?? 400;
+    this.headers = opts.headers;
   }
 }

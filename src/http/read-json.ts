@@ -50,14 +50,42 @@ export function checkJsonValue(root: unknown): void {
   }
 }
 
-/** Middleware: the same rule for every query parameter's name and value (GET /verify?token=a%00b). */
-export async function checkQueryString(c: Context, next: () => Promise<void>): Promise<void> {
+/**
+ * Middleware: the same rule for the path, as its parameters are decoded from it
+ * (`/oauth/authorizations/%00`), and for every query parameter's name and value
+ * (GET /verify?token=a%00b). One check for every route, so no path parameter reaches SQL unchecked.
+ */
+export async function checkRequestTarget(c: Context, next: () => Promise<void>): Promise<void> {
+  // Hono's path is decoded already, but for sequences that are not UTF-8 (which stay encoded).
+  const path = c.req.path;
+  if (UNSTORABLE.test(path) || (path.includes('%') && UNSTORABLE.test(decodedPath(path)))) throw unstorable('Path parameters');
   if (c.req.url.includes('?')) {
     for (const [key, values] of Object.entries(c.req.queries())) {
       if (UNSTORABLE.test(key) || values.some((v) => UNSTORABLE.test(v))) throw unstorable('Query parameters');
     }
   }
   await next();
+}
+
+/**
+ * The path as route parameters see it. A `%` sequence that is not UTF-8 (`%ED%A0%80`, an encoded
+ * surrogate) cannot be decoded into a parameter at all: it counts as unstorable.
+ */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return /%[89a-f][0-9a-f]/i.test(path) ? '\u0000' : path;
+  }
+}
+
+/** A form body (application/x-www-form-urlencoded), with the rule of JSON bodies for its names and values. */
+export async function readForm(c: Context): Promise<URLSearchParams> {
+  const form = new URLSearchParams(await readBodyText(c));
+  for (const [key, value] of form) {
+    if (UNSTORABLE.test(key) || UNSTORABLE.test(value)) throw unstorable('Form values');
+  }
+  return form;
 }
 
 function badJson(detail: string): ApiError {

@@ -4,9 +4,10 @@
 // and the browser is sent to the app's consent page with its authorization_id.
 import { badRequest, validationFailed } from '../http/errors.ts';
 import { insertOAuthAuthorization, sweepOAuthAuthorizations } from '../db/oauth-authorizations.ts';
-import { findOAuthClient } from '../db/oauth-clients.ts';
+import { findOAuthClient, type OAuthClientRow } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
 import { isUuid, splitList } from './clients.ts';
+import { isMetadataDocumentId, metadataDocumentClient } from './metadata-document.ts';
 import { isSupportedScope, parseScopes } from './scopes.ts';
 
 export interface AuthorizeQuery {
@@ -33,8 +34,9 @@ export function withQuery(uri: string, params: Record<string, string | undefined
   return u.toString();
 }
 
-export function errorRedirect(uri: string, error: string, description: string, state: string | null | undefined): string {
-  return withQuery(uri, { error, error_description: description, state: state ?? undefined });
+/** RFC 9207 (authsvc): every authorization response, errors too, names the issuer when there is one. */
+export function errorRedirect(uri: string, error: string, description: string, state: string | null | undefined, issuer: string | undefined): string {
+  return withQuery(uri, { error, error_description: description, state: state ?? undefined, iss: issuer });
 }
 
 /** 32 random alphanumerics (GoTrue's crypto.SecureAlphanumeric), without modulo bias. */
@@ -84,19 +86,26 @@ function requestProblem(q: AuthorizeQuery, scope: string): string | undefined {
   return undefined;
 }
 
+/** The client an authorization request names: registered (a uuid), or a metadata document (an https URL). */
+async function authorizingClient(deps: Deps, clientId: string): Promise<OAuthClientRow> {
+  if (isMetadataDocumentId(deps, clientId)) return metadataDocumentClient(deps, clientId);
+  if (!isUuid(clientId)) throw badRequest('oauth_client_not_found', 'invalid client_id format');
+  const client = await findOAuthClient(deps.db, clientId.toLowerCase());
+  if (!client) throw badRequest('oauth_client_not_found', 'invalid client_id');
+  return client;
+}
+
 /** The URL the browser is sent to (302). */
 export async function authorize(deps: Deps, q: AuthorizeQuery): Promise<string> {
   if (!q.client_id) throw validationFailed('client_id is required');
   if (!q.redirect_uri) throw validationFailed('redirect_uri is required');
-  if (!isUuid(q.client_id)) throw badRequest('oauth_client_not_found', 'invalid client_id format');
-  const client = await findOAuthClient(deps.db, q.client_id.toLowerCase());
-  if (!client) throw badRequest('oauth_client_not_found', 'invalid client_id');
+  const client = await authorizingClient(deps, q.client_id);
   // Exact string match: a URI the client did not register never receives a redirect.
   if (!splitList(client.redirectUris).includes(q.redirect_uri)) throw validationFailed('invalid redirect_uri');
 
   const scope = q.scope || deps.config.oauthServer.defaultScope;
   const problem = requestProblem(q, scope);
-  if (problem) return errorRedirect(q.redirect_uri, 'invalid_request', problem, q.state);
+  if (problem) return errorRedirect(q.redirect_uri, 'invalid_request', problem, q.state, deps.config.jwt.issuer);
 
   const path = deps.config.oauthServer.authorizationPath;
   const now = deps.now();
@@ -108,7 +117,7 @@ export async function authorize(deps: Deps, q: AuthorizeQuery): Promise<string> 
     codeChallengeMethod: 's256', responseType: 'code', status: 'pending', createdAt: now,
     expiresAt: new Date(now.getTime() + deps.config.oauthServer.authorizationTtl * 1000), nonce: q.nonce || null,
   });
-  if (!path) return errorRedirect(q.redirect_uri, 'server_error', 'oauth authorization path not configured', q.state);
+  if (!path) return errorRedirect(q.redirect_uri, 'server_error', 'oauth authorization path not configured', q.state, deps.config.jwt.issuer);
   const base = deps.config.siteUrl.replace(/\/+$/, '');
   return `${base}${path.startsWith('/') ? path : `/${path}`}?authorization_id=${id}`;
 }

@@ -2,10 +2,11 @@
 // regeneration, and the client JSON — GoTrue: oauthserver/service.go, client_auth.go, handlers.go.
 import { transaction } from '../db/database.ts';
 import {
-  deleteOAuthSessions, findOAuthClient, insertOAuthClient, type OAuthClientRow, updateOAuthClient,
+  countDynamicClientsSince, deleteOAuthSessions, findOAuthClient, findOAuthClientByMetadataUrl, insertOAuthClient, lockDynamicRegistrations, type OAuthClientRow,
+  updateOAuthClient,
 } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, notFound, validationFailed } from '../http/errors.ts';
+import { ApiError, notFound, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { newClientSecret } from './secrets.ts';
 
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
@@ -26,6 +27,9 @@ export interface RegisterParams {
   client_name?: string;
   client_uri?: string;
   logo_uri?: string;
+  /** Checked as client_uri is, not stored (GoTrue's table has no column for them). */
+  policy_uri?: string;
+  tos_uri?: string;
 }
 
 export interface UpdateParams {
@@ -34,13 +38,23 @@ export interface UpdateParams {
   client_name?: string;
   client_uri?: string;
   logo_uri?: string;
+  policy_uri?: string;
+  tos_uri?: string;
   token_endpoint_auth_method?: string;
 }
 
+/** The id a client goes by on the wire: its metadata document's URL, or its uuid. */
+export const publicClientId = (c: Pick<OAuthClientRow, 'id' | 'clientIdMetadataUrl'>): string => c.clientIdMetadataUrl ?? c.id;
+
 /** The client as GoTrue's OAuthServerClientResponse serialises it (field order, omitempty). */
 export function clientJson(c: OAuthClientRow, secret?: string): Record<string, unknown> {
-  const out: Record<string, unknown> = { client_id: c.id };
-  if (secret) out.client_secret = secret;
+  const out: Record<string, unknown> = { client_id: publicClientId(c) };
+  // RFC 7591 §3.2.1 (authsvc; GoTrue sends neither): when the id was issued, and that a secret never expires.
+  out.client_id_issued_at = Math.floor(c.createdAt.getTime() / 1000);
+  if (secret) {
+    out.client_secret = secret;
+    out.client_secret_expires_at = 0;
+  }
   out.client_type = c.clientType;
   const uris = splitList(c.redirectUris);
   if (uris.length > 0) out.redirect_uris = uris;
@@ -80,42 +94,62 @@ function redirectUriProblem(uri: string): string | undefined {
   return undefined;
 }
 
-function checkRedirectUris(uris: string[] | undefined, required: boolean): void {
-  if (required && (!uris || uris.length === 0)) throw validationFailed('redirect_uris is required');
-  if (!uris || uris.length === 0) throw validationFailed('redirect_uris cannot be empty');
-  if (uris.length > 10) throw validationFailed('redirect_uris cannot exceed 10 items');
-  for (const uri of uris) {
-    const problem = redirectUriProblem(uri);
-    if (problem) throw validationFailed(`invalid redirect_uri '${uri}': ${problem}`);
+/**
+ * A refused registration field: GoTrue's 400 validation_failed to the admin API, RFC 7591 §3.2.2's
+ * `invalid_redirect_uri` / `invalid_client_metadata` to dynamic registration.
+ */
+export class ClientMetadataError extends ApiError {
+  constructor(readonly kind: 'invalid_redirect_uri' | 'invalid_client_metadata', message: string) {
+    super(400, 'validation_failed', message);
+    this.name = 'ClientMetadataError';
   }
 }
 
-function checkGrantTypes(types: string[]): void {
-  if (types.length === 0) throw validationFailed('grant_types cannot be empty');
-  if (types.some((g) => !GRANT_TYPES.includes(g))) throw validationFailed("grant_types must only contain 'authorization_code' and/or 'refresh_token'");
+const badRedirectUri = (msg: string) => new ClientMetadataError('invalid_redirect_uri', msg);
+const badMetadata = (msg: string) => new ClientMetadataError('invalid_client_metadata', msg);
+
+export function checkRedirectUris(uris: string[] | undefined, required: boolean): void {
+  if (required && (!uris || uris.length === 0)) throw badRedirectUri('redirect_uris is required');
+  if (!uris || uris.length === 0) throw badRedirectUri('redirect_uris cannot be empty');
+  if (uris.length > 10) throw badRedirectUri('redirect_uris cannot exceed 10 items');
+  for (const uri of uris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw badRedirectUri(`invalid redirect_uri '${uri}': ${problem}`);
+  }
 }
 
-/** Go's url.ParseRequestURI: an absolute URI or an absolute path. */
-function isRequestUri(s: string): boolean {
-  if (s.startsWith('/')) return true;
+export function checkGrantTypes(types: string[]): void {
+  if (types.length === 0) throw badMetadata('grant_types cannot be empty');
+  if (types.some((g) => !GRANT_TYPES.includes(g))) throw badMetadata("grant_types must only contain 'authorization_code' and/or 'refresh_token'");
+}
+
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * A URL the consent page shows or links to: https, or http on loopback only (authsvc; GoTrue takes
+ * anything url.ParseRequestURI parses, so `javascript:` reached the app's consent page).
+ */
+function isPageUrl(s: string): boolean {
+  let u: URL;
   try {
-    new URL(s);
-    return true;
+    u = new URL(s);
   } catch {
     return false;
   }
+  return u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK_HOSTS.includes(u.hostname));
 }
 
-function checkUri(name: 'client_uri' | 'logo_uri', value: string | undefined): void {
+type MetadataUri = 'client_uri' | 'logo_uri' | 'policy_uri' | 'tos_uri';
+
+function checkUri(name: MetadataUri, value: string | undefined): void {
   if (!value) return;
-  if (value.length > 2048) throw validationFailed(`${name} cannot exceed 2048 characters`);
-  if (!isRequestUri(value)) throw validationFailed(`${name} must be a valid URL`);
+  if (value.length > 2048) throw badMetadata(`${name} cannot exceed 2048 characters`);
+  if (!isPageUrl(value)) throw badMetadata(`${name} must be an https URL (http only on localhost)`);
 }
 
-function checkMetadata(p: { client_name?: string; client_uri?: string; logo_uri?: string }): void {
-  if (p.client_name !== undefined && p.client_name.length > 1024) throw validationFailed('client_name cannot exceed 1024 characters');
-  checkUri('client_uri', p.client_uri);
-  checkUri('logo_uri', p.logo_uri);
+export function checkMetadata(p: { client_name?: string } & Partial<Record<MetadataUri, string>>): void {
+  if (p.client_name !== undefined && p.client_name.length > 1024) throw badMetadata('client_name cannot exceed 1024 characters');
+  for (const name of ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const) checkUri(name, p[name]);
 }
 
 const typeForMethod = (m: string): ClientType => (m === 'none' ? 'public' : 'confidential');
@@ -127,14 +161,14 @@ function validateRegistration(p: RegisterParams): void {
   if (p.grant_types && p.grant_types.length > 0) checkGrantTypes(p.grant_types);
   checkMetadata(p);
   if (p.client_type && p.client_type !== 'public' && p.client_type !== 'confidential') {
-    throw validationFailed("client_type must be 'public' or 'confidential'");
+    throw badMetadata("client_type must be 'public' or 'confidential'");
   }
   const method = p.token_endpoint_auth_method;
   if (method && !(AUTH_METHODS as readonly string[]).includes(method)) {
-    throw validationFailed(`token_endpoint_auth_method must be one of: ${goList(AUTH_METHODS)}`);
+    throw badMetadata(`token_endpoint_auth_method must be one of: ${goList(AUTH_METHODS)}`);
   }
   if (p.client_type && method && p.client_type !== typeForMethod(method)) {
-    throw validationFailed(`client_type '${p.client_type}' is inconsistent with token_endpoint_auth_method '${method}' (expected client_type '${typeForMethod(method)}')`);
+    throw badMetadata(`client_type '${p.client_type}' is inconsistent with token_endpoint_auth_method '${method}' (expected client_type '${typeForMethod(method)}')`);
   }
 }
 
@@ -148,6 +182,7 @@ export async function registerClient(
   try {
     validateRegistration(p);
   } catch (err) {
+    if (err instanceof ClientMetadataError && registrationType === 'dynamic') throw new OAuthApiError(err.kind, err.message);
     if (err instanceof ApiError) throw validationFailed(`400: ${err.message}`);
     throw err;
   }
@@ -156,7 +191,7 @@ export async function registerClient(
   const method = p.token_endpoint_auth_method || (clientType === 'public' ? 'none' : 'client_secret_basic');
   const secret = clientType === 'confidential' ? newClientSecret(deps.randomBytes) : undefined;
   const now = deps.now();
-  const row = await insertOAuthClient(deps.db, {
+  const values = {
     id: crypto.randomUUID(),
     clientSecretHash: secret?.hash ?? null,
     registrationType,
@@ -169,12 +204,28 @@ export async function registerClient(
     logoUri: p.logo_uri || null,
     createdAt: now,
     updatedAt: now,
+  };
+  const limit = deps.config.oauthServer.dynamicRegistrationHourlyLimit;
+  if (registrationType === 'manual' || limit === 0) return clientJson(await insertOAuthClient(deps.db, values), secret?.secret);
+  // A bound on what anyone can create, across instances and without RATE_LIMIT_HEADER.
+  const row = await transaction(deps.db, async (tx) => {
+    await lockDynamicRegistrations(tx);
+    if (await countDynamicClientsSince(tx, new Date(now.getTime() - 3600_000)) >= limit) {
+      throw new ApiError(429, 'over_request_rate_limit', 'Dynamic client registration limit reached, try again later');
+    }
+    return insertOAuthClient(tx, values);
   });
   return clientJson(row, secret?.secret);
 }
 
 /** GoTrue's LoadOAuthServerClient: 400 for a malformed id, 404 for a missing or deleted client. */
 export async function loadClient(deps: Deps, id: string): Promise<OAuthClientRow> {
+  // A metadata document's client goes by its URL (percent-encoded in the path).
+  if (id.startsWith('https://')) {
+    const client = await findOAuthClientByMetadataUrl(deps.db, id);
+    if (!client) throw notFound('oauth_client_not_found', 'OAuth client not found');
+    return client;
+  }
   if (!isUuid(id)) throw validationFailed('invalid client_id format');
   const client = await findOAuthClient(deps.db, id.toLowerCase());
   if (!client) throw notFound('oauth_client_not_found', 'OAuth client not found');

@@ -12,6 +12,7 @@ import type { Deps } from '../deps.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
 import { isRedirectAllowed } from '../http/redirect.ts';
 import { errorRedirect, withQuery } from './authorize.ts';
+import { publicClientId } from './clients.ts';
 import { hasAllScopes, parseScopes } from './scopes.ts';
 
 const authorizationNotFound = () => notFound('oauth_authorization_not_found', 'authorization not found');
@@ -47,8 +48,8 @@ async function withPendingAuthorization<T>(
 
 const newCode = () => crypto.randomUUID();
 
-function successRedirect(auth: OAuthAuthorizationRow, code: string): string {
-  return withQuery(auth.redirectUri, { code, state: auth.state ?? undefined });
+function successRedirect(auth: OAuthAuthorizationRow, code: string, issuer: string | undefined): string {
+  return withQuery(auth.redirectUri, { code, state: auth.state ?? undefined, iss: issuer });
 }
 
 /**
@@ -70,11 +71,11 @@ export async function authorizationDetails(deps: Deps, user: UserRow, authorizat
     await updateOAuthAuthorization(tx, auth.id, { status: 'approved', approvedAt: now, authorizationCode: code });
     return { auth, code };
   });
-  if (outcome.code) return { redirect_url: successRedirect(outcome.auth, outcome.code) };
+  if (outcome.code) return { redirect_url: successRedirect(outcome.auth, outcome.code, deps.config.jwt.issuer) };
   const { auth } = outcome;
   const client = await findOAuthClient(deps.db, auth.clientId);
   if (!client) throw authorizationNotFound();
-  const clientOut: Record<string, unknown> = { id: client.id };
+  const clientOut: Record<string, unknown> = { id: publicClientId(client) };
   if (client.clientName) clientOut.name = client.clientName;
   if (client.clientUri) clientOut.uri = client.clientUri;
   if (client.logoUri) clientOut.logo_uri = client.logoUri;
@@ -99,12 +100,12 @@ export async function decideAuthorization(
     if (auth.userId !== user.id) throw authorizationNotFound();
     if (action === 'deny') {
       await updateOAuthAuthorization(tx, auth.id, { status: 'denied' });
-      return errorRedirect(auth.redirectUri, 'access_denied', 'User denied the request', auth.state);
+      return errorRedirect(auth.redirectUri, 'access_denied', 'User denied the request', auth.state, deps.config.jwt.issuer);
     }
     const code = newCode();
     await updateOAuthAuthorization(tx, auth.id, { status: 'approved', approvedAt: now, authorizationCode: code });
     await upsertConsent(tx, user.id, auth.clientId, parseScopes(auth.scope).join(' '), now);
-    return successRedirect(auth, code);
+    return successRedirect(auth, code, deps.config.jwt.issuer);
   });
   return { redirect_url: url };
 }

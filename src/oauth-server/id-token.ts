@@ -6,6 +6,7 @@ import { base64url, utf8 } from '../crypto/encoding.ts';
 import { signJwt } from '../crypto/jwt.ts';
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
+import { ID_TOKEN_TYP } from '../http/auth.ts';
 import { ApiError } from '../http/errors.ts';
 
 const ID_TOKEN_LIFETIME_SECONDS = 3600;
@@ -20,15 +21,22 @@ const metaString = (meta: Record<string, unknown> | null, key: string): string |
   return typeof v === 'string' && v !== '' ? v : undefined;
 };
 
+/** OIDC Core §5.1 profile claims read from user_metadata as they are, when they are strings (authsvc). */
+const STANDARD_PROFILE = ['given_name', 'family_name', 'middle_name', 'nickname', 'profile', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale'];
+
 /** OIDC profile claims from user_metadata, with GoTrue's fallbacks (shared with /oauth/userinfo). */
 export function profileClaims(user: UserRow): Record<string, unknown> {
   const meta = user.rawUserMetaData ?? null;
   const out: Record<string, unknown> = {};
-  const name = metaString(meta, 'name') ?? (user.email || undefined);
+  const name = metaString(meta, 'name') ?? metaString(meta, 'full_name') ?? (user.email || undefined);
   if (name) out.name = name;
+  for (const key of STANDARD_PROFILE) {
+    const v = metaString(meta, key);
+    if (v) out[key] = v;
+  }
   const picture = metaString(meta, 'picture') ?? metaString(meta, 'avatar_url');
   if (picture) out.picture = picture;
-  const username = metaString(meta, 'preferred_username') ?? metaString(meta, 'username');
+  const username = metaString(meta, 'preferred_username') ?? metaString(meta, 'username') ?? metaString(meta, 'user_name');
   if (username) out.preferred_username = username;
   if (user.updatedAt && user.updatedAt.getTime() > 0) out.updated_at = Math.floor(user.updatedAt.getTime() / 1000);
   return out;
@@ -68,5 +76,7 @@ export async function signIdToken(
   }
   if (scopes.includes('profile')) Object.assign(claims, profileClaims(user));
   claims.client_id = p.clientId;
+  // authsvc: marks it as an ID token, which http/auth.ts never accepts as a bearer token.
+  claims.typ = ID_TOKEN_TYP;
   return signJwt(deps.keys, claims);
 }

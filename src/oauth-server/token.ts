@@ -5,13 +5,14 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { transaction } from '../db/database.ts';
 import { lockOAuthAuthorizationByCode, updateOAuthAuthorization } from '../db/oauth-authorizations.ts';
 import type { OAuthClientRow } from '../db/oauth-clients.ts';
-import { deleteSessions, touchSession } from '../db/sessions.ts';
+import { deleteSessions, type SessionRow, touchSession } from '../db/sessions.ts';
 import { findUserById, isBanned, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { OAuthApiError } from '../http/errors.ts';
+import { ApiError, OAuthApiError } from '../http/errors.ts';
 import { createSession, type IssuedSession, type RequestMeta, refreshSession, signAccessToken } from '../flows/session.ts';
-import { splitList } from './clients.ts';
+import { publicClientId, splitList } from './clients.ts';
 import { canSignIdTokens, idTokenError, signIdToken } from './id-token.ts';
+import { invalidGrant, invalidRequest } from './oauth-errors.ts';
 import { parseScopes } from './scopes.ts';
 
 export interface TokenParams {
@@ -21,23 +22,46 @@ export interface TokenParams {
   redirect_uri?: string;
   code_verifier?: string;
   resource?: string;
+  scope?: string;
 }
 
-const invalidGrant = (msg: string) => new OAuthApiError('invalid_grant', msg);
+/** The grant types the server knows; one the client was not registered for is unauthorized_client. */
+const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 
 export async function oauthToken(deps: Deps, client: OAuthClientRow, p: TokenParams, meta: RequestMeta): Promise<Record<string, unknown>> {
   const grantType = p.grant_type ?? '';
-  if (!grantType) throw new OAuthApiError('invalid_request', 'grant_type is required');
+  if (!grantType) throw invalidRequest('grant_type is required');
+  if (!GRANT_TYPES.includes(grantType)) throw new OAuthApiError('unsupported_grant_type', `Unsupported grant type: ${grantType}`);
   if (!splitList(client.grantTypes).map((g) => g.trim()).includes(grantType)) {
-    throw new OAuthApiError('unsupported_grant_type', `Client is not allowed to use grant type: ${grantType}`);
+    throw new OAuthApiError('unauthorized_client', `Client is not allowed to use grant type: ${grantType}`);
   }
   if (grantType === 'authorization_code') return exchangeCode(deps, client, p, meta);
-  if (grantType === 'refresh_token') {
-    if (!p.refresh_token) throw new OAuthApiError('invalid_request', 'refresh_token is required for refresh_token grant');
-    const { body } = await refreshSession(deps, p.refresh_token, meta, { oauthClientId: client.id });
-    return { access_token: body.access_token, expires_in: body.expires_in, refresh_token: body.refresh_token, token_type: 'bearer' };
+  if (!p.refresh_token) throw invalidRequest('refresh_token is required for refresh_token grant');
+  const { body } = await refreshSession(deps, p.refresh_token, meta, {
+    oauthClientId: client.id, clientId: publicClientId(client), oneTimeTokens: client.clientType === 'public', check: (session) => narrowed(session, p),
+  }).catch((err: unknown) => {
+    // Every refusal of the refresh token itself (unknown, used, expired, banned, another client's) is invalid_grant.
+    if (err instanceof ApiError && err.status < 500) throw invalidGrant(err.message);
+    if (err instanceof OAuthApiError && err.error === 'invalid_client') throw invalidGrant('Refresh token was not issued to this client');
+    throw err;
+  });
+  return { access_token: body.access_token, expires_in: body.expires_in, refresh_token: body.refresh_token, token_type: 'bearer' };
+}
+
+/**
+ * RFC 6749 §6: a refresh may ask for fewer scopes than were granted, never more (invalid_scope);
+ * RFC 8707: a `resource` must be the one the grant is for (invalid_target).
+ */
+function narrowed(session: SessionRow, p: TokenParams): SessionRow {
+  if (p.resource && p.resource !== (session.resource ?? '')) {
+    throw new OAuthApiError('invalid_target', 'resource does not match the resource the grant was issued for');
   }
-  throw new OAuthApiError('unsupported_grant_type', `Unsupported grant type: ${grantType}`);
+  if (p.scope === undefined || p.scope.trim() === '') return session;
+  const granted = parseScopes(session.scopes);
+  const asked = parseScopes(p.scope);
+  const extra = asked.find((s) => !granted.includes(s));
+  if (extra !== undefined) throw new OAuthApiError('invalid_scope', `scope '${extra}' was not granted`);
+  return { ...session, scopes: granted.filter((s) => asked.includes(s)).join(' ') };
 }
 
 /** GoTrue's answer: keys sorted, no user, no expires_at. The ID token is made for the access token (at_hash). */
@@ -62,7 +86,9 @@ type Exchange = {
 } | { refused: OAuthApiError };
 
 async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, meta: RequestMeta): Promise<Record<string, unknown>> {
-  if (!p.code) throw new OAuthApiError('invalid_request', 'code is required for authorization_code grant');
+  if (!p.code) throw invalidRequest('code is required for authorization_code grant');
+  // RFC 6749 §4.1.3: the authorization request always named one (authorize.ts requires it).
+  if (!p.redirect_uri) throw invalidRequest('redirect_uri is required for authorization_code grant');
   const code = p.code;
   const outcome = await transaction(deps.db, async (tx): Promise<Exchange> => {
     const auth = await lockOAuthAuthorizationByCode(tx, code);
@@ -79,9 +105,12 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
     if (now.getTime() > auth.expiresAt.getTime()) throw invalidGrant('Authorization code has expired');
     if (auth.clientId !== client.id) throw invalidGrant('Authorization code was not issued for this client');
     if (p.resource && p.resource !== (auth.resource ?? '')) {
-      throw invalidGrant('Authorization code resource does not match the resource parameter');
+      throw new OAuthApiError('invalid_target', 'Authorization code resource does not match the resource parameter');
     }
-    if (p.redirect_uri && p.redirect_uri !== auth.redirectUri) throw invalidGrant('Invalid redirect_uri');
+    if (p.redirect_uri !== auth.redirectUri) throw invalidGrant('Invalid redirect_uri');
+    if (p.scope && parseScopes(p.scope).some((x) => !parseScopes(auth.scope).includes(x))) {
+      throw new OAuthApiError('invalid_scope', 'scope exceeds what was authorized');
+    }
     if (auth.codeChallenge) {
       if (!p.code_verifier) throw invalidGrant('PKCE verification failed: code_verifier is required when PKCE challenge is present');
       const expected = auth.codeChallengeMethod === 'plain' ? p.code_verifier : s256(p.code_verifier);
@@ -102,7 +131,7 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
     const oauth = { oauthClientId: client.id, scopes: auth.scope, resource: auth.resource };
     await touchSession(tx, created.session.id, oauth);
     await updateOAuthAuthorization(tx, auth.id, { status: 'expired', sessionId: created.session.id });
-    const issued = { ...created, session: { ...created.session, ...oauth } };
+    const issued = { ...created, session: { ...created.session, ...oauth }, clientId: publicClientId(client) };
     // Signed in the transaction: a refusal of the custom access token hook takes the session back.
     const signed = await signAccessToken(deps, tx, issued);
     return { ok: { issued, signed, user: created.user, scope: auth.scope, nonce: auth.nonce } };
@@ -111,7 +140,7 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
   const { issued, signed, user, scope, nonce } = outcome.ok;
   const scopes = parseScopes(scope);
   const idTokenFor = scopes.includes('openid')
-    ? (accessToken: string) => signIdToken(deps, { user, clientId: client.id, nonce, scopes, accessToken })
+    ? (accessToken: string) => signIdToken(deps, { user, clientId: publicClientId(client), nonce, scopes, accessToken })
     : undefined;
   return tokenBody(issued, signed, idTokenFor);
 }

@@ -6,10 +6,10 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
-import { requireAuth } from '../http/auth.ts';
-import { ApiError, badRequest, forbidden, notFound, validationFailed } from '../http/errors.ts';
+import { requireAuth, requireAuthOrOAuthClient } from '../http/auth.ts';
+import { ApiError, forbidden, notFound, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
-import { optStr, readBodyText, readJson } from '../http/read-json.ts';
+import { optStr, readForm, readJson } from '../http/read-json.ts';
 import { requestMeta } from '../http/request-meta.ts';
 import { authorize } from '../oauth-server/authorize.ts';
 import { authenticateClient } from '../oauth-server/client-auth.ts';
@@ -17,22 +17,26 @@ import { deleteClient, loadClient, regenerateSecret, registerClient, clientJson,
 import { listOAuthClients } from '../db/oauth-clients.ts';
 import { authorizationDetails, checkOrigin, decideAuthorization } from '../oauth-server/consent.ts';
 import { serverMetadata } from '../oauth-server/discovery.ts';
-import { oauthToken, type TokenParams } from '../oauth-server/token.ts';
+import { NO_STORE, oauthEndpoint } from '../oauth-server/oauth-errors.ts';
+import { introspectToken } from '../oauth-server/introspection.ts';
+import { revokeToken } from '../oauth-server/revocation.ts';
+import { oauthToken } from '../oauth-server/token.ts';
 import { revokeGrant, userGrants, userInfo } from '../oauth-server/user-grants.ts';
 
 const strList = z.array(z.string()).nullish().transform((v) => v ?? undefined);
 export const ClientRegisterBody = z.object({
   redirect_uris: strList, client_type: optStr, token_endpoint_auth_method: optStr, grant_types: strList,
-  client_name: optStr, client_uri: optStr, logo_uri: optStr,
+  client_name: optStr, client_uri: optStr, logo_uri: optStr, policy_uri: optStr, tos_uri: optStr,
 });
 export const ClientUpdateBody = z.object({
   redirect_uris: strList, grant_types: strList, client_name: optStr, client_uri: optStr, logo_uri: optStr,
-  token_endpoint_auth_method: optStr,
+  policy_uri: optStr, tos_uri: optStr, token_endpoint_auth_method: optStr,
 });
 export const ConsentBody = z.object({ action: optStr });
+export const TokenStatusBody = z.object({ token: optStr, token_type_hint: optStr, client_id: optStr, client_secret: optStr });
 export const OAuthTokenBody = z.object({
   grant_type: optStr, code: optStr, refresh_token: optStr, redirect_uri: optStr, client_id: optStr,
-  client_secret: optStr, code_verifier: optStr, resource: optStr,
+  client_secret: optStr, code_verifier: optStr, resource: optStr, scope: optStr,
 });
 
 export const oauthServerDisabled = () => notFound('feature_disabled', 'OAuth server is disabled');
@@ -101,8 +105,15 @@ oauthServerRoutes.post('/oauth/clients/register', requireOAuthServer, async (c) 
   if (!c.get('deps').config.oauthServer.allowDynamicRegistration) {
     throw forbidden('oauth_dynamic_client_registration_disabled', 'Dynamic client registration is not enabled');
   }
-  const body = await readClientJson(c, ClientRegisterBody);
-  return c.json(await registerClient(c.get('deps'), body, 'dynamic'), 201);
+  let body: z.infer<typeof ClientRegisterBody>;
+  try {
+    body = await readJson(c, ClientRegisterBody);
+  } catch (err) {
+    // RFC 7591 §3.2.2: a body that is not the metadata object is invalid_client_metadata.
+    if (err instanceof ApiError && err.status === 400) throw new OAuthApiError('invalid_client_metadata', err.message);
+    throw err;
+  }
+  return c.json(await registerClient(c.get('deps'), body, 'dynamic'), 201, NO_STORE);
 });
 
 oauthServerRoutes.get('/oauth/authorize', requireOAuthServer, async (c) => {
@@ -127,33 +138,64 @@ oauthServerRoutes.post('/oauth/authorizations/:authorization_id/consent', requir
   return c.json(await decideAuthorization(c.get('deps'), c.get('auth').user, c.req.param('authorization_id'), body.action));
 });
 
-/** The token request's parameters: a JSON body when Content-Type says so, else a form. */
-async function tokenParams(c: Context<AppEnv>): Promise<TokenParams & { client_id?: string; client_secret?: string }> {
-  if ((c.req.header('content-type') ?? '').includes('application/json')) {
-    try {
-      return await readJson(c, OAuthTokenBody);
-    } catch (err) {
-      if (err instanceof ApiError && err.errorCode === 'bad_json') throw badRequest('invalid_credentials', 'Invalid client credentials: failed to parse JSON body');
-      throw err;
-    }
+/** An OAuth endpoint's parameters: a JSON body when Content-Type says so, else a form (RFC 6749's). */
+async function oauthParams<S extends z.ZodObject>(c: Context<AppEnv>, schema: S): Promise<z.infer<S>> {
+  if ((c.req.header('content-type') ?? '').includes('application/json')) return readJson(c, schema);
+  const form = await readForm(c);
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const v = form.get(key);
+    if (v !== null) out[key] = v;
   }
-  const form = new URLSearchParams(await readBodyText(c));
-  const get = (k: string) => form.get(k) ?? undefined;
-  return {
-    grant_type: get('grant_type'), code: get('code'), refresh_token: get('refresh_token'), redirect_uri: get('redirect_uri'),
-    client_id: get('client_id'), client_secret: get('client_secret'), code_verifier: get('code_verifier'), resource: get('resource'),
-  };
+  return schema.parse(out);
 }
 
-oauthServerRoutes.post('/oauth/token', requireOAuthServer, async (c) => {
+// Every answer, errors included, is RFC 6749's (oauth-server/oauth-errors.ts).
+oauthServerRoutes.post('/oauth/token', requireOAuthServer, oauthEndpoint(async (c) => {
   const deps = c.get('deps');
-  const params = await tokenParams(c);
+  const params = await oauthParams(c, OAuthTokenBody);
   const client = await authenticateClient(deps, c.req.header('authorization'), params);
   const body = await oauthToken(deps, client, params, requestMeta(c));
-  return c.json(body, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-});
+  return c.json(body, 200, NO_STORE);
+}));
 
-oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuth, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
+// RFC 7009: the client authenticates as at the token endpoint; 200 whatever the token was.
+oauthServerRoutes.post('/oauth/revoke', requireOAuthServer, oauthEndpoint(async (c) => {
+  const deps = c.get('deps');
+  const params = await oauthParams(c, TokenStatusBody);
+  const client = await authenticateClient(deps, c.req.header('authorization'), params);
+  await revokeToken(deps, client, params, requestMeta(c));
+  return c.body(null, 200, NO_STORE);
+}));
+
+// RFC 7662: for confidential clients (resource servers register as one).
+oauthServerRoutes.post('/oauth/introspect', requireOAuthServer, oauthEndpoint(async (c) => {
+  const deps = c.get('deps');
+  const params = await oauthParams(c, TokenStatusBody);
+  const client = await authenticateClient(deps, c.req.header('authorization'), params);
+  return c.json(await introspectToken(deps, client, params), 200, NO_STORE);
+}));
+
+/**
+ * RFC 6750 §3.1: a token that is missing, malformed, expired, revoked, of an ended session or an
+ * ID token is 401 invalid_token with a Bearer challenge (authsvc; GoTrue answers its 403 body).
+ */
+const requireAuthForUserInfo: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!c.req.header('authorization')) {
+    throw new OAuthApiError('invalid_token', 'a bearer token is required', undefined, { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } });
+  }
+  try {
+    await requireAuthOrOAuthClient(c, next);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    const description = err.message.replace(/["\\]/g, '');
+    throw new OAuthApiError('invalid_token', err.message, undefined, {
+      status: 401, headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${description}"` },
+    });
+  }
+};
+
+oauthServerRoutes.get('/oauth/userinfo', requireOAuthServer, requireAuthForUserInfo, (c) => c.json(userInfo(c.get('auth').user, c.get('auth').session)));
 
 // --- the user's grants -----------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import { errorRedirect, oauthErrorParams } from '../flows/external.ts';
 import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
 import { ApiError, notFound } from '../http/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
-import { optBool, optStr, readBodyText, readJson } from '../http/read-json.ts';
+import { optBool, optStr, readForm, readJson } from '../http/read-json.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 import { errorFields } from '../telemetry/logger.ts';
@@ -58,8 +58,7 @@ ssoRoutes.post('/sso/saml/acs', async (c) => {
   await enforceRateLimit(c, 'saml_assertion');
   const deps = c.get('deps');
   if (!deps.samlXml) throw notSupported();
-  const text = await readBodyText(c);
-  const form = new URLSearchParams(text);
+  const form = await readForm(c);
   try {
     const location = await handleAcs(deps, {
       SAMLResponse: form.get('SAMLResponse') ?? undefined, RelayState: form.get('RelayState') ?? undefined, SAMLart: form.get('SAMLart') ?? undefined,

@@ -109,8 +109,20 @@ function sized(size: number, key: string): string {
   return head + big.overBody().slice(0, size - head.length - tail.length) + tail;
 }
 
+/** Fields as a form body; values that are not strings are written as JSON text. */
+const formEncode = (o: Record<string, unknown>): string => Object.entries(o)
+  .map(([k, v]) => `${queryEncode(k)}=${queryEncode(typeof v === 'string' ? v : JSON.stringify(v) ?? '')}`).join('&');
+
 function bodyFor(route: RouteDef): fc.Arbitrary<string | Uint8Array> {
   const obj = fieldsObject(route);
+  if (route.form) {
+    return fc.oneof(
+      { weight: 10, arbitrary: obj.map((o) => formEncode(o as Record<string, unknown>)) },
+      { weight: 2, arbitrary: fc.constantFrom(...RAW_BODIES) },
+      { weight: 1, arbitrary: fc.constantFrom(...NON_UTF8) },
+      { weight: 1, arbitrary: fc.constantFrom('code=a%00b', 'a%00=1', 'code=%ED%A0%80', '%', '&&=&', `code=${'x'.repeat(MIB + 1)}`) },
+    );
+  }
   const recordKey = Object.keys(route.fields ?? {}).find((k) => ['data', 'user_metadata', 'app_metadata'].includes(k)) ?? 'data';
   return fc.oneof(
     { weight: 10, arbitrary: obj.map((o) => JSON.stringify(o)) },
@@ -149,7 +161,8 @@ function requestFor(route: RouteDef): fc.Arbitrary<FuzzRequest> {
   }).map((r): FuzzRequest => {
     const headers: Record<string, string> = { ...r.extra };
     if (r.auth !== undefined) headers.authorization = r.auth;
-    if (r.ct !== undefined && r.body !== undefined) headers['content-type'] = r.ct;
+    const ct = route.form && r.ct === 'application/json' ? 'application/x-www-form-urlencoded' : r.ct;
+    if (ct !== undefined && r.body !== undefined) headers['content-type'] = ct;
     if (r.version !== undefined) headers['x-supabase-api-version'] = r.version;
     if (r.declared !== undefined) headers['content-length'] = r.declared;
     const url = `${r.prefix}${r.path}${r.slash}${r.query ? `?${r.query}` : ''}`;

@@ -16,6 +16,8 @@ export interface RouteDef {
   fields?: Record<string, fc.Arbitrary<unknown>>;
   query?: Record<string, fc.Arbitrary<string>>;
   params?: Record<string, fc.Arbitrary<string>>;
+  /** The body is a form (application/x-www-form-urlencoded) of `fields`, not JSON. */
+  form?: boolean;
   /** A request the route accepts (body, query), given a pool. */
   valid?: fc.Arbitrary<{ body?: unknown; query?: string }>;
 }
@@ -38,6 +40,8 @@ const grantType = fc.oneof(
   },
   { weight: 1, arbitrary: str.map((s) => `grant_type=${queryEncode(s)}`) },
 );
+/** A path parameter: an id-like value, or any hostile string percent-encoded into the path. */
+const pathParam = fc.oneof(uuidish, hostileString.map(queryEncode));
 const page = fc.oneof(fc.constantFrom('1', '0', '-1', '2', '1e3', 'abc', '', '99999999999999999999', '1.5', ' 1', '0x10', '1000'), fc.nat().map(String));
 
 export const ROUTES: RouteDef[] = [
@@ -178,6 +182,28 @@ export const ROUTES: RouteDef[] = [
   { method: 'GET', path: '/admin/oauth/clients', auth: 'admin' },
   { method: 'GET', path: '/user/oauth/grants', auth: 'user' },
   { method: 'GET', path: '/oauth/authorize', auth: 'none' },
+  {
+    method: 'POST', path: '/oauth/token', auth: 'none', form: true,
+    fields: {
+      grant_type: fc.constantFrom('authorization_code', 'refresh_token', 'password', 'x', ''), code: str, refresh_token: fc.oneof(ref('refresh'), str),
+      code_verifier: fc.oneof(fc.constant('v'.repeat(43)), str), redirect_uri: redirect, resource: str, client_id: fc.oneof(fc.uuid(), str), client_secret: str,
+    },
+  },
+  {
+    method: 'POST', path: '/oauth/clients/register', auth: 'none',
+    fields: {
+      redirect_uris: fc.array(fc.oneof(redirect, str), { maxLength: 3 }), client_name: str, client_uri: fc.oneof(redirect, str), logo_uri: str,
+      token_endpoint_auth_method: fc.constantFrom('none', 'client_secret_basic', 'client_secret_post', 'x'), grant_types: fc.array(str, { maxLength: 2 }),
+    },
+  },
+  { method: 'GET', path: '/oauth/userinfo', auth: 'user' },
+  ...['/oauth/revoke', '/oauth/introspect'].map((path): RouteDef => ({
+    method: 'POST', path, auth: 'none', form: true,
+    fields: { token: fc.oneof(ref('refresh'), ref('user'), str), token_type_hint: fc.constantFrom('access_token', 'refresh_token', 'x'), client_id: fc.oneof(fc.uuid(), str), client_secret: str },
+  })),
+  { method: 'GET', path: '/oauth/authorizations/:authorization_id', auth: 'user', params: { authorization_id: pathParam } },
+  { method: 'POST', path: '/oauth/authorizations/:authorization_id/consent', auth: 'user', params: { authorization_id: pathParam }, fields: { action: fc.constantFrom('approve', 'deny', 'x') } },
+  ...['GET', 'PUT', 'DELETE'].map((method): RouteDef => ({ method, path: '/admin/custom-providers/:identifier', auth: 'admin', params: { identifier: pathParam.map((p) => `custom:${p}`) } })),
   { method: 'GET', path: '/.well-known/oauth-authorization-server', auth: 'none' },
   { method: 'POST', path: '/factors', auth: 'user', fields: { factor_type: fc.constantFrom('totp', 'phone', 'webauthn', 'x'), friendly_name: str, issuer: str, phone } },
   { method: 'DELETE', path: '/factors/:factor_id', auth: 'user', params: { factor_id: uuidish } },

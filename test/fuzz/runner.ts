@@ -40,6 +40,9 @@ export function checkAnswer(req: Request, status: number, headers: Headers, text
     return `status ${status}, body is not JSON: ${text.slice(0, 200)}`;
   }
   if (status === 400 && typeof body.error === 'string' && typeof body.error_description === 'string') return undefined;
+  // The OAuth server's own endpoints answer RFC 6749 / 6750 bodies at every 4xx (401 invalid_client, 413…).
+  if (/\/oauth\/(token|revoke|introspect|userinfo|clients\/register)\/?$/.test(new URL(req.url).pathname)
+    && typeof body.error === 'string' && typeof body.error_description === 'string') return undefined;
   if (wantsApiVersion2024(req.headers.get('x-supabase-api-version') ?? undefined)) {
     if (typeof body.code !== 'string' || typeof body.message !== 'string') return `2024 error shape expected: ${text.slice(0, 200)}`;
     const header = headers.get('x-sb-error-code');

@@ -76,7 +76,10 @@ export async function tokenRequest(
 ): Promise<Response> {
   const method = opts.method ?? client.token_endpoint_auth_method;
   const secret = opts.secret ?? client.client_secret ?? '';
-  const form = new URLSearchParams(params);
+  // A real client sends the redirect URI it authorized with (RFC 6749 §4.1.3); `redirect_uri: ''` sends none.
+  const sent = params.grant_type === 'authorization_code' && !('redirect_uri' in params)
+    ? { ...params, redirect_uri: client.redirect_uris[0]! } : params;
+  const form = new URLSearchParams(Object.entries(sent).filter(([k, v]) => !(k === 'redirect_uri' && v === '')));
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (method === 'client_secret_basic') {
     headers.authorization = `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`;
