@@ -183,7 +183,7 @@ describe('recovery codes: verify', () => {
     }
   });
 
-  test('five wrong codes lock the set for fifteen minutes (a right code too); then a right code works and resets the count', async () => {
+  test('five wrong codes lock the set for fifteen minutes, the next five for thirty (a right code too); then a right code works and resets the count', async () => {
     const t = await app();
     const { email, password, set, aal2 } = await userWithCodes(t);
     const userId = String(decodeJwt(aal2.access_token).sub);
@@ -201,9 +201,15 @@ describe('recovery codes: verify', () => {
     t.tick(14 * 60);
     expect((await verifyCode(t, aal1.access_token, set.codes[0])).status).toBe(429);
     t.tick(60 + 1);
-    // Two wrong, then right: the count restarts from zero.
+    // Five more wrong in a row: a lock twice as long (failure-lock.ts).
+    for (let i = 0; i < 4; i++) expect((await verifyCode(t, aal1.access_token, 'aaaaaaaaaa')).status).toBe(422);
+    expect((await setRow(userId))!.failedVerificationCount).toBe(9);
     expect((await verifyCode(t, aal1.access_token, 'aaaaaaaaaa')).status).toBe(422);
-    expect((await setRow(userId))!.failedVerificationCount).toBe(1);
+    expect((await errorOf(await verifyCode(t, aal1.access_token, set.codes[0]))).message).toMatch(/1800 seconds/);
+    t.tick(30 * 60 + 1);
+    // One wrong, then right: the count restarts from zero.
+    expect((await verifyCode(t, aal1.access_token, 'aaaaaaaaaa')).status).toBe(422);
+    expect((await setRow(userId))!.failedVerificationCount).toBe(11);
     const ok = await verifyCode(t, aal1.access_token, set.codes[0]);
     expect(ok.status, await ok.clone().text()).toBe(200);
     expect(await setRow(userId)).toMatchObject({ failedVerificationCount: 0, verificationLockedUntil: null });
