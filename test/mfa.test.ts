@@ -661,3 +661,41 @@ describe('M1 (security review 2026-12-01): guessing codes across challenges', ()
     expect((await verify(t as App, token, factor.id, ch, '424242')).status).toBe(200);
   });
 });
+
+describe('H2 (security review 2026-12-01): unfinished enrolments', () => {
+  test('H2 (security review 2026-12-01): with a verified factor, an aal1 session can neither challenge nor verify an unverified TOTP or phone factor', async () => {
+    const t = await app({ AUTHSVC_MFA_PHONE_ENROLL_ENABLED: 'true', AUTHSVC_MFA_PHONE_VERIFY_ENABLED: 'true' });
+    const { email, password, session } = await userWithTotp(t);
+    const second = await enrollTotp(t, session.access_token, { factor_type: 'totp', friendly_name: 'second' });
+    const phone = (await (await t.request('POST', '/factors', { factor_type: 'phone', phone: uniquePhone(), friendly_name: 'mobile' }, bearer(session.access_token))).json()) as Json;
+    const owners = (await (await challenge(t, session.access_token, second.id)).json()) as Json;
+    const aal1 = (await signIn(t, email, password)).access_token;
+    const sent = t.sms.sent.length;
+    for (const [id, body] of [[second.id, undefined], [phone.id, {}]] as const) {
+      expect(await errorOf(await challenge(t, aal1, id, body)))
+        .toEqual({ status: 403, code: 'insufficient_aal', message: 'AAL2 required to challenge an unverified factor' });
+    }
+    expect(t.sms.sent).toHaveLength(sent);
+    const code = totpAt(decodeBase32(second.totp.secret), t.nowSeconds());
+    expect(await errorOf(await verify(t, aal1, second.id, owners.id, code)))
+      .toEqual({ status: 403, code: 'insufficient_aal', message: 'AAL2 required to verify an unverified factor' });
+    // The owner's aal2 session finishes it with the same challenge and code.
+    expect((await verify(t, session.access_token, second.id, owners.id, code)).status).toBe(200);
+  });
+
+  test('H2 (security review 2026-12-01): any unverified factor goes after a day, challenged or not; a TOTP factor never challenged stays challengeable past MFA_FACTOR_EXPIRY_DURATION (as GoTrue)', async () => {
+    const t = await app();
+    const { email, password, session } = await signUpConfirmed(t, uniqueEmail('dayold'));
+    const token = session.access_token;
+    const old = await enrollTotp(t, token, { factor_type: 'totp', friendly_name: 'old' });
+    expect((await challenge(t, token, old.id)).status).toBe(200);
+    const slow = await enrollTotp(t, token, { factor_type: 'totp', friendly_name: 'slow' });
+    // Scanning the QR code takes ten minutes: the first challenge still works.
+    t.tick(600);
+    expect((await challenge(t, token, slow.id)).status).toBe(200);
+    t.tick(24 * 3600);
+    const later = (await signIn(t, email, password)).access_token;
+    for (const f of [old, slow]) expect(await errorOf(await challenge(t, later, f.id))).toMatchObject({ status: 404, code: 'mfa_factor_not_found' });
+    expect((await db.orm.select().from(db.t.mfaFactors).where(eq(db.t.mfaFactors.userId, session.user.id)))).toEqual([]);
+  });
+});

@@ -12,7 +12,7 @@ import { validatePhone } from '../flows/validate.ts';
 import { notFound, unprocessable } from '../http/errors.ts';
 import { noSession } from './enroll.ts';
 import { factorJson } from './factor-json.ts';
-import { factorIdParam, factorNotFound } from './load-factor.ts';
+import { deleteStaleFactors, factorIdParam, factorNotFound } from './load-factor.ts';
 
 const AMR_METHOD: Record<FactorRow['factorType'], string> = { totp: 'totp', phone: 'mfa/phone', webauthn: 'mfa/webauthn' };
 
@@ -47,6 +47,7 @@ async function adminUserFactor(deps: Deps, userId: string, rawFactorId: string):
   const user = await findUserById(deps.db, userId);
   if (!user) throw notFound('user_not_found', 'User not found');
   const factorId = factorIdParam(rawFactorId);
+  await deleteStaleFactors(deps, deps.db, user.id);
   const factor = (await listFactors(deps.db, user.id)).find((f) => f.id === factorId);
   if (!factor) throw factorNotFound();
   return { user, factor };
@@ -56,6 +57,7 @@ async function adminUserFactor(deps: Deps, userId: string, rawFactorId: string):
 export async function adminListFactors(deps: Deps, userId: string): Promise<Record<string, unknown>[]> {
   const user = await findUserById(deps.db, userId);
   if (!user) throw notFound('user_not_found', 'User not found');
+  await deleteStaleFactors(deps, deps.db, user.id);
   return (await listFactors(deps.db, user.id)).map(factorJson);
 }
 

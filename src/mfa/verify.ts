@@ -23,6 +23,7 @@ import { requireVerifyEnabled, UNKNOWN_IP } from './challenge.ts';
 import { challengeExpired, challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
 import { afterFailure, FACTOR_FIRST_LOCK_SECONDS, factorLocked, lockSecondsLeft, RESET_FAILURES } from './failure-lock.ts';
 import { mfaVerificationAttempt } from './hook.ts';
+import { requireAal2ToFinish } from './load-factor.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
 import { verifyWebAuthnFactor, type WebauthnVerifyInput } from './webauthn.ts';
 
@@ -58,6 +59,7 @@ export async function verifyFactor(
   const type = factor.factorType as 'totp' | 'phone';
   const session = auth.session;
   if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a factor');
+  await requireAal2ToFinish(deps.db, auth, factor, 'verify');
   const ip = ipIn ?? UNKNOWN_IP;
   // Checked before the attempt is counted (and again under the lock): a stranger's id or a dead
   // challenge costs no attempt.

@@ -15,6 +15,7 @@ import { notify } from '../flows/notify.ts';
 import { type TokenResponse, tokenResponse } from '../flows/session.ts';
 import { ApiError, unprocessable, validationFailed } from '../http/errors.ts';
 import { challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
+import { requireAal2ToFinish } from './load-factor.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
 import { goCredential, stdBase64, storedCredential, withSignCount } from './webauthn-credential.ts';
 
@@ -79,6 +80,7 @@ export async function verifyWebAuthnFactor(
   if (params.credential_response === undefined || params.credential_response === null) throw validationFailed('credential_response required');
   const session = auth.session;
   if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a factor');
+  await requireAal2ToFinish(deps.db, auth, factor, 'verify');
   const rp = requireRelyingParty(deps);
   const seen = await liveChallenge(deps, input.challengeId, factor.id, ip, true);
   const challengeId = seen.id;
