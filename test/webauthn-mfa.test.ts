@@ -378,3 +378,28 @@ describe('H2 (security review 2026-12-01): abandoned WebAuthn enrolments', () =>
     expect(await factorRows(factorId)).toEqual([]);
   });
 });
+
+describe('refused ceremonies are logged (docs/mfa.md)', () => {
+  test('the reason is logged at warn, with the user and factor; neither the challenge nor the credential id', async () => {
+    const t = await app({ AUTHSVC_LOG_LEVEL: 'warn' });
+    const { session } = await signUpConfirmed(t, uniqueEmail('walog'));
+    const token = session.access_token;
+    const factorId = await enroll(t, token);
+    const key = await SoftAuthenticator.create(ORIGIN);
+    const a = await challenge(t, token, factorId);
+    const b = await challenge(t, token, factorId);
+    // The answer to another ceremony's challenge: the library's message quotes both challenges.
+    expect((await verify(t, token, factorId, a.id, 'create', await key.register(b.webauthn.credential_options.publicKey))).status).toBe(422);
+    const c = await challenge(t, token, factorId);
+    expect((await verify(t, token, factorId, c.id, 'create', await key.register(c.webauthn.credential_options.publicKey, { origin: 'https://evil.example' }))).status).toBe(422);
+    const lines = t.logs.map((l) => JSON.parse(l) as Json).filter((l) => l.msg === 'WebAuthn verification refused');
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'warn', user_id: session.user.id, factor_id: factorId, ceremony: 'create', reason: expect.stringMatching(/^registration refused: Unexpected registration response challenge/) }),
+      expect.objectContaining({ level: 'warn', ceremony: 'create', reason: expect.stringMatching(/origin "https:\/\/evil.example"/) }),
+    ]);
+    const text = t.logs.join('\n');
+    for (const secret of [a.webauthn.credential_options.publicKey.challenge, b.webauthn.credential_options.publicKey.challenge, b64url(key.id)]) {
+      expect(text).not.toContain(secret);
+    }
+  });
+});

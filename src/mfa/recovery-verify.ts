@@ -7,6 +7,7 @@ import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
+import { hasVerifiedFactor } from '../db/mfa.ts';
 import { findRecoverySet, unusedRecoveryCodes, updateRecoverySet, useRecoveryCode } from '../db/mfa-recovery-codes.ts';
 import type { Deps } from '../deps.ts';
 import { type TokenResponse, tokenResponse } from '../flows/session.ts';
@@ -35,7 +36,8 @@ export async function verifyRecoveryCode(
   const now = deps.now();
   const outcome = await transaction(deps.db, async (tx) => {
     const set = await findRecoverySet(tx, auth.user.id, { forUpdate: true });
-    if (!set) throw factorNotFound();
+    // Codes left from before their user's last factor went (since issue 39 they go with it) lift nothing.
+    if (!set || !(await hasVerifiedFactor(tx, auth.user.id))) throw factorNotFound();
     const wait = lockSecondsLeft(set, now);
     if (wait > 0) throw locked(wait);
     // Every unused code is compared (constant time each): no look-up by hash, no early exit.
