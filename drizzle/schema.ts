@@ -200,6 +200,9 @@ export function createTables(namespace: string) {
     lastWebauthnChallengeData: jsonb('last_webauthn_challenge_data'),
     // authsvc: the RFC 6238 step of the last TOTP code accepted (replay check; migration 0005).
     lastTotpStep: bigint('last_totp_step', { mode: 'number' }),
+    // authsvc: wrong TOTP/phone codes in a row and the lock they earned (migration 0013).
+    failedVerificationCount: integer('failed_verification_count').notNull().default(0),
+    verificationLockedUntil: timestamp('verification_locked_until', tz),
   });
 
   const mfaChallenges = s.table('mfa_challenges', {

@@ -183,7 +183,7 @@ describe('recovery codes: verify', () => {
     }
   });
 
-  test('five wrong codes lock the set for fifteen minutes (a right code too); then a right code works and resets the count', async () => {
+  test('five wrong codes lock the set for fifteen minutes, the next five for thirty (a right code too); then a right code works and resets the count', async () => {
     const t = await app();
     const { email, password, set, aal2 } = await userWithCodes(t);
     const userId = String(decodeJwt(aal2.access_token).sub);
@@ -201,9 +201,15 @@ describe('recovery codes: verify', () => {
     t.tick(14 * 60);
     expect((await verifyCode(t, aal1.access_token, set.codes[0])).status).toBe(429);
     t.tick(60 + 1);
-    // Two wrong, then right: the count restarts from zero.
+    // Five more wrong in a row: a lock twice as long (failure-lock.ts).
+    for (let i = 0; i < 4; i++) expect((await verifyCode(t, aal1.access_token, 'aaaaaaaaaa')).status).toBe(422);
+    expect((await setRow(userId))!.failedVerificationCount).toBe(9);
     expect((await verifyCode(t, aal1.access_token, 'aaaaaaaaaa')).status).toBe(422);
-    expect((await setRow(userId))!.failedVerificationCount).toBe(1);
+    expect((await errorOf(await verifyCode(t, aal1.access_token, set.codes[0]))).message).toMatch(/1800 seconds/);
+    t.tick(30 * 60 + 1);
+    // One wrong, then right: the count restarts from zero.
+    expect((await verifyCode(t, aal1.access_token, 'aaaaaaaaaa')).status).toBe(422);
+    expect((await setRow(userId))!.failedVerificationCount).toBe(11);
     const ok = await verifyCode(t, aal1.access_token, set.codes[0]);
     expect(ok.status, await ok.clone().text()).toBe(200);
     expect(await setRow(userId)).toMatchObject({ failedVerificationCount: 0, verificationLockedUntil: null });
@@ -280,7 +286,48 @@ describe('recovery codes: regenerate and delete', () => {
     expect(await errorOf(await t.request('DELETE', '/factors/recovery-codes', undefined, bearer(aal2.access_token)))).toMatchObject({ status: 404, code: 'mfa_factor_not_found' });
     expect(await errorOf(await status(t, aal2.access_token))).toMatchObject({ status: 404, code: 'mfa_factor_not_found' });
   });
+
+  test('section 5 (security review 2026-12-01): unenrolling the last verified factor deletes the recovery codes; a factor enrolled later does not bring them back', async () => {
+    const t = await app();
+    const { email, password, factor, set, aal2 } = await userWithCodes(t);
+    const userId = String(decodeJwt(aal2.access_token).sub);
+    const byCode = (await (await verifyCode(t, (await signIn(t, email, password)).access_token, set.codes[0])).json()) as Json;
+    expect((await t.request('DELETE', `/factors/${factor.id}`, undefined, bearer(aal2.access_token))).status).toBe(200);
+    expect(await setRow(userId)).toBeUndefined();
+    expect(await db.orm.select().from(db.t.mfaRecoveryCodes).where(eq(db.t.mfaRecoveryCodes.setId, set.id))).toEqual([]);
+    // The session a recovery code upgraded is aal1 again, as after DELETE /factors/recovery-codes.
+    const refreshed = (await (await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: byCode.refresh_token })).json()) as Json;
+    expect(decodeJwt(refreshed.access_token).aal).toBe('aal1');
+    // A new factor: the old codes lift nothing.
+    const again = await signIn(t, email, password);
+    await addVerifiedTotp(t, again.access_token);
+    const later = await signIn(t, email, password);
+    expect(await errorOf(await verifyCode(t, later.access_token, set.codes[1]))).toMatchObject({ status: 404, code: 'mfa_factor_not_found' });
+  });
+
+  test('section 5 (security review 2026-12-01): an admin deleting the last verified factor deletes the recovery codes; deleting another keeps them', async () => {
+    const t = await app();
+    const { factor, set, aal2 } = await userWithCodes(t);
+    const userId = String(decodeJwt(aal2.access_token).sub);
+    const second = await addVerifiedTotp(t, aal2.access_token, 'second');
+    const { signJwt } = await import('../src/crypto/jwt.ts');
+    const admin = { authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 3600 })}` };
+    expect((await t.request('DELETE', `/admin/users/${userId}/factors/${factor.id}`, undefined, admin)).status).toBe(200);
+    expect(await setRow(userId)).toMatchObject({ id: set.id });
+    expect((await t.request('DELETE', `/admin/users/${userId}/factors/${second}`, undefined, admin)).status).toBe(200);
+    expect(await setRow(userId)).toBeUndefined();
+  });
 });
+
+/** Enrols and verifies a TOTP factor with `token`'s session; the factor's id. */
+async function addVerifiedTotp(t: App, token: string, name = 'totp'): Promise<string> {
+  const factor = (await (await t.request('POST', '/factors', { factor_type: 'totp', friendly_name: name }, bearer(token))).json()) as Json;
+  t.tick(30);
+  const ch = (await (await t.request('POST', `/factors/${factor.id}/challenge`, undefined, bearer(token))).json()) as Json;
+  const res = await t.request('POST', `/factors/${factor.id}/verify`, { challenge_id: ch.id, code: totpAt(decodeBase32(factor.totp.secret), t.nowSeconds()) }, bearer(token));
+  expect(res.status, await res.clone().text()).toBe(200);
+  return factor.id;
+}
 
 describe('recovery codes: routes and bad input', () => {
   test('/factors/:id keeps its answers: a non-UUID id is 404 validation_failed, recovery-codes included where no route of its own', async () => {

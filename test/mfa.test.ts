@@ -527,3 +527,175 @@ describe('last_challenged_at is unique across factors (GoTrue\'s schema)', () =>
     expect(new Set(rows.map((r) => r.lastChallengedAt!.getTime()))).toEqual(new Set([rows[0]!.lastChallengedAt!.getTime()]));
   });
 });
+
+describe('M1 (security review 2026-12-01): guessing codes across challenges', () => {
+  const answer = async (res: Response) => `${res.status} ${((await res.json()) as Json).code ?? ''}`.trim();
+  const factorRow = async (id: string) => (await db.orm.select().from(db.t.mfaFactors).where(eq(db.t.mfaFactors.id, id)))[0]!;
+
+  test('M1 (security review 2026-12-01): TOTP codes cannot be guessed across challenges: the fifth wrong code in a row locks the factor, then even the right code is refused', async () => {
+    const t = await app();
+    const { email, password, factor, key } = await userWithTotp(t);
+    const token = (await signIn(t, email, password)).access_token;
+    const right = () => totpAt(key, t.nowSeconds());
+    const wrong = () => (right() === '000000' ? '111111' : '000000');
+    // The review's loop (a challenge, then wrong codes; again and again), two codes per challenge.
+    const seen: string[] = [];
+    let open = '';
+    for (let i = 0; i < 5; i++) {
+      const ch = await challenge(t, token, factor.id);
+      if (ch.status !== 200) {
+        seen.push(`challenge ${await answer(ch)}`);
+        continue;
+      }
+      open = ((await ch.json()) as Json).id;
+      for (let j = 0; j < 2; j++) seen.push(await answer(await verify(t, token, factor.id, open, wrong())));
+    }
+    expect(seen).toEqual([
+      ...Array(5).fill('422 mfa_verification_failed'), '429 mfa_factor_locked', 'challenge 429 mfa_factor_locked', 'challenge 429 mfa_factor_locked',
+    ]);
+    expect(await factorRow(factor.id)).toMatchObject({ failedVerificationCount: 5 });
+    // The challenge made before the lock: the right code is refused, with how long to wait.
+    t.tick(30);
+    const early = await errorOf(await verify(t, token, factor.id, open, right()));
+    expect(early).toEqual({
+      status: 429, code: 'mfa_factor_locked', message: 'Too many invalid codes for this factor. For security purposes, you can only try again after 30 seconds.',
+    });
+    t.tick(31);
+    const ch = (await (await challenge(t, token, factor.id)).json()) as Json;
+    const ok = await verify(t, token, factor.id, ch.id, right());
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    expect(decodeJwt(((await ok.json()) as Json).access_token).aal).toBe('aal2');
+    expect(await factorRow(factor.id)).toMatchObject({ failedVerificationCount: 0, verificationLockedUntil: null });
+  });
+
+  test('M1 (security review 2026-12-01): each lock is twice as long as the one before; the right code in time resets the count', async () => {
+    const t = await app();
+    const { email, password, factor, key } = await userWithTotp(t);
+    const token = (await signIn(t, email, password)).access_token;
+    const right = () => totpAt(key, t.nowSeconds());
+    const wrong = () => (right() === '000000' ? '111111' : '000000');
+    const guess = async (code: string) => {
+      const ch = await challenge(t, token, factor.id);
+      return ch.status === 200 ? verify(t, token, factor.id, ((await ch.json()) as Json).id, code) : ch;
+    };
+    for (const lockSeconds of [60, 120, 240]) {
+      for (let i = 0; i < 5; i++) expect(await answer(await guess(wrong()))).toBe('422 mfa_verification_failed');
+      expect(((await (await guess(right())).json()) as Json).message).toMatch(new RegExp(`after ${lockSeconds} seconds`));
+      t.tick(lockSeconds - 1);
+      expect(await answer(await guess(right()))).toBe('429 mfa_factor_locked');
+      t.tick(2);
+    }
+    expect(await factorRow(factor.id)).toMatchObject({ failedVerificationCount: 15 });
+    expect((await guess(right())).status).toBe(200);
+    // Counted afresh: four wrong codes and the right one pass.
+    const again = (await signIn(t, email, password)).access_token;
+    for (let i = 0; i < 4; i++) {
+      const ch = (await (await challenge(t, again, factor.id)).json()) as Json;
+      expect(await answer(await verify(t, again, factor.id, ch.id, wrong()))).toBe('422 mfa_verification_failed');
+    }
+    t.tick(30);
+    const ch = (await (await challenge(t, again, factor.id)).json()) as Json;
+    expect((await verify(t, again, factor.id, ch.id, right())).status).toBe(200);
+  });
+
+  test('M1 (security review 2026-12-01): phone codes count per factor across challenges; a locked factor refuses the texted code and texts no new one', async () => {
+    const t = await app({ AUTHSVC_MFA_PHONE_ENROLL_ENABLED: 'true', AUTHSVC_MFA_PHONE_VERIFY_ENABLED: 'true', AUTHSVC_MFA_PHONE_MAX_FREQUENCY: '1' });
+    const { email, password, session } = await signUpConfirmed(t, uniqueEmail('phonelock'));
+    const factor = (await (await t.request('POST', '/factors', { factor_type: 'phone', phone: uniquePhone() }, bearer(session.access_token))).json()) as Json;
+    const texted = async (token: string) => {
+      t.tick(2);
+      const ch = (await (await challenge(t, token, factor.id, {})).json()) as Json;
+      return { id: ch.id as string, code: /(\d{6})$/.exec(t.sms.sent.at(-1)!.message)![1]! };
+    };
+    const first = await texted(session.access_token);
+    expect((await verify(t, session.access_token, factor.id, first.id, first.code)).status).toBe(200);
+    const token = (await signIn(t, email, password)).access_token;
+    let ch = first;
+    for (const n of [3, 2]) {
+      ch = await texted(token);
+      const wrong = ch.code === '000000' ? '111111' : '000000';
+      for (let i = 0; i < n; i++) expect(await answer(await verify(t, token, factor.id, ch.id, wrong))).toBe('422 mfa_verification_failed');
+    }
+    // The texted code of the last challenge is refused; no new text while locked.
+    expect(await answer(await verify(t, token, factor.id, ch.id, ch.code))).toBe('429 mfa_factor_locked');
+    const sent = t.sms.sent.length;
+    t.tick(2);
+    expect(await answer(await challenge(t, token, factor.id, {}))).toBe('429 mfa_factor_locked');
+    expect(t.sms.sent).toHaveLength(sent);
+    t.tick(60);
+    const last = await texted(token);
+    expect((await verify(t, token, factor.id, last.id, last.code)).status).toBe(200);
+  });
+
+  test('M1 (security review 2026-12-01): with Twilio Verify the provider\'s refusals count too, and a locked factor is not asked about', async () => {
+    const checked: string[] = [];
+    const provider: SmsProvider = {
+      name: 'twilio_verify', supportsWhatsApp: true, verifiesCodes: true,
+      async send() { return 'VE1'; },
+      async verifyCode(_p, code) {
+        checked.push(code);
+        if (code !== '424242') throw new SmsSendError('twilio verification error');
+      },
+    };
+    let now = Date.now();
+    const t = await buildTestApp(db, {
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true', ...TWILIO_ENV, AUTHSVC_SMS_PROVIDER: 'twilio_verify', AUTHSVC_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC-test',
+      AUTHSVC_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'token', AUTHSVC_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA-test',
+      AUTHSVC_MFA_PHONE_ENROLL_ENABLED: 'true', AUTHSVC_MFA_PHONE_VERIFY_ENABLED: 'true', AUTHSVC_MFA_PHONE_MAX_FREQUENCY: '1',
+    }, { sms: provider, now: () => new Date(now) });
+    const { session } = await signUpConfirmed(t, uniqueEmail('verifylock'));
+    const token = session.access_token;
+    const factor = (await (await t.request('POST', '/factors', { factor_type: 'phone', phone: uniquePhone() }, bearer(token))).json()) as Json;
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      now += 2000;
+      ids.push(((await (await challenge(t as App, token, factor.id, {})).json()) as Json).id);
+    }
+    for (const code of ['111111', '222222', '333333', '444444', '555555']) {
+      expect(await answer(await verify(t as App, token, factor.id, ids[checked.length % 2]!, code))).toBe('403 otp_expired');
+    }
+    expect(await answer(await verify(t as App, token, factor.id, ids[1]!, '424242'))).toBe('429 mfa_factor_locked');
+    expect(checked).toHaveLength(5);
+    now += 61_000;
+    const ch = ((await (await challenge(t as App, token, factor.id, {})).json()) as Json).id;
+    expect((await verify(t as App, token, factor.id, ch, '424242')).status).toBe(200);
+  });
+});
+
+describe('H2 (security review 2026-12-01): unfinished enrolments', () => {
+  test('H2 (security review 2026-12-01): with a verified factor, an aal1 session can neither challenge nor verify an unverified TOTP or phone factor', async () => {
+    const t = await app({ AUTHSVC_MFA_PHONE_ENROLL_ENABLED: 'true', AUTHSVC_MFA_PHONE_VERIFY_ENABLED: 'true' });
+    const { email, password, session } = await userWithTotp(t);
+    const second = await enrollTotp(t, session.access_token, { factor_type: 'totp', friendly_name: 'second' });
+    const phone = (await (await t.request('POST', '/factors', { factor_type: 'phone', phone: uniquePhone(), friendly_name: 'mobile' }, bearer(session.access_token))).json()) as Json;
+    const owners = (await (await challenge(t, session.access_token, second.id)).json()) as Json;
+    const aal1 = (await signIn(t, email, password)).access_token;
+    const sent = t.sms.sent.length;
+    for (const [id, body] of [[second.id, undefined], [phone.id, {}]] as const) {
+      expect(await errorOf(await challenge(t, aal1, id, body)))
+        .toEqual({ status: 403, code: 'insufficient_aal', message: 'AAL2 required to challenge an unverified factor' });
+    }
+    expect(t.sms.sent).toHaveLength(sent);
+    const code = totpAt(decodeBase32(second.totp.secret), t.nowSeconds());
+    expect(await errorOf(await verify(t, aal1, second.id, owners.id, code)))
+      .toEqual({ status: 403, code: 'insufficient_aal', message: 'AAL2 required to verify an unverified factor' });
+    // The owner's aal2 session finishes it with the same challenge and code.
+    expect((await verify(t, session.access_token, second.id, owners.id, code)).status).toBe(200);
+  });
+
+  test('H2 (security review 2026-12-01): any unverified factor goes after a day, challenged or not; a TOTP factor never challenged stays challengeable past MFA_FACTOR_EXPIRY_DURATION (as GoTrue)', async () => {
+    const t = await app();
+    const { email, password, session } = await signUpConfirmed(t, uniqueEmail('dayold'));
+    const token = session.access_token;
+    const old = await enrollTotp(t, token, { factor_type: 'totp', friendly_name: 'old' });
+    expect((await challenge(t, token, old.id)).status).toBe(200);
+    const slow = await enrollTotp(t, token, { factor_type: 'totp', friendly_name: 'slow' });
+    // Scanning the QR code takes ten minutes: the first challenge still works.
+    t.tick(600);
+    expect((await challenge(t, token, slow.id)).status).toBe(200);
+    t.tick(24 * 3600);
+    const later = (await signIn(t, email, password)).access_token;
+    for (const f of [old, slow]) expect(await errorOf(await challenge(t, later, f.id))).toMatchObject({ status: 404, code: 'mfa_factor_not_found' });
+    expect((await db.orm.select().from(db.t.mfaFactors).where(eq(db.t.mfaFactors.userId, session.user.id)))).toEqual([]);
+  });
+});

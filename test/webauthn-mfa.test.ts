@@ -9,6 +9,7 @@ import type { Database } from '../src/db/database.ts';
 import { parseConfig } from '../src/config/config.ts';
 import { BASE_ENV, buildTestApp, signUpConfirmed, type TestApp, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
+import { decodeBase32, totpAt } from './helpers/totp.ts';
 import { type Alg, b64url, FLAG, newKey, SoftAuthenticator } from './helpers/webauthn.ts';
 
 type Json = Record<string, any>;
@@ -27,7 +28,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}`, ...V2024 
 async function app(env: Record<string, string> = {}) {
   let now = Date.now();
   const t = await buildTestApp(db, { ...RP_ENV, ...env }, { now: () => new Date(now) });
-  return Object.assign(t, { tick: (s: number) => { now += s * 1000; } });
+  return Object.assign(t, { tick: (s: number) => { now += s * 1000; }, nowSeconds: () => now / 1000 });
 }
 type App = Awaited<ReturnType<typeof app>>;
 
@@ -298,3 +299,107 @@ async function serviceRole(t: TestApp): Promise<string> {
   const { signJwt } = await import('../src/crypto/jwt.ts');
   return signJwt(t.deps.keys, { role: 'service_role', iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 3600 });
 }
+
+/** A user with a verified TOTP factor: its password and aal2 session. */
+async function userWithTotp(t: App) {
+  const { email, password, session } = await signUpConfirmed(t, uniqueEmail('h2'));
+  const factor = (await (await t.request('POST', '/factors', { factor_type: 'totp' }, bearer(session.access_token))).json()) as Json;
+  const ch = (await (await t.request('POST', `/factors/${factor.id}/challenge`, undefined, bearer(session.access_token))).json()) as Json;
+  const res = await t.request('POST', `/factors/${factor.id}/verify`, { challenge_id: ch.id, code: totpAt(decodeBase32(factor.totp.secret), t.nowSeconds()) }, bearer(session.access_token));
+  expect(res.status, await res.clone().text()).toBe(200);
+  return { email, password, aal2: (await res.json()) as Json };
+}
+
+const signIn = async (t: TestApp, email: string, password: string): Promise<Json> =>
+  (await t.request('POST', '/token?grant_type=password', { email, password })).json() as Promise<Json>;
+const factorRows = (id: string) => db.orm.select().from(db.t.mfaFactors).where(eq(db.t.mfaFactors.id, id));
+
+describe('H2 (security review 2026-12-01): abandoned WebAuthn enrolments', () => {
+  test('H2 (security review 2026-12-01): an aal1 session can neither challenge nor verify the owner\'s abandoned WebAuthn enrolment; the owner\'s aal2 session still finishes it', async () => {
+    const t = await app();
+    // The owner: TOTP verified (aal2), then starts a security key and cancels the browser's prompt.
+    const { email, password, aal2 } = await userWithTotp(t);
+    const factorId = await enroll(t, aal2.access_token, 'my key');
+    const owners = await challenge(t, aal2.access_token, factorId);
+    expect(owners.webauthn.type).toBe('create');
+    // The attacker: the password only (aal1).
+    const attacker = (await signIn(t, email, password)).access_token;
+    expect(decodeJwt(attacker).aal).toBe('aal1');
+    expect(await errorOf(await t.request('POST', '/factors', { factor_type: 'webauthn', friendly_name: 'attacker key' }, bearer(attacker))))
+      .toEqual({ status: 403, code: 'insufficient_aal', message: 'AAL2 required to enroll a new factor' });
+    expect(await errorOf(await t.request('POST', `/factors/${factorId}/challenge`, {}, bearer(attacker))))
+      .toEqual({ status: 403, code: 'insufficient_aal', message: 'AAL2 required to challenge an unverified factor' });
+    // Nor with the owner's challenge (had it leaked), answered by the attacker's authenticator.
+    const theirs = await SoftAuthenticator.create(ORIGIN);
+    expect(await errorOf(await verify(t, attacker, factorId, owners.id, 'create', await theirs.register(owners.webauthn.credential_options.publicKey))))
+      .toEqual({ status: 403, code: 'insufficient_aal', message: 'AAL2 required to verify an unverified factor' });
+    expect(await errorOf(await t.request('PUT', '/user', { password: 'attacker-owns-it-9' }, bearer(attacker)))).toMatchObject({ status: 401, code: 'insufficient_aal' });
+    expect((await factorRows(factorId))[0]).toMatchObject({ status: 'unverified', webAuthnCredential: null });
+    // GoTrue's flow for a further factor is unchanged: at aal2 the owner registers the key.
+    const mine = await SoftAuthenticator.create(ORIGIN);
+    const ok = await verify(t, aal2.access_token, factorId, owners.id, 'create', await mine.register(owners.webauthn.credential_options.publicKey));
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    const amr = (decodeJwt(((await ok.json()) as Json).access_token).amr as Json[]).map((a) => a.method).sort();
+    expect(amr).toEqual(['mfa/webauthn', 'password', 'totp']);
+  });
+
+  test('H2 (security review 2026-12-01): a cancelled register() leaves nothing: the unverified WebAuthn factor goes when its challenge expires', async () => {
+    const t = await app();
+    const { session } = await signUpConfirmed(t, uniqueEmail('h2cancel'));
+    const token = session.access_token;
+    const admin = { authorization: `Bearer ${await serviceRole(t)}` };
+    // auth-js's mfa.webauthn.register(): enrol, challenge, then the browser's prompt (cancelled).
+    const cancelled = await enroll(t, token, 'cancelled');
+    const stale = await challenge(t, token, cancelled);
+    // While the challenge lives the enrolment can be finished: another one is, a little later.
+    const finished = await enroll(t, token, 'finished');
+    t.tick(200);
+    const live = await challenge(t, token, finished);
+    t.tick(101);
+    // The cancelled one: its challenge expired, so the factor answers as a missing one, at verify
+    // and at challenge, and is gone (from the admin list too).
+    const key = await SoftAuthenticator.create(ORIGIN);
+    expect(await errorOf(await verify(t, token, cancelled, stale.id, 'create', await key.register(stale.webauthn.credential_options.publicKey))))
+      .toEqual({ status: 404, code: 'mfa_factor_not_found', message: 'Factor not found' });
+    expect(await errorOf(await t.request('POST', `/factors/${cancelled}/challenge`, {}, bearer(token)))).toMatchObject({ status: 404, code: 'mfa_factor_not_found' });
+    expect(await factorRows(cancelled)).toEqual([]);
+    const listed = (await (await t.request('GET', `/admin/users/${session.user.id}/factors`, undefined, admin)).json()) as Json[];
+    expect(listed.map((f) => f.id)).toEqual([finished]);
+    const ok = await verify(t, token, finished, live.id, 'create', await key.register(live.webauthn.credential_options.publicKey));
+    expect(ok.status, await ok.clone().text()).toBe(200);
+  });
+
+  test('H2 (security review 2026-12-01): an unverified WebAuthn factor never challenged goes after MFA_FACTOR_EXPIRY_DURATION, at the next challenge', async () => {
+    const t = await app();
+    const { session } = await signUpConfirmed(t, uniqueEmail('h2never'));
+    const factorId = await enroll(t, session.access_token);
+    t.tick(301);
+    expect(await errorOf(await t.request('POST', `/factors/${factorId}/challenge`, {}, bearer(session.access_token)))).toMatchObject({ status: 404, code: 'mfa_factor_not_found' });
+    expect(await factorRows(factorId)).toEqual([]);
+  });
+});
+
+describe('refused ceremonies are logged (docs/mfa.md)', () => {
+  test('the reason is logged at warn, with the user and factor; neither the challenge nor the credential id', async () => {
+    const t = await app({ AUTHSVC_LOG_LEVEL: 'warn' });
+    const { session } = await signUpConfirmed(t, uniqueEmail('walog'));
+    const token = session.access_token;
+    const factorId = await enroll(t, token);
+    const key = await SoftAuthenticator.create(ORIGIN);
+    const a = await challenge(t, token, factorId);
+    const b = await challenge(t, token, factorId);
+    // The answer to another ceremony's challenge: the library's message quotes both challenges.
+    expect((await verify(t, token, factorId, a.id, 'create', await key.register(b.webauthn.credential_options.publicKey))).status).toBe(422);
+    const c = await challenge(t, token, factorId);
+    expect((await verify(t, token, factorId, c.id, 'create', await key.register(c.webauthn.credential_options.publicKey, { origin: 'https://evil.example' }))).status).toBe(422);
+    const lines = t.logs.map((l) => JSON.parse(l) as Json).filter((l) => l.msg === 'WebAuthn verification refused');
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'warn', user_id: session.user.id, factor_id: factorId, ceremony: 'create', reason: expect.stringMatching(/^registration refused: Unexpected registration response challenge/) }),
+      expect.objectContaining({ level: 'warn', ceremony: 'create', reason: expect.stringMatching(/origin "https:\/\/evil.example"/) }),
+    ]);
+    const text = t.logs.join('\n');
+    for (const secret of [a.webauthn.credential_options.publicKey.challenge, b.webauthn.credential_options.publicKey.challenge, b64url(key.id)]) {
+      expect(text).not.toContain(secret);
+    }
+  });
+});

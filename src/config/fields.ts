@@ -158,7 +158,7 @@ const STATIC_FIELDS = {
   EXTERNAL_WEB3_ETHEREUM_ENABLED: f(bool(false), 'false', 'Sign in with Ethereum (POST /token?grant_type=web3, chain ethereum, EIP-4361 messages).'),
   EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION: f(withDefault(seconds, 600), '10m', 'How long after (or before) its Issued At a signed Ethereum message is accepted.'),
   MFA_CHALLENGE_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300', 'Seconds a factor challenge may be verified; values below 300 count as 300.'),
-  MFA_FACTOR_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300s', 'Unverified factors never challenged and older than this are deleted at the next enrolment (at least 300 s).'),
+  MFA_FACTOR_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300s', 'Unverified factors never challenged and older than this are deleted at the next enrolment; an unverified WebAuthn factor older than this goes once its challenges expired (at least 300 s).'),
   MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: f(withDefault(nonNegativeNumber, 15), '15', 'Factor challenges, and separately verifications, per IP per minute (burst 30).'),
   MFA_MAX_ENROLLED_FACTORS: f(withDefault(nonNegativeNumber, 10), '10', 'Most factors (verified or not) a user may have.'),
   MFA_MAX_VERIFIED_FACTORS: f(withDefault(integer(0), 10), '10', 'Most verified factors a user may have.'),

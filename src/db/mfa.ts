@@ -1,6 +1,6 @@
 // MFA factors and challenges (GoTrue's mfa_factors, mfa_challenges), and the session's side of
 // an AAL change: its AMR rows, sessions.aal and sessions.factor_id.
-import { and, asc, eq, inArray, lt, ne, notExists, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, lt, ne, notExists, or, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 import { jsonValue, mapRow, type RawRow } from './prepared.ts';
 
@@ -50,13 +50,34 @@ export async function deleteFactor(ex: Executor, id: string): Promise<FactorRow 
   return (await ex.orm.delete(ex.t.mfaFactors).where(eq(ex.t.mfaFactors.id, id)).returning())[0];
 }
 
-/** GoTrue's DeleteExpiredFactors: unverified factors older than `before` that were never challenged. */
-export async function deleteExpiredFactors(ex: Executor, userId: string, before: Date): Promise<void> {
+/** When an unverified factor stops being usable (src/mfa/load-factor.ts sets the times). */
+export interface FactorExpiry {
+  /** GoTrue's rule (at enrolment only): one never challenged and created before this goes. */
+  neverChallengedBefore?: Date;
+  /** A WebAuthn one created before this goes once every challenge of it was made before `challengedBefore`. */
+  webauthnCreatedBefore: Date;
+  challengedBefore: Date;
+  /** Any one created before this goes, challenged or not. */
+  anyBefore: Date;
+}
+
+/**
+ * GoTrue's DeleteExpiredFactors, widened (security review 2026-12-01, H2): besides GoTrue's
+ * never-challenged ones, an unverified WebAuthn factor whose challenges have all expired (a
+ * cancelled browser prompt), and any unverified factor past `anyBefore`.
+ */
+export async function deleteExpiredFactors(ex: Executor, userId: string, e: FactorExpiry): Promise<void> {
   const f = ex.t.mfaFactors;
   const c = ex.t.mfaChallenges;
+  const challenged = (since?: Date) => ex.orm.select({ one: sql`1` }).from(c)
+    .where(since ? and(eq(c.factorId, f.id), gte(c.createdAt, since)) : eq(c.factorId, f.id));
   await ex.orm.delete(f).where(and(
-    eq(f.userId, userId), eq(f.status, 'unverified'), lt(f.createdAt, before),
-    notExists(ex.orm.select({ one: sql`1` }).from(c).where(eq(c.factorId, f.id))),
+    eq(f.userId, userId), eq(f.status, 'unverified'),
+    or(
+      e.neverChallengedBefore ? and(lt(f.createdAt, e.neverChallengedBefore), notExists(challenged())) : undefined,
+      and(eq(f.factorType, 'webauthn'), lt(f.createdAt, e.webauthnCreatedBefore), notExists(challenged(e.challengedBefore))),
+      lt(f.createdAt, e.anyBefore),
+    ),
   ));
 }
 

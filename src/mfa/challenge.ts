@@ -13,7 +13,8 @@ import { transactionThenSend } from '../flows/outbox.ts';
 import { parseChannel, renderSms } from '../flows/phone-tokens.ts';
 import { ApiError, unprocessable } from '../http/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
-import { factorNotFound } from './load-factor.ts';
+import { factorLocked, lockSecondsLeft } from './failure-lock.ts';
+import { factorNotFound, requireAal2ToFinish } from './load-factor.ts';
 import { type WebauthnChallenge, webauthnChallenge } from './webauthn.ts';
 
 /** Stored when the adapter knows no client address: verify compares it all the same. */
@@ -56,6 +57,10 @@ async function challengeOnce(
   const created = await transactionThenSend(deps, async (tx, out) => {
     const factor = await findFactor(tx, factorId, { forUpdate: true });
     if (!factor || factor.userId !== auth.user.id) throw factorNotFound();
+    await requireAal2ToFinish(tx, auth, factor, 'challenge');
+    // No text (nor TOTP challenge) for a factor that would refuse every code now.
+    const wait = lockSecondsLeft(factor, now);
+    if (wait > 0) throw factorLocked(wait);
     let otpCode: string | null = null;
     if (factor.factorType === 'phone') {
       const cfg = deps.config.mfa.phone;

@@ -5,11 +5,12 @@ import type { AuthContext } from '../app-env.ts';
 import { sealSecret } from '../crypto/encrypted-string.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
-import { deleteExpiredFactors, deleteUnverifiedPhoneFactors, type FactorRow, insertFactor, listFactors } from '../db/mfa.ts';
+import { deleteUnverifiedPhoneFactors, type FactorRow, insertFactor, listFactors } from '../db/mfa.ts';
 import { findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { validatePhone } from '../flows/validate.ts';
 import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
+import { deleteStaleFactors } from './load-factor.ts';
 import { totpUri } from './otpauth.ts';
 
 export interface EnrollInput {
@@ -62,7 +63,7 @@ export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollIn
       }
       await deleteUnverifiedPhoneFactors(tx, user.id, phone);
     }
-    await deleteExpiredFactors(tx, user.id, new Date(now.getTime() - cfg.factorExpiry * 1000));
+    await deleteStaleFactors(deps, tx, user.id, true);
     const factors = await listFactors(tx, user.id);
     if (factors.some((f) => (f.friendlyName ?? '') === friendlyName)) {
       throw unprocessable('mfa_factor_name_conflict', `A factor with the friendly name "${friendlyName}" for this user already exists`);

@@ -1,10 +1,12 @@
 // Removing and renaming factors: DELETE /factors/{id} (GoTrue: mfa.go UnenrollFactor) and the
 // admin API's factor routes (admin.go adminUserGetFactors, adminUserUpdateFactor,
-// adminUserDeleteFactor). A removed factor takes the aal2 of the sessions it upgraded with it.
+// adminUserDeleteFactor). A removed factor takes the aal2 of the sessions it upgraded with it,
+// and the user's last verified factor takes the recovery codes too (security review 2026-12-01).
 import type { AuthContext } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
-import { deleteFactor, downgradeSessions, type FactorRow, listFactors, updateFactor } from '../db/mfa.ts';
+import { deleteFactor, downgradeSessions, type FactorRow, hasVerifiedFactor, listFactors, updateFactor } from '../db/mfa.ts';
+import { deleteRecoverySet } from '../db/mfa-recovery-codes.ts';
 import { findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { notify } from '../flows/notify.ts';
@@ -12,7 +14,8 @@ import { validatePhone } from '../flows/validate.ts';
 import { notFound, unprocessable } from '../http/errors.ts';
 import { noSession } from './enroll.ts';
 import { factorJson } from './factor-json.ts';
-import { factorIdParam, factorNotFound } from './load-factor.ts';
+import { deleteStaleFactors, factorIdParam, factorNotFound } from './load-factor.ts';
+import { RECOVERY_CODE_AMR } from './recovery-codes.ts';
 
 const AMR_METHOD: Record<FactorRow['factorType'], string> = { totp: 'totp', phone: 'mfa/phone', webauthn: 'mfa/webauthn' };
 
@@ -34,10 +37,19 @@ async function removeFactor(
 ): Promise<FactorRow> {
   const now = deps.now();
   return transaction(deps.db, async (tx) => {
+    // The user's row lock serialises removals: of two factors removed at once, the later sees the
+    // earlier gone and takes the recovery codes with it.
+    await findUserById(tx, factor.userId, { forUpdate: true });
     const gone = await deleteFactor(tx, factor.id);
     if (!gone) throw factorNotFound();
     await insertAudit(tx, { actor, action: audit.action, traits: audit.traits, ip, now });
     await downgradeSessions(tx, factor.id, AMR_METHOD[factor.factorType], now);
+    // Codes kept past the last factor would be an aal2 key again once a factor is enrolled.
+    const codes = !(await hasVerifiedFactor(tx, factor.userId)) ? await deleteRecoverySet(tx, factor.userId) : undefined;
+    if (codes) {
+      await downgradeSessions(tx, codes.id, RECOVERY_CODE_AMR, now);
+      await insertAudit(tx, { actor, action: 'recovery_codes_deleted', traits: { factor_id: codes.id, last_factor_removed: factor.id }, ip, now });
+    }
     return gone;
   });
 }
@@ -47,6 +59,7 @@ async function adminUserFactor(deps: Deps, userId: string, rawFactorId: string):
   const user = await findUserById(deps.db, userId);
   if (!user) throw notFound('user_not_found', 'User not found');
   const factorId = factorIdParam(rawFactorId);
+  await deleteStaleFactors(deps, deps.db, user.id);
   const factor = (await listFactors(deps.db, user.id)).find((f) => f.id === factorId);
   if (!factor) throw factorNotFound();
   return { user, factor };
@@ -56,6 +69,7 @@ async function adminUserFactor(deps: Deps, userId: string, rawFactorId: string):
 export async function adminListFactors(deps: Deps, userId: string): Promise<Record<string, unknown>[]> {
   const user = await findUserById(deps.db, userId);
   if (!user) throw notFound('user_not_found', 'User not found');
+  await deleteStaleFactors(deps, deps.db, user.id);
   return (await listFactors(deps.db, user.id)).map(factorJson);
 }
 

@@ -1,26 +1,28 @@
 // POST /factors/recovery-codes/verify (supabase/auth#2764): an aal1 session becomes aal2 with AMR
 // `mfa/recovery_code`. The set's row lock serialises verifications: of two uses of one code
 // exactly one wins, and parallel guesses are all counted. Five wrong codes in a row lock the set
-// for fifteen minutes (a right code then is refused too); a right code or a regeneration resets.
+// for fifteen minutes, the next five for thirty, and so on up to a day (failure-lock.ts, as TOTP
+// and phone factors; a right code then is refused too); a right code or a regeneration resets.
 import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
+import { hasVerifiedFactor } from '../db/mfa.ts';
 import { findRecoverySet, unusedRecoveryCodes, updateRecoverySet, useRecoveryCode } from '../db/mfa-recovery-codes.ts';
 import type { Deps } from '../deps.ts';
 import { type TokenResponse, tokenResponse } from '../flows/session.ts';
 import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
+import { afterFailure, lockSecondsLeft, RESET_FAILURES } from './failure-lock.ts';
 import { mfaVerificationAttempt } from './hook.ts';
 import { factorNotFound } from './load-factor.ts';
 import { CODE_SHAPE, hashRecoveryCode, normaliseRecoveryCode, RECOVERY_CODE_AMR, RECOVERY_CODE_TYPE } from './recovery-codes.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
 
-export const MAX_FAILED_RECOVERY_CODES = 5;
+/** The first lock of a recovery-code set. */
 export const RECOVERY_LOCK_SECONDS = 15 * 60;
 
-const locked = (until: Date, now: Date) => new ApiError(
-  429, 'over_request_rate_limit',
-  `Too many invalid recovery codes. For security purposes, you can only try again after ${Math.ceil((until.getTime() - now.getTime()) / 1000)} seconds.`,
+const locked = (seconds: number) => new ApiError(
+  429, 'over_request_rate_limit', `Too many invalid recovery codes. For security purposes, you can only try again after ${seconds} seconds.`,
 );
 
 export async function verifyRecoveryCode(
@@ -34,8 +36,10 @@ export async function verifyRecoveryCode(
   const now = deps.now();
   const outcome = await transaction(deps.db, async (tx) => {
     const set = await findRecoverySet(tx, auth.user.id, { forUpdate: true });
-    if (!set) throw factorNotFound();
-    if (set.verificationLockedUntil && set.verificationLockedUntil > now) throw locked(set.verificationLockedUntil, now);
+    // Codes left from before their user's last factor went (since issue 39 they go with it) lift nothing.
+    if (!set || !(await hasVerifiedFactor(tx, auth.user.id))) throw factorNotFound();
+    const wait = lockSecondsLeft(set, now);
+    if (wait > 0) throw locked(wait);
     // Every unused code is compared (constant time each): no look-up by hash, no early exit.
     const hash = CODE_SHAPE.test(code) ? hashRecoveryCode(set.id, code) : '';
     let match: string | undefined;
@@ -48,16 +52,10 @@ export async function verifyRecoveryCode(
     });
     if (match === undefined || !(await useRecoveryCode(tx, match, now))) {
       // Returned, not thrown: the count must be committed.
-      const failures = set.failedVerificationCount + 1;
-      const lock = failures >= MAX_FAILED_RECOVERY_CODES;
-      await updateRecoverySet(tx, set.id, {
-        failedVerificationCount: lock ? 0 : failures,
-        verificationLockedUntil: lock ? new Date(now.getTime() + RECOVERY_LOCK_SECONDS * 1000) : null,
-        updatedAt: now,
-      });
+      await updateRecoverySet(tx, set.id, { ...afterFailure(set, RECOVERY_LOCK_SECONDS, now), updatedAt: now });
       return { failed: true } as const;
     }
-    await updateRecoverySet(tx, set.id, { failedVerificationCount: 0, verificationLockedUntil: null, updatedAt: now });
+    await updateRecoverySet(tx, set.id, { ...RESET_FAILURES, updatedAt: now });
     const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: set.id, method: RECOVERY_CODE_AMR, now });
     // The custom access token hook runs in this transaction: its refusal takes the upgrade back.
     if (!deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return upgraded;

@@ -1,6 +1,7 @@
 // POST /factors/{id}/verify — GoTrue: mfa.go VerifyFactor (verifyTOTPFactor, verifyPhoneFactor;
 // WebAuthn factors in webauthn.ts) and the session upgrade of upgrade-session.ts. One transaction holds the challenge and factor rows:
-// two verifies of one challenge, or one TOTP code sent twice, cannot both win.
+// two verifies of one challenge, or one TOTP code sent twice, cannot both win, and wrong codes are
+// counted on the factor one after the other (failure-lock.ts: the fifth in a row locks it).
 import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { DecryptionError, openSecret, sealSecret } from '../crypto/encrypted-string.ts';
@@ -20,7 +21,9 @@ import { ApiError, forbidden, unprocessable, validationFailed } from '../http/er
 import { SmsSendError } from '../sms/provider.ts';
 import { requireVerifyEnabled, UNKNOWN_IP } from './challenge.ts';
 import { challengeExpired, challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
+import { afterFailure, FACTOR_FIRST_LOCK_SECONDS, factorLocked, lockSecondsLeft, RESET_FAILURES } from './failure-lock.ts';
 import { mfaVerificationAttempt } from './hook.ts';
+import { requireAal2ToFinish } from './load-factor.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
 import { verifyWebAuthnFactor, type WebauthnVerifyInput } from './webauthn.ts';
 
@@ -56,6 +59,7 @@ export async function verifyFactor(
   const type = factor.factorType as 'totp' | 'phone';
   const session = auth.session;
   if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a factor');
+  await requireAal2ToFinish(deps.db, auth, factor, 'verify');
   const ip = ipIn ?? UNKNOWN_IP;
   // Checked before the attempt is counted (and again under the lock): a stranger's id or a dead
   // challenge costs no attempt.
@@ -66,17 +70,9 @@ export async function verifyFactor(
     await deleteChallenge(deps.db, challengeId);
     throw challengeExpired(challengeId);
   }
-  // Twilio Verify makes and checks phone codes itself (GoTrue: VerifyOTP).
-  let verifiedByProvider = false;
-  if (type === 'phone' && deps.sms?.verifiesCodes && deps.sms.verifyCode) {
-    try {
-      await deps.sms.verifyCode(factor.phone ?? '', code);
-      verifiedByProvider = true;
-    } catch (err) {
-      if (err instanceof SmsSendError) throw forbidden('otp_expired', 'Token has expired or is invalid');
-      throw err;
-    }
-  }
+  // Twilio Verify makes and checks phone codes itself (GoTrue: VerifyOTP), asked under the
+  // factor's lock below so that its answers are counted like ours.
+  const provider = type === 'phone' && deps.sms?.verifiesCodes ? deps.sms : undefined;
 
   const now = deps.now();
   const encryption = deps.config.security.dbEncryption;
@@ -87,6 +83,10 @@ export async function verifyFactor(
     if (again) throw again;
     const locked = await findFactor(tx, factor.id, { forUpdate: true });
     if (!locked) throw challengeNotFound();
+    // Even the right code is refused while the factor is locked, and not compared.
+    const wait = lockSecondsLeft(locked, now);
+    if (wait > 0) throw factorLocked(wait);
+    const countFailure = async () => void (await updateFactor(tx, factor.id, afterFailure(locked, FACTOR_FIRST_LOCK_SECONDS, now)));
     let step: number | undefined;
     let valid: boolean;
     // The stored secret in clear, and a write that re-encrypts it under the current key when due.
@@ -101,8 +101,16 @@ export async function verifyFactor(
       step = key ? matchTotp(key, code, now) : undefined;
       // A code is good once: its step must be later than the last one accepted (RFC 6238 §5.2).
       valid = step !== undefined && (locked.lastTotpStep === null || step > locked.lastTotpStep);
-    } else if (verifiedByProvider) {
-      valid = true;
+    } else if (provider?.verifyCode) {
+      try {
+        await provider.verifyCode(factor.phone ?? '', code);
+        valid = true;
+      } catch (err) {
+        if (!(err instanceof SmsSendError)) throw err;
+        // GoTrue answers before its hook is asked; the failure counts all the same.
+        await countFailure();
+        return { failed: forbidden('otp_expired', 'Token has expired or is invalid') } as const;
+      }
     } else {
       const otp = challenge!.otpCode !== null ? await openStored(deps, challengeId, challenge!.otpCode) : undefined;
       // GoTrue re-encrypts a phone code only when the code was wrong: a right one is spent.
@@ -117,13 +125,16 @@ export async function verifyFactor(
     // Returned, not thrown: the sign-out below must not be rolled back with the attempt.
     if (decision.decision === 'reject') return { rejected: decision.message } as const;
     await reseal?.();
-    if (!valid) return { failed: unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered') } as const;
+    if (!valid) {
+      await countFailure();
+      return { failed: unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered') } as const;
+    }
     await insertAudit(tx, {
       actor: auth.user, action: 'verification_attempted', ip: ipIn, now,
       traits: { factor_id: factor.id, challenge_id: challengeId, factor_type: type },
     });
     await markChallengeVerified(tx, challengeId, now);
-    await updateFactor(tx, factor.id, { status: 'verified', updatedAt: now, ...(step !== undefined ? { lastTotpStep: step } : {}) });
+    await updateFactor(tx, factor.id, { status: 'verified', updatedAt: now, ...RESET_FAILURES, ...(step !== undefined ? { lastTotpStep: step } : {}) });
     const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: factor.id, method: AMR_METHOD[type], now });
     await deleteOtherUnverifiedFactors(tx, auth.user.id, type, factor.id);
     // The custom access token hook runs in this transaction: its refusal takes the upgrade back.

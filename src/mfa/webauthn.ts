@@ -15,6 +15,7 @@ import { notify } from '../flows/notify.ts';
 import { type TokenResponse, tokenResponse } from '../flows/session.ts';
 import { ApiError, unprocessable, validationFailed } from '../http/errors.ts';
 import { challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
+import { requireAal2ToFinish } from './load-factor.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
 import { goCredential, stdBase64, storedCredential, withSignCount } from './webauthn-credential.ts';
 
@@ -68,6 +69,12 @@ export interface WebauthnVerifyInput {
 // GoTrue answers a refused ceremony with a 500; a client's failed proof is a 4xx here.
 const refused = (err: CeremonyError) => new ApiError(422, 'mfa_verification_failed', 'WebAuthn verification failed', undefined, err);
 
+/**
+ * A refusal's reason as logged: the library quotes challenges and credential ids in its messages
+ * ("Unexpected … challenge "<value>", expected "<value>""); any quoted base64 run is left out.
+ */
+export const ceremonyReason = (err: CeremonyError) => err.message.replace(/"[A-Za-z0-9+/_-]{16,}={0,2}"/g, '"…"');
+
 /** POST /factors/{id}/verify for a WebAuthn factor (the type gate and body checks in GoTrue's order). */
 export async function verifyWebAuthnFactor(
   deps: Deps, auth: AuthContext, factor: FactorRow, input: WebauthnVerifyInput, ip: string,
@@ -79,6 +86,7 @@ export async function verifyWebAuthnFactor(
   if (params.credential_response === undefined || params.credential_response === null) throw validationFailed('credential_response required');
   const session = auth.session;
   if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a factor');
+  await requireAal2ToFinish(deps.db, auth, factor, 'verify');
   const rp = requireRelyingParty(deps);
   const seen = await liveChallenge(deps, input.challengeId, factor.id, ip, true);
   const challengeId = seen.id;
@@ -129,7 +137,7 @@ export async function verifyWebAuthnFactor(
       factorId = await prove(tx);
     } catch (err) {
       // Returned, not thrown, so that the challenge's deletion is committed.
-      if (err instanceof CeremonyError) return { failed: refused(err) } as const;
+      if (err instanceof CeremonyError) return { failed: refused(err), reason: ceremonyReason(err) } as const;
       throw err;
     }
     await insertAudit(tx, {
@@ -140,7 +148,13 @@ export async function verifyWebAuthnFactor(
     await deleteOtherUnverifiedFactors(tx, auth.user.id, 'webauthn', factorId);
     return upgraded;
   });
-  if ('failed' in outcome) throw outcome.failed;
+  if ('failed' in outcome) {
+    // The reason only: neither the challenge nor the credential (docs/mfa.md).
+    deps.logger.warn('WebAuthn verification refused', {
+      user_id: auth.user.id, factor_id: factor.id, ceremony: create ? 'create' : 'request', reason: outcome.reason,
+    });
+    throw outcome.failed;
+  }
   const upgraded = outcome;
   const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: upgraded.session, refreshToken: upgraded.refreshToken });
   if (create) await notify(deps, { kind: 'mfa_factor_enrolled', user: auth.user, factorType: 'webauthn' }, ip);

@@ -171,7 +171,7 @@ function mfa(): Operation[] {
     }),
     op({
       method: 'post', path: '/factors/recovery-codes/verify', summary: 'Use a recovery code: the session becomes aal2 (AMR mfa/recovery_code)', body: RecoveryVerifyBody,
-      replies: { 200: json('Session'), 404: { description: '`mfa_factor_not_found`: the user has no recovery codes.', error: true }, 422: unprocessable('`mfa_verification_failed` or `mfa_recovery_codes_verify_not_enabled`.'), 429: unprocessable('`over_request_rate_limit`: five wrong codes lock the set for 15 minutes, or the per-IP limit.') },
+      replies: { 200: json('Session'), 404: { description: '`mfa_factor_not_found`: the user has no recovery codes.', error: true }, 422: unprocessable('`mfa_verification_failed` or `mfa_recovery_codes_verify_not_enabled`.'), 429: unprocessable('`over_request_rate_limit`: five wrong codes in a row lock the set (15 minutes, doubling with each lock, up to a day), or the per-IP limit.') },
     }),
     op({
       method: 'post', path: '/factors/recovery-codes/regenerate', summary: 'Replace the recovery codes (aal2): earlier codes stop working',
@@ -183,11 +183,11 @@ function mfa(): Operation[] {
     }),
     op({
       method: 'post', path: '/factors/{factor_id}/challenge', summary: 'Challenge a factor (a phone factor is texted a code; a WebAuthn factor gets creation or request options)', gotrue: 'ChallengeFactor', body: ChallengeBody, bodyOptional: true,
-      replies: { 200: json({ type: 'object', description: '{id, type, expires_at, webauthn?: {type: create|request, credential_options: {publicKey}}}' }), ...factorErrors, 422: unprocessable('Verification disabled for the factor type.'), 429: unprocessable('`over_sms_send_rate_limit` or `over_request_rate_limit`.') },
+      replies: { 200: json({ type: 'object', description: '{id, type, expires_at, webauthn?: {type: create|request, credential_options: {publicKey}}}' }), ...factorErrors, 403: unprocessable('`insufficient_aal`: an unverified factor, a verified one exists and the session is aal1.'), 422: unprocessable('Verification disabled for the factor type.'), 429: unprocessable('`over_sms_send_rate_limit`, `over_request_rate_limit`, or `mfa_factor_locked` (five wrong codes in a row).') },
     }),
     op({
       method: 'post', path: '/factors/{factor_id}/verify', summary: 'Verify a challenge: the session becomes aal2', gotrue: 'VerifyFactor', body: FactorVerifyBody,
-      replies: { 200: json('Session'), ...factorErrors, 422: unprocessable('`mfa_verification_failed`, `mfa_challenge_expired`, `mfa_ip_address_mismatch`, `mfa_factor_not_found` (unknown challenge).') },
+      replies: { 200: json('Session'), ...factorErrors, 403: unprocessable('`insufficient_aal` (an unverified factor, a verified one exists, the session is aal1), `otp_expired` (Twilio Verify refused the code), `mfa_verification_rejected` (hook).'), 422: unprocessable('`mfa_verification_failed`, `mfa_challenge_expired`, `mfa_ip_address_mismatch`, `mfa_factor_not_found` (unknown challenge).'), 429: unprocessable('`mfa_factor_locked`: five wrong codes in a row lock a TOTP or phone factor (a minute, doubling with each lock, up to a day); the right code is refused meanwhile. Or the per-IP limit (`over_request_rate_limit`).') },
     }),
     op({
       method: 'delete', path: '/factors/{factor_id}', summary: 'Unenrol a factor (a verified one needs aal2)', gotrue: 'UnenrollFactor',

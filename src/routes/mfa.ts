@@ -70,7 +70,7 @@ mfaRoutes.delete('/factors/recovery-codes', requireAuth, notAnonymous, async (c)
 
 mfaRoutes.post('/factors/:factor_id/challenge', requireAuth, notAnonymous, async (c) => {
   const deps = c.get('deps');
-  const factor = await loadFactor(deps.db, c.get('auth').user.id, c.req.param('factor_id'));
+  const factor = await loadFactor(deps, c.get('auth'), c.req.param('factor_id'));
   await enforceRateLimit(c, 'mfa_challenge');
   requireVerifyEnabled(deps, factor);
   // A TOTP challenge reads no body; phone and WebAuthn challenges need one (GoTrue: empty → bad_json).
@@ -81,14 +81,14 @@ mfaRoutes.post('/factors/:factor_id/challenge', requireAuth, notAnonymous, async
 
 mfaRoutes.post('/factors/:factor_id/verify', requireAuth, notAnonymous, async (c) => {
   const deps = c.get('deps');
-  const factor = await loadFactor(deps.db, c.get('auth').user.id, c.req.param('factor_id'));
+  const factor = await loadFactor(deps, c.get('auth'), c.req.param('factor_id'));
   await enforceRateLimit(c, 'mfa_verify');
   const body = await readJson(c, VerifyBody);
   return c.json(await verifyFactor(deps, c.get('auth'), factor, { challengeId: body.challenge_id, code: body.code, webauthn: body.webauthn }, requestMeta(c).ip));
 });
 
 mfaRoutes.delete('/factors/:factor_id', requireAuth, notAnonymous, async (c) => {
-  const factor = await loadFactor(c.get('deps').db, c.get('auth').user.id, c.req.param('factor_id'));
+  const factor = await loadFactor(c.get('deps'), c.get('auth'), c.req.param('factor_id'));
   return c.json(await unenrollFactor(c.get('deps'), c.get('auth'), factor, requestMeta(c).ip));
 });
 
