@@ -372,6 +372,12 @@ export function createTables(namespace: string) {
     expiresAt: timestamp('expires_at', tz).notNull(),
   });
 
+  // Web3 sign-in messages already used (migration 0014, authsvc's own).
+  const web3UsedMessages = s.table('web3_used_messages', {
+    messageHash: text('message_hash').primaryKey(),
+    expiresAt: timestamp('expires_at', tz).notNull(),
+  });
+
   const auditLogEntries = s.table('audit_log_entries', {
     instanceId: uuid('instance_id'),
     id: uuid('id').primaryKey(),
@@ -395,7 +401,7 @@ export function createTables(namespace: string) {
     aalLevel, codeChallengeMethod, oneTimeTokenType, factorType, factorStatus,
     oauthRegistrationType, oauthClientType, oauthAuthorizationStatus, oauthResponseType, oauthClients, oauthAuthorizations, oauthConsents,
     users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, mfaRecoveryCodeSets, mfaRecoveryCodes, webauthnCredentials, webauthnChallenges, oneTimeTokens, flowState, oauthClientStates, customOAuthProviders,
-    ssoProviders, ssoDomains, samlProviders, samlRelayStates, samlUsedAssertions,
+    ssoProviders, ssoDomains, samlProviders, samlRelayStates, samlUsedAssertions, web3UsedMessages,
     auditLogEntries, rateLimits, schemaMigrations,
   };
 }

@@ -538,6 +538,22 @@ describe('refusals', () => {
     await expectApiError(await t.request('GET', '/oauth/authorizations/nope', undefined, bearer(owner.token)), 404, 'oauth_authorization_not_found', 'authorization not found');
   });
 
+  test('security review 2026-12-01, section 5: under a non-loopback SITE_URL the consent API refuses a loopback Origin (http://localhost:1) unless URI_ALLOW_LIST names it', async () => {
+    const site = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_SITE_URL: 'https://app.example.org', AUTHSVC_URI_ALLOW_LIST: 'http://localhost:5173' });
+    const res = await site.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT] },
+      bearer(await signJwt(site.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 })));
+    const client = await res.json() as RegisteredClient;
+    const user = (await signUpConfirmed(site)).session.access_token as string;
+    const { authorizationId } = await startAuthorization(site, client);
+    for (const origin of ['http://localhost:1', 'http://127.0.0.1:9999', 'http://[::1]:3000']) {
+      await expectApiError(await site.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, { ...bearer(user), origin }), 400, 'validation_failed', 'unauthorized request origin');
+      await expectApiError(await site.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }, { ...bearer(user), origin }), 400, 'validation_failed', 'unauthorized request origin');
+    }
+    // The site's own origin and a listed loopback one are the app's.
+    expect((await site.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, { ...bearer(user), origin: 'https://app.example.org' })).status).toBe(200);
+    expect((await site.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }, { ...bearer(user), origin: 'http://localhost:5173' })).status).toBe(200);
+  });
+
   test('an ID token needs an asymmetric key: with HS256 the openid exchange is 500 and the code stays usable', async () => {
     const hs = await buildTestApp(db, OAUTH_ENV);
     const res = await hs.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT] },

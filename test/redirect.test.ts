@@ -8,9 +8,10 @@ describe('redirect_to validation (GoTrue §9)', () => {
     ['https://app.example.com/any/path?x=1', [], true],
     ['http://app.example.com/', [], false], // other scheme
     ['https://app.example.com:8443/', [], false], // other port
-    ['http://localhost:5173/cb', [], true], // loopback, any port
-    ['http://127.0.0.1:9/x', [], true],
-    ['http://[::1]:9/x', [], true],
+    // Loopback under a non-loopback SITE_URL: only when listed (issue 39; see below).
+    ['http://localhost:5173/cb', ['http://localhost:*/**'], true],
+    ['http://127.0.0.1:9/x', ['http://127.0.0.1:*/**'], true],
+    ['http://[::1]:9/x', ['http://\\[::1\\]:*/**'], true],
     ['http://10.0.0.1/x', ['http://10.0.0.1/**'], false], // non-loopback IPs never
     ['https://evil.example/', [], false],
     ['https://preview-1.example.org/cb', ['https://*.example.org/cb'], true],
@@ -74,7 +75,7 @@ describe('redirect_to: hosts the browser would read differently are refused (iss
     // IPv4 shorthands WHATWG rewrites into loopback addresses (GoTrue refuses them too).
     ['http://2130706433/x', [], false],
     ['http://127.1/x', [], false],
-    ['http://[0:0:0:0:0:0:0:1]:9/x', [], true],
+    ['http://[0:0:0:0:0:0:0:1]:9/x', ['http://\\[::1\\]:*/**'], true],
     // IDN: Unicode is refused, punycode is an ordinary label.
     ['https://ex\u00e4mple.com/', ['https://*.com/**'], false],
     ['https://xn--exmple-cua.example.com/', ANY_PATH, true],
@@ -136,5 +137,46 @@ describe('redirect_to: a `**` in a pattern\'s host cannot reach into the path (i
     ['com.example.app://evil/x/cb', ['com.example.app://**/cb'], false],
   ] as [string, string[], boolean][])('%j with %j → %s', (candidate, allow, expected) => {
     expect(isRedirectAllowed(candidate, SITE, allow)).toBe(expected);
+  });
+});
+
+// Issue 39 (security review 2026-12-01, H3 and section 5): a loopback target is allowed only while
+// SITE_URL itself is on loopback (local development) or when URI_ALLOW_LIST names it. GoTrue
+// accepts loopback IPs always and localhost when configured; authsvc is stricter.
+describe('redirect_to: loopback only for a loopback SITE_URL or when listed (issue 39)', () => {
+  const LOCAL = 'http://localhost:3000';
+  test.each([
+    // A production SITE_URL: nothing on loopback unless listed.
+    ['http://localhost:9999/steal', SITE, [], false],
+    ['http://localhost/', SITE, [], false],
+    ['https://localhost:8443/', SITE, [], false],
+    ['http://foo.localhost:1/', SITE, [], false],
+    ['http://127.0.0.1:9/x', SITE, [], false],
+    ['http://127.5.6.7/x', SITE, [], false],
+    ['http://[::1]:9/x', SITE, [], false],
+    ['http://[0:0:0:0:0:0:0:1]/x', SITE, [], false],
+    ['http://localhost:1', SITE, [], false],
+    ['http://localhost:9999/steal', SITE, ['https://*.example.com/**'], false],
+    ['http://localhost:9999/steal', SITE, ['http://localhost:3000/**'], false], // another port
+    ['http://localhost:3000/cb', SITE, ['http://localhost:3000/**'], true],
+    ['http://localhost:1', SITE, ['http://localhost:*'], true],
+    ['myapp://localhost/cb', SITE, ['myapp://localhost/cb'], true],
+    // Local development: any loopback web page, whatever the port.
+    ['http://localhost:5173/cb', LOCAL, [], true],
+    ['https://localhost:8443/', LOCAL, [], true],
+    ['http://127.0.0.1:9/x', LOCAL, [], true],
+    ['http://[::1]:9/x', LOCAL, [], true],
+    ['http://app.localhost/x', LOCAL, [], true],
+    ['http://localhost:9/x', 'http://127.0.0.1:3000', [], true],
+    ['http://localhost:9/x', 'http://[::1]:3000', [], true],
+    // …but web pages only: other schemes must be listed, and non-loopback addresses never pass.
+    ['javascript://localhost/%0aalert(1)', LOCAL, [], false],
+    ['myapp://localhost/cb', LOCAL, [], false],
+    ['http://10.0.0.1/x', LOCAL, [], false],
+    ['http://0.0.0.0:9/x', LOCAL, [], false],
+    ['http://127.1/x', LOCAL, [], false],
+    ['https://evil.example/', LOCAL, [], false],
+  ] as [string, string, string[], boolean][])('%j under SITE_URL %j with %j → %s', (candidate, site, allow, expected) => {
+    expect(isRedirectAllowed(candidate, site, allow)).toBe(expected);
   });
 });

@@ -345,6 +345,21 @@ describe('sign-in', () => {
     expect(await tally()).toEqual(before);
   });
 
+  test('security review 2026-12-01, section 5: under a non-loopback SITE_URL an IdP-initiated RelayState=http://localhost:9999/steal is not followed (the session goes to SITE_URL)', async () => {
+    const prod = await buildTestApp(db, { ...ON, AUTHSVC_SITE_URL: 'https://app.example.org', AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**' });
+    const signIn = (relayState: string) => acs(prod, {
+      SAMLResponse: idp.response(base({ nameId: `dave-${unique()}`, attributes: { email: [`dave.${unique()}@${domain}`] } })), RelayState: relayState,
+    });
+    const stolen = await signIn('http://localhost:9999/steal');
+    expect(stolen.status).toBe(302);
+    const to = new URL(stolen.headers.get('location')!);
+    expect(to.origin).toBe('https://app.example.org');
+    expect(to.hash).toContain('access_token=');
+    // An allow-listed RelayState is still followed.
+    const listed = new URL((await signIn('https://portal.example.com/welcome')).headers.get('location')!);
+    expect(`${listed.origin}${listed.pathname}`).toBe('https://portal.example.com/welcome');
+  });
+
   test('a new SSO account calls before user created in the transaction and after user created once committed (as GoTrue); a returning one calls neither', async () => {
     const calls: { name: string; email: unknown }[] = [];
     const hooks = Object.fromEntries(['BEFORE_USER_CREATED', 'AFTER_USER_CREATED'].flatMap((kind) => [

@@ -1,6 +1,7 @@
 // POST /token?grant_type=web3 (issue 32): Sign in with Solana (ed25519) and Ethereum (EIP-4361,
 // secp256k1 recovery) with real wallet keys over valid and tampered messages, GoTrue's message
 // checks and errors, the identity web3:<chain>:<address>, the gates and the rate limit.
+import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
@@ -230,6 +231,143 @@ describe('gates and limits', () => {
     const res = await grant(closed, { chain: 'solana', message, signature: w.sign(message) });
     expect(res.status).toBe(422);
     expect(await res.json()).toMatchObject({ error_code: 'signup_disabled' });
+  });
+});
+
+// H3: SITE_URL and URI_ALLOW_LIST of the review's server A (a production site, not on loopback).
+const SERVER_A = { ...ON, AUTHSVC_SITE_URL: 'https://app.example.org', AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**' };
+const URI_NOT_ALLOWED = (name: string) => `Signed ${name} message is using URI which is not allowed on this server, message was signed for another app`;
+const DOMAIN_NOT_ALLOWED = (name: string) => `Signed ${name} message is using a Domain that does not match the one in URI which is not allowed on this server`;
+
+async function signedGrant(app: TestApp, chain: 'ethereum' | 'solana', f: Omit<MessageFields, 'address'>): Promise<Response> {
+  const w = chain === 'ethereum' ? ethereumWallet() : solanaWallet();
+  const message = signInMessage(chain === 'ethereum' ? 'Ethereum' : 'Solana', { ...f, address: w.address });
+  return grant(app, { chain, message, signature: w.sign(message) });
+}
+
+describe('H3 (security review 2026-12-01): a message signed for another site is refused even when its URI names localhost', () => {
+  test.each([
+    ['ethereum', 'evil.example.net', 'https://evil.example.net/'],
+    ['ethereum', 'evil.example.net', 'http://localhost/'],
+    ['ethereum', 'evil.example.net', 'https://localhost:8443/'],
+    ['solana', 'evil.example.net', 'http://localhost/'],
+    ['ethereum', 'evil.example.net', 'https://127.0.0.1/'],
+  ] as const)('%s, domain %s, URI %s → 400 invalid_grant, nobody signed in', async (chain, domain, uri) => {
+    const a = await buildTestApp(db, SERVER_A);
+    const before = (await db.orm.select().from(db.t.sessions)).length;
+    const res = await signedGrant(a, chain, { domain, uri, chainId: chain === 'ethereum' ? '1' : undefined });
+    await expectGrantError(res, URI_NOT_ALLOWED(chain === 'ethereum' ? 'Ethereum' : 'Solana'));
+    expect((await db.orm.select().from(db.t.sessions)).length).toBe(before);
+  });
+
+  test('the legitimate message (domain app.example.org, URI https://app.example.org/login) → 200', async () => {
+    const a = await buildTestApp(db, SERVER_A);
+    const res = await signedGrant(a, 'ethereum', { domain: 'app.example.org', uri: 'https://app.example.org/login', chainId: '1' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect((await signedGrant(a, 'solana', { domain: 'app.example.org', uri: 'https://app.example.org/login' })).status).toBe(200);
+  });
+
+  test('the domain is checked whatever the URI says: a listed loopback URI does not admit another site\'s domain', async () => {
+    const a = await buildTestApp(db, { ...SERVER_A, AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**,http://localhost:3000/**' });
+    for (const chain of ['ethereum', 'solana'] as const) {
+      const name = chain === 'ethereum' ? 'Ethereum' : 'Solana';
+      await expectGrantError(await signedGrant(a, chain, { domain: 'evil.example.net', uri: 'http://localhost:3000/login' }), DOMAIN_NOT_ALLOWED(name));
+      await expectGrantError(await signedGrant(a, chain, { domain: 'localhost:4000', uri: 'http://localhost:3000/login' }), DOMAIN_NOT_ALLOWED(name));
+      // Listed on purpose (a developer's machine against this project): its own domain, or the site's.
+      expect((await signedGrant(a, chain, { domain: 'localhost:3000', uri: 'http://localhost:3000/login' })).status).toBe(200);
+      expect((await signedGrant(a, chain, { domain: 'app.example.org', uri: 'http://localhost:3000/login' })).status).toBe(200);
+    }
+    // Unlisted, a loopback domain is refused too.
+    await expectGrantError(await signedGrant(await buildTestApp(db, SERVER_A), 'ethereum', { domain: 'localhost', uri: 'https://app.example.org/login' }), DOMAIN_NOT_ALLOWED('Ethereum'));
+  });
+
+  test('local development (SITE_URL on loopback) still accepts loopback messages', async () => {
+    for (const chain of ['ethereum', 'solana'] as const) {
+      expect((await signedGrant(t, chain, { domain: 'localhost:5173', uri: 'http://localhost:5173/' })).status).toBe(200);
+    }
+  });
+});
+
+describe('a signed message is accepted once (authsvc; GoTrue replays it while valid)', () => {
+  test('the same message again, in either signature form, is refused; its use is kept until it expires', async () => {
+    const w = ethereumWallet();
+    const issuedAt = new Date();
+    const message = signInMessage('Ethereum', { address: w.address, chainId: '1', issuedAt });
+    const sig = w.sign(message);
+    expect((await grant(t, { chain: 'ethereum', message, signature: sig })).status).toBe(200);
+    await expectGrantError(await grant(t, { chain: 'ethereum', message, signature: sig }), 'Signed Ethereum message has already been used');
+    const v01 = `${sig.slice(0, 130)}${(Number.parseInt(sig.slice(130), 16) - 27).toString(16).padStart(2, '0')}`;
+    await expectGrantError(await grant(t, { chain: 'ethereum', message, signature: v01 }), 'Signed Ethereum message has already been used');
+    // At another instance over the same database too.
+    await expectGrantError(await grant(await buildTestApp(db, ON), { chain: 'ethereum', message, signature: sig }), 'Signed Ethereum message has already been used');
+    const used = await db.orm.select().from(db.t.web3UsedMessages).where(eq(db.t.web3UsedMessages.messageHash, createHash('sha256').update(`ethereum\n${message}`).digest('hex')));
+    expect(used.map((u) => u.expiresAt.getTime())).toEqual([issuedAt.getTime() + 600_000]);
+
+    const s = solanaWallet();
+    const expires = new Date(Date.now() + 60_000);
+    const sm = signInMessage('Solana', { address: s.address, expirationTime: expires });
+    expect((await grant(t, { chain: 'solana', message: sm, signature: s.sign(sm) })).status).toBe(200);
+    const padded = Buffer.from(s.sign(sm), 'base64url').toString('base64');
+    await expectGrantError(await grant(t, { chain: 'solana', message: sm, signature: padded }), 'Signed Solana message has already been used');
+    const kept = await db.orm.select().from(db.t.web3UsedMessages).where(eq(db.t.web3UsedMessages.messageHash, createHash('sha256').update(`solana\n${sm}`).digest('hex')));
+    expect(kept.map((u) => u.expiresAt.getTime())).toEqual([expires.getTime()]);
+  });
+
+  test('a refused sign-in does not use the message up', async () => {
+    const w = solanaWallet();
+    const message = signInMessage('Solana', { address: w.address });
+    const closed = await buildTestApp(db, { ...ON, AUTHSVC_DISABLE_SIGNUP: 'true' });
+    expect((await grant(closed, { chain: 'solana', message, signature: w.sign(message) })).status).toBe(422);
+    expect((await grant(t, { chain: 'solana', message, signature: w.sign(message) })).status).toBe(200);
+  });
+
+  test('entries of expired messages are deleted at the next sign-in', async () => {
+    const stale = `stale-${crypto.randomUUID()}`;
+    await db.orm.insert(db.t.web3UsedMessages).values({ messageHash: stale, expiresAt: new Date(Date.now() - 1000) });
+    const live = `live-${crypto.randomUUID()}`;
+    await db.orm.insert(db.t.web3UsedMessages).values({ messageHash: live, expiresAt: new Date(Date.now() + 60_000) });
+    expect((await signedGrant(t, 'solana', {})).status).toBe(200);
+    const left = (await db.orm.select().from(db.t.web3UsedMessages)).map((u) => u.messageHash);
+    expect(left).toContain(live);
+    expect(left).not.toContain(stale);
+  });
+
+  test('eight concurrent uses of one message, at two instances: exactly one session (Postgres: really in parallel)', async () => {
+    const other = await buildTestApp(db, ON);
+    for (const chain of ['ethereum', 'solana'] as const) {
+      const w = chain === 'ethereum' ? ethereumWallet() : solanaWallet();
+      const message = signInMessage(chain === 'ethereum' ? 'Ethereum' : 'Solana', { address: w.address, chainId: chain === 'ethereum' ? '1' : undefined });
+      const body = { chain, message, signature: w.sign(message) };
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => grant(i % 2 ? other : t, body)));
+      const results = await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as Json })));
+      const won = results.filter((r) => r.status === 200);
+      expect(won, JSON.stringify(results.map((r) => r.status))).toHaveLength(1);
+      const name = chain === 'ethereum' ? 'Ethereum' : 'Solana';
+      expect(results.filter((r) => r.status !== 200)).toEqual(Array(7).fill({ status: 400, body: { error: 'invalid_grant', error_description: `Signed ${name} message has already been used` } }));
+      const sessions = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, won[0]!.body.user.id));
+      expect(sessions).toHaveLength(1);
+    }
+  });
+});
+
+describe('EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS pins the Ethereum chain (authsvc)', () => {
+  test('a listed Chain ID signs in; another, or none, is refused; unset, any chain is accepted', async () => {
+    const pinned = await buildTestApp(db, { ...ON, AUTHSVC_EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: '1, 8453' });
+    expect(pinned.deps.config.web3.ethereum.chainIds).toEqual(['1', '8453']);
+    expect((await signedGrant(pinned, 'ethereum', { chainId: '1' })).status).toBe(200);
+    expect((await signedGrant(pinned, 'ethereum', { chainId: '8453' })).status).toBe(200);
+    const refused = 'Signed Ethereum message is using a Chain ID which is not allowed on this server';
+    await expectGrantError(await signedGrant(pinned, 'ethereum', { chainId: '137' }), refused);
+    await expectGrantError(await signedGrant(pinned, 'ethereum', { chainId: '11' }), refused);
+    await expectGrantError(await signedGrant(pinned, 'ethereum', {}), refused);
+    // Solana messages are not affected.
+    expect((await signedGrant(pinned, 'solana', { chainId: 'solana:devnet' })).status).toBe(200);
+    expect((await signedGrant(t, 'ethereum', { chainId: '137' })).status).toBe(200);
+  });
+
+  test('a value that is not a list of positive integers stops the start', async () => {
+    await expect(buildTestApp(db, { ...ON, AUTHSVC_EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: 'mainnet' })).rejects.toThrow(/EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS.*"mainnet" is not a chain id/);
+    await expect(buildTestApp(db, { ...ON, AUTHSVC_EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: '1,0' })).rejects.toThrow(/"0" is not a chain id/);
   });
 });
 

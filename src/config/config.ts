@@ -234,7 +234,9 @@ function build(c: Flat, local: boolean): Config {
     },
     web3: {
       solana: { enabled: c.EXTERNAL_WEB3_SOLANA_ENABLED, maxValidity: c.EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION },
-      ethereum: { enabled: c.EXTERNAL_WEB3_ETHEREUM_ENABLED, maxValidity: c.EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION },
+      ethereum: {
+        enabled: c.EXTERNAL_WEB3_ETHEREUM_ENABLED, maxValidity: c.EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION, chainIds: c.EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS,
+      },
     },
     password: {
       minLength: c.PASSWORD_MIN_LENGTH, requiredCharacters: c.PASSWORD_REQUIRED_CHARACTERS,

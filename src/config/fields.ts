@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
 import { type ConfigVariable, HOOK_KINDS, type HookKind, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
-import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseList, parseRequiredCharacters, parseRfc3339, parseSamlPrivateKey, parseSendLimit, parseTestOtp, parseTrustedHosts, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
+import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseChainIds, parseList, parseRequiredCharacters, parseRfc3339, parseSamlPrivateKey, parseSendLimit, parseTestOtp, parseTrustedHosts, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
 
 const rawValue = z.string().optional();
 
@@ -157,6 +157,7 @@ const STATIC_FIELDS = {
   EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION: f(withDefault(seconds, 600), '10m', 'How long after (or before) its Issued At a signed Solana message is accepted.'),
   EXTERNAL_WEB3_ETHEREUM_ENABLED: f(bool(false), 'false', 'Sign in with Ethereum (POST /token?grant_type=web3, chain ethereum, EIP-4361 messages).'),
   EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION: f(withDefault(seconds, 600), '10m', 'How long after (or before) its Issued At a signed Ethereum message is accepted.'),
+  EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: f(withDefault(parseChainIds, []), '', 'EIP-155 chain ids (the message\'s Chain ID) a signed Ethereum message may name, comma-separated (e.g. 1,8453); empty: any. authsvc only.'),
   MFA_CHALLENGE_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300', 'Seconds a factor challenge may be verified; values below 300 count as 300.'),
   MFA_FACTOR_EXPIRY_DURATION: f(withDefault((raw) => Math.max(300, seconds(raw)), 300), '300s', 'Unverified factors never challenged and older than this are deleted at the next enrolment; an unverified WebAuthn factor older than this goes once its challenges expired (at least 300 s).'),
   MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: f(withDefault(nonNegativeNumber, 15), '15', 'Factor challenges, and separately verifications, per IP per minute (burst 30).'),

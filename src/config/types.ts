@@ -55,10 +55,10 @@ export interface Config {
   rateLimit: { header?: string; store: 'memory' | 'postgres'; emailSent: SendLimit; smsSent: SendLimit; tokenRefresh: number; verify: number; otp: number; anonymousUsers: number; sso: number; samlAssertion: number; web3: number; mfaChallengeAndVerify: number; passkey: number; oauthClientRegister: number };
   /** CUSTOM_OAUTH_*: providers added at run time (custom:<id>). */
   customOAuth: { enabled: boolean; maxProviders: number; externalUrl?: string; trustedHosts: string[] };
-  /** EXTERNAL_WEB3_*: wallet sign-in; validity in seconds. */
   /** SAML 2.0 SP (GoTrue's conf/saml.go); the keys as standard base64 PKCS#1 DER. */
   saml: { enabled: boolean; privateKey?: string; privateKeyNext?: string; allowEncryptedAssertions: boolean; relayStateValidity: number; externalUrl?: string };
-  web3: { solana: { enabled: boolean; maxValidity: number }; ethereum: { enabled: boolean; maxValidity: number } };
+  /** EXTERNAL_WEB3_*: wallet sign-in; validity in seconds; Ethereum chain ids canonical decimal, empty: any. */
+  web3: { solana: { enabled: boolean; maxValidity: number }; ethereum: { enabled: boolean; maxValidity: number; chainIds: string[] } };
   password: {
     minLength: number; requiredCharacters: string[];
     hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };

@@ -44,6 +44,14 @@ export function parseList(raw: string): string[] {
   return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
+/** EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: EIP-155 chain ids (positive decimal integers), canonical form. */
+export function parseChainIds(raw: string): string[] {
+  return parseList(raw).map((entry) => {
+    if (!/^\+?\d+$/.test(entry) || BigInt(entry) === 0n) throw new Error(`"${entry}" is not a chain id (a positive integer)`);
+    return BigInt(entry).toString();
+  });
+}
+
 /**
  * CUSTOM_OAUTH_TRUSTED_HOSTS: `host:port` pairs (IPv6 in brackets), lower-cased. The port is
  * required so that trusting a test issuer on one port trusts nothing else on that machine.

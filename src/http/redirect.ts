@@ -1,5 +1,6 @@
-// redirect_to validation (GoTrue §9): SITE_URL's site, loopback hosts, or a URI_ALLOW_LIST
-// glob; anything else falls back to SITE_URL silently.
+// redirect_to validation (GoTrue §9): SITE_URL's site, or a URI_ALLOW_LIST glob; anything else
+// falls back to SITE_URL silently. Loopback targets (localhost, *.localhost, 127.0.0.0/8, [::1])
+// only while SITE_URL itself is on loopback (local development) or when the list names them.
 import type { Context } from 'hono';
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0', '::', '[::]']);
@@ -7,6 +8,11 @@ const HOST_RE = /^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$/;
 
 function isLoopbackName(host: string): boolean {
   return LOOPBACK_NAMES.has(host) || host.endsWith('.localhost');
+}
+
+/** A loopback target: the names and addresses that reach this machine. */
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 function isIpLiteral(host: string): boolean {
@@ -116,10 +122,14 @@ export function isRedirectAllowed(candidate: string, siteUrl: string, allowList:
   const host = url.hostname.toLowerCase();
   if (host === site.hostname && url.protocol === site.protocol && (url.port === site.port || isLoopbackName(host))) return true;
   if (/^\d+$/.test(host)) return false;
-  // Loopback is always allowed (local development), whatever the port.
-  if (host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
-  if (isIpLiteral(host)) return false;
-  if ((url.protocol === 'http:' || url.protocol === 'https:') && !HOST_RE.test(host)) return false;
+  const isHttp = url.protocol === 'http:' || url.protocol === 'https:';
+  // Local development (SITE_URL on loopback): any loopback web page, whatever the port. Otherwise
+  // a loopback target must be listed: a production site never sends a session to whatever listens
+  // on the visitor's machine (GoTrue accepts loopback IPs always; authsvc is stricter).
+  const loopback = isLoopbackHost(host);
+  if (loopback && isHttp && isLoopbackHost(site.hostname)) return true;
+  if (!loopback && isIpLiteral(host)) return false;
+  if (!loopback && isHttp && !HOST_RE.test(host)) return false;
   // Match what the browser will load, not the raw text, and part by part: a wildcard in a
   // pattern's scheme or host (even `**`) then cannot reach into the path or query. The fragment
   // is dropped, as in GoTrue; `https://x.com` (no path at all) keeps matching `https://x.com`.
