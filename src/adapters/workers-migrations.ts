@@ -11,6 +11,7 @@ import m0009 from '../../migrations/0009_oauth_server.sql';
 import m0010 from '../../migrations/0010_gotrue_columns.sql';
 import m0011 from '../../migrations/0011_custom_oauth_providers.sql';
 import m0012 from '../../migrations/0012_saml_sso.sql';
+import m0015 from '../../migrations/0015_linking_session_sso_domains.sql';
 import type { Migration } from '../db/migrate.ts';
 
 export const BUNDLED_MIGRATIONS: readonly Migration[] = [
@@ -25,4 +26,5 @@ export const BUNDLED_MIGRATIONS: readonly Migration[] = [
   { version: '0010_gotrue_columns', sql: m0010 },
   { version: '0011_custom_oauth_providers', sql: m0011 },
   { version: '0012_saml_sso', sql: m0012 },
+  { version: '0015_linking_session_sso_domains', sql: m0015 },
 ];
