@@ -72,8 +72,9 @@ export interface AuthorizeRequest {
   query: URLSearchParams;
   /** The allow-listed redirect target (GoTrue's GetReferrer). */
   referrer: string;
-  /** Manual linking: the signed-in user the identity will join. */
+  /** Manual linking: the signed-in user the identity will join, and the session that asks. */
   linkingTargetId?: string;
+  linkingSessionId?: string;
 }
 
 /** GetExternalProviderRedirectURL: the provider's URL, and the state (the flow_state row's id). */
@@ -101,7 +102,7 @@ export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Pro
   }
   await insertOAuthFlowState(deps.db, {
     id, providerType: settings.name, challenge: pkce?.challenge, method: pkce?.method, inviteToken: inviteToken || undefined,
-    referrer: r.referrer, linkingTargetId: r.linkingTargetId, emailOptional: settings.emailOptional, oauthClientStateId, now,
+    referrer: r.referrer, linkingTargetId: r.linkingTargetId, linkingSessionId: r.linkingSessionId, emailOptional: settings.emailOptional, oauthClientStateId, now,
   });
   try {
     const url = await provider.authorizationUrl(oauthContext(deps, providerBudget(deps)), { state: id, scopes: r.query.get('scopes') ?? '', params });
@@ -251,7 +252,7 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
     }
     let signedIn;
     try {
-      if (locked.linkingTargetId) signedIn = await linkIdentityExternal(c, identity, locked.linkingTargetId);
+      if (locked.linkingTargetId) signedIn = await linkIdentityExternal(c, identity, { userId: locked.linkingTargetId, sessionId: locked.linkingSessionId });
       else if (locked.inviteToken) signedIn = await acceptInviteExternal(c, identity, invitation);
       else signedIn = await signInExternal(c, identity);
       created = c.createdUserId;

@@ -299,9 +299,15 @@ function external(): Operation[] {
     {
       method: 'get', path: '/user/identities/authorize', summary: 'Link an OAuth identity to the signed-in user', tag: 'user', gotrue: 'LinkIdentity', auth: 'user',
       query: [...authorizeQuery, { name: 'skip_http_redirect', description: '`true`: answer the URL as JSON.', schema: { enum: ['true', 'false'] } }],
-      replies: { 200: json('UrlResponse', 'With skip_http_redirect=true.'), 302: redirect('To the provider.') },
+      replies: {
+        200: json('UrlResponse', 'With skip_http_redirect=true.'), 302: redirect('To the provider.'),
+        401: { description: '`insufficient_aal`: a verified factor exists and the session is aal1 (checked again when the link completes).', error: true },
+      },
     },
-    { method: 'delete', path: '/user/identities/{identity_id}', summary: 'Unlink an identity', tag: 'user', gotrue: 'DeleteIdentity', auth: 'user', replies: { 200: empty } },
+    {
+      method: 'delete', path: '/user/identities/{identity_id}', summary: 'Unlink an identity (aal2 when MFA is on)', tag: 'user', gotrue: 'DeleteIdentity', auth: 'user',
+      replies: { 200: empty, 401: { description: '`insufficient_aal`: a verified factor exists and the session is aal1.', error: true } },
+    },
   ];
 }
 
