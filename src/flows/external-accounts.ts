@@ -261,8 +261,8 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
  * while its code has attempts left. A signup confirmation or a texted code never counts (H1).
  * Outside any transaction (the attempt counts even when the callback fails later).
  */
-export async function findPendingInvitation(deps: Deps, token: string, aud: string): Promise<PendingInvitation | undefined> {
-  for (const row of await findLinkedTokens(deps, token, ['confirmation_token'])) {
+export async function findPendingInvitation(deps: Deps, token: string, aud: string, client?: string): Promise<PendingInvitation | undefined> {
+  for (const row of await findLinkedTokens(deps, token, ['confirmation_token'], client)) {
     const user = await findUserById(deps.db, row.userId);
     if (!user || !isPendingInvitation(deps, user, row.tokenHash, aud) || row.relatesTo !== user.email!.toLowerCase()) continue;
     if (!(await takeCodeAttempt(deps, user.id, 'confirmation_token', user.confirmationSentAt!))) continue;

@@ -226,12 +226,17 @@ export interface CallbackResult {
   location: string;
 }
 
-/** internalExternalProviderCallback. Errors are ApiError or ProviderRefusal; the route turns them into redirects. */
-export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, params: URLSearchParams, aud: string, meta: RequestMeta): Promise<CallbackResult> {
+/**
+ * internalExternalProviderCallback. Errors are ApiError or ProviderRefusal; the route turns them
+ * into redirects. `client`: the rate-limit client key, for an old-format invite link (link-tokens.ts).
+ */
+export async function finishExternalCallback(
+  deps: Deps, flow: FlowStateRow, params: URLSearchParams, aud: string, meta: RequestMeta, client?: string,
+): Promise<CallbackResult> {
   const { settings, token, user } = await fetchExternalUser(deps, flow, params);
   const identity = identityFromUser(settings.name, user, flow.emailOptional);
   const base = callbackRedirectBase(deps, flow);
-  const invitation = flow.inviteToken ? await findPendingInvitation(deps, flow.inviteToken, aud) : undefined;
+  const invitation = flow.inviteToken ? await findPendingInvitation(deps, flow.inviteToken, aud, client) : undefined;
   let created: string | undefined;
   const notices: Notification[] = [];
   const outcome = await transactionThenSend(deps, async (tx, out) => {

@@ -74,7 +74,7 @@ async function callback(c: Context<AppEnv>) {
     return c.redirect(errorRedirect(deps.config.siteUrl, oauthErrorParams(err), false), 303);
   }
   try {
-    const done = await finishExternalCallback(deps, flow, params, requestAud(c), requestMeta(c));
+    const done = await finishExternalCallback(deps, flow, params, requestAud(c), requestMeta(c), rateLimitKey(c));
     return c.redirect(done.location, 302);
   } catch (err) {
     const level = !(err instanceof ApiError) || err.status >= 500 ? 'error' : 'info';
