@@ -293,6 +293,8 @@ export function createTables(namespace: string) {
     emailOptional: boolean('email_optional').notNull().default(false),
     // authsvc: a PKCE identity-linking callback's identity, linked at the code exchange (migration 0004).
     linkingIdentity: jsonb('linking_identity'),
+    // authsvc: the session that started a manual link, checked when the link completes (migration 0015).
+    linkingSessionId: uuid('linking_session_id'),
   });
   const oauthClientStates = s.table('oauth_client_states', {
     id: uuid('id').primaryKey(),
@@ -337,6 +339,8 @@ export function createTables(namespace: string) {
     createdAt: timestamp('created_at', tz),
     updatedAt: timestamp('updated_at', tz),
     disabled: boolean('disabled'),
+    // authsvc: the provider may assert addresses outside its sso_domains (migration 0015; NULL = false).
+    allowAnyEmailDomain: boolean('allow_any_email_domain'),
   });
   const ssoDomains = s.table('sso_domains', {
     id: uuid('id').primaryKey(),

@@ -160,5 +160,31 @@ for (const release of ['v2.150.0', 'v2.196.0'] as GoTrueRelease[]) {
       expect(((await stale.json()) as Json).error_code).toBe('reauthentication_not_valid');
       expect((await signIn(users.pat!, users.pat!.password)).status).toBe(200);
     });
+
+    // Last in this database: it spends the hour's budget of old-format misses.
+    test('review 2026-12-01, section 5: wrong old-format link values from one client no longer make every genuine GoTrue link fail; the deployment-wide bound of 20 misses an hour holds across clients', async () => {
+      const pinned = new Date();
+      const app = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_HEADER: 'X-Forwarded-For', AUTHSVC_LOG_LEVEL: 'warn' }, { now: () => pinned });
+      const verify = (body: Json, ip?: string) => app.request('POST', '/verify', body, ip ? { 'x-forwarded-for': ip } : {});
+      const sentAt = ago(60);
+      await insertGoTrueInvite(db, 'una@example.com', '811811', sentAt, true);
+      await insertGoTrueInvite(db, 'vic@example.com', '822822', sentAt, true);
+      const miss = (ip: string | undefined, i: number) => verify({ type: 'invite', token_hash: h('una@example.com', String(100_000 + i)) }, ip);
+      // The review's attack: 22 wrong values from one client.
+      for (let i = 0; i < 22; i++) expect((await miss('198.51.100.7', i)).status).toBe(403);
+      const genuine = await verify({ type: 'invite', token_hash: h('una@example.com', '811811') }, '203.0.113.5');
+      expect(genuine.status, await genuine.clone().text()).toBe(200);
+      expect(app.logs.some((l) => l.includes("old-format link refused: this client's hourly share of misses is spent"))).toBe(true);
+      expect(app.logs.some((l) => l.includes('the hourly budget of misses is spent'))).toBe(false);
+      // Requests without the configured header share one client's share.
+      for (let i = 0; i < 4; i++) expect((await miss(undefined, 50 + i)).status).toBe(403);
+      // Many clients together still spend the hour's 20 misses (6 so far, 3 each from five more).
+      for (let c = 0; c < 5; c++) for (let i = 0; i < 3; i++) expect((await miss(`192.0.2.${c + 1}`, 100 + c * 3 + i)).status).toBe(403);
+      expect(app.logs.some((l) => l.includes('old-format link refused: the hourly budget of misses is spent'))).toBe(true);
+      expect((await verify({ type: 'invite', token_hash: h('vic@example.com', '822822') }, '203.0.113.99')).status).toBe(403);
+      // The code typed in is not a link value: it still works.
+      const code = await verify({ type: 'invite', email: 'vic@example.com', token: '822822' }, '203.0.113.99');
+      expect(code.status).toBe(200);
+    });
   });
 }

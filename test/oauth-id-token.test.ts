@@ -9,6 +9,7 @@ import { openTestDb } from './helpers/db.ts';
 import { type FakeProvider, routedFetch, startFakeProvider } from './helpers/fake-oauth.ts';
 import { atHash, type SigningKey, signingKey } from './helpers/oauth-scenarios-oidc.ts';
 import { supabaseClientFor } from './helpers/supabase.ts';
+import { verifiedTotp } from './helpers/totp-factor.ts';
 
 type Json = Record<string, any>;
 let db: Database;
@@ -141,6 +142,24 @@ describe('grant_type=id_token', () => {
     expect(body.user.identities.map((i: Json) => i.provider).sort()).toEqual(['email', 'google']);
     const rows = await db.orm.select().from(db.t.identities).where(eq(db.t.identities.providerId, String(claims.sub)));
     expect(rows.map((r) => r.userId)).toEqual([session.user.id]);
+  });
+});
+
+describe('M2 (security review 2026-12-01): ID-token linking needs aal2 while the user has a verified factor', () => {
+  test('M2 (security review 2026-12-01): link_identity with the password-only (aal1) session of a user with verified TOTP: 401 insufficient_aal, nothing linked; with the aal2 session it links', async () => {
+    const t = await app({ AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+    const { email, password, session } = await signUpConfirmed(t);
+    const { aal2 } = await verifiedTotp(t, session.access_token);
+    const aal1 = (await (await t.request('POST', '/token?grant_type=password', { email, password })).json()) as Json;
+    const claims = googleClaims();
+    const link = async (token: string) => t.request('POST', '/token?grant_type=id_token', { provider: 'google', id_token: await key.sign(claims), link_identity: true }, { authorization: `Bearer ${token}` });
+    const refused = await link(aal1.access_token);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ code: 401, error_code: 'insufficient_aal', msg: 'AAL2 session is required to link an identity when MFA is enabled.' });
+    expect(await db.orm.select().from(db.t.identities).where(eq(db.t.identities.providerId, String(claims.sub)))).toHaveLength(0);
+    const ok = await link(aal2.access_token);
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as Json).user.identities.map((i: Json) => i.provider).sort()).toEqual(['email', 'google']);
   });
 });
 

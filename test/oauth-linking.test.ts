@@ -1,12 +1,14 @@
 // External sign-in beyond the first visit, GitHub played by a local fake: invites, the PKCE flow
 // and supabase-js (signInWithOAuth, exchangeCodeForSession, linkIdentity, unlinkIdentity,
 // getUserIdentities), manual linking, /settings.
+import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { SignJWT } from 'jose';
+import { decodeJwt, SignJWT } from 'jose';
 import { describe, expect, test } from 'vitest';
 import { signUpConfirmed, TEST_JWT_SECRET, type TestApp, uniqueEmail } from './helpers/app.ts';
 import { authorize, callback, fragmentOf, signIn, useGithubFake } from './helpers/oauth-github.ts';
 import { supabaseClientFor } from './helpers/supabase.ts';
+import { stepUp, verifiedTotp } from './helpers/totp-factor.ts';
 
 type Json = Record<string, any>;
 const h = useGithubFake();
@@ -208,5 +210,105 @@ describe('settings', () => {
     const s = await (await t.request('GET', '/settings')).json() as Json;
     expect(s.external.github).toBe(true);
     expect(s.external.google).toBe(false);
+  });
+});
+
+describe('M2 (security review 2026-12-01): linking and unlinking identities need aal2 while the user has a verified factor', () => {
+  const env = { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: 'true' };
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const startLink = (t: TestApp, token: string) => t.request('GET', '/user/identities/authorize?provider=github&skip_http_redirect=true', undefined, bearer(token));
+  const stateOf = async (res: Response) => new URL(((await res.json()) as Json).url).searchParams.get('state')!;
+  const password = async (t: TestApp, email: string, pw: string) => (await (await t.request('POST', '/token?grant_type=password', { email, password: pw })).json()) as Json;
+  const githubRows = () => h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.providerId, String(h.user.id)));
+  const aalError = (what: string) => ({ code: 401, error_code: 'insufficient_aal', msg: `AAL2 session is required to ${what} when MFA is enabled.` });
+
+  test('M2 (security review 2026-12-01): with the password only (aal1) of an owner with verified TOTP, GET /user/identities/authorize and DELETE /user/identities/{id} answer 401 insufficient_aal and the address stays; at aal2 both work', async () => {
+    const t = await h.app(env);
+    const { email, password: pw, session } = await signUpConfirmed(t);
+    const { aal2 } = await verifiedTotp(t, session.access_token);
+    // The owner, at aal2, links a GitHub account of theirs (implicit flow, this browser).
+    const own = await startLink(t, aal2.access_token);
+    expect(own.status).toBe(200);
+    const linked = await callback(t, { code: 'abcd-code', state: await stateOf(own) });
+    expect(linked.location.searchParams.get('error_code')).toBeNull();
+    const me = (await (await t.request('GET', '/user', undefined, bearer(aal2.access_token))).json()) as Json;
+    expect(me.identities.map((i: Json) => i.provider).sort()).toEqual(['email', 'github']);
+
+    // The attacker signs in with the password: aal1.
+    const attacker = await password(t, email, pw);
+    expect(decodeJwt(attacker.access_token).aal).toBe('aal1');
+    const put = await t.request('PUT', '/user', { email: uniqueEmail('mallory') }, bearer(attacker.access_token));
+    expect(await put.json()).toEqual(aalError('update email or password'));
+    const link = await startLink(t, attacker.access_token);
+    expect(link.status).toBe(401);
+    expect(await link.json()).toEqual(aalError('link an identity'));
+    const flows = await h.db.orm.select().from(h.db.t.flowState).where(eq(h.db.t.flowState.linkingTargetId, me.id));
+    expect(flows).toHaveLength(0);
+    const emailIdentity = me.identities.find((i: Json) => i.provider === 'email');
+    const unlink = await t.request('DELETE', `/user/identities/${emailIdentity.identity_id}`, undefined, bearer(attacker.access_token));
+    expect(unlink.status).toBe(401);
+    expect(await unlink.json()).toEqual(aalError('unlink an identity'));
+    const after = (await (await t.request('GET', '/user', undefined, bearer(aal2.access_token))).json()) as Json;
+    expect(after.email).toBe(email);
+    expect(after.identities.map((i: Json) => i.provider).sort()).toEqual(['email', 'github']);
+
+    // The owner at aal2 unlinks GitHub: as before.
+    const github = after.identities.find((i: Json) => i.provider === 'github');
+    expect((await t.request('DELETE', `/user/identities/${github.identity_id}`, undefined, bearer(aal2.access_token))).status).toBe(200);
+  });
+
+  test('M2 (security review 2026-12-01): a link started at aal2 is refused when it completes after the session was downgraded (a factor removed, another left): at the callback (implicit) and at the code exchange (PKCE)', async () => {
+    let now = Date.now();
+    const t = await h.app(env, { now: () => new Date(now) });
+    const { email, password: pw, session } = await signUpConfirmed(t);
+    const a = await verifiedTotp(t, session.access_token);
+    const implicit = await startLink(t, a.aal2.access_token);
+    expect(implicit.status).toBe(200);
+    const verifier = 'v'.repeat(50);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const pkce = await t.request('GET', `/user/identities/authorize?provider=github&skip_http_redirect=true&code_challenge=${challenge}&code_challenge_method=s256`, undefined, bearer(a.aal2.access_token));
+    expect(pkce.status).toBe(200);
+    // Another session steps up with factor A, verifies a second factor B, and removes A: the
+    // linking session, upgraded by A, is aal1 again while B is verified.
+    now += 30_000;
+    const other = await stepUp(t, (await password(t, email, pw)).access_token, a.factorId, a.key);
+    now += 30_000;
+    const b = await verifiedTotp(t, other.access_token);
+    expect((await t.request('DELETE', `/factors/${a.factorId}`, undefined, bearer(b.aal2.access_token))).status).toBe(200);
+
+    const refused = await callback(t, { code: 'abcd-code', state: await stateOf(implicit) });
+    expect(Object.fromEntries(refused.location.searchParams)).toEqual({
+      error: 'unauthorized_client', error_code: 'insufficient_aal', error_description: 'AAL2 session is required to link an identity when MFA is enabled.',
+    });
+    expect(refused.location.hash).not.toContain('access_token');
+    const code = (await callback(t, { code: 'abcd-code', state: await stateOf(pkce) })).location.searchParams.get('code')!;
+    expect(code).toMatch(/^[0-9a-f-]{36}$/);
+    const exchanged = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: verifier });
+    expect(exchanged.status).toBe(401);
+    expect(await exchanged.json()).toEqual(aalError('link an identity'));
+    expect(await githubRows()).toHaveLength(0);
+  });
+
+  test('M2 (security review 2026-12-01): a link whose session is gone when it completes links nothing: ended by the verification of a first factor, or signed out', async () => {
+    const t = await h.app(env);
+    const { email, password: pw, session: first } = await signUpConfirmed(t);
+    // Started while the user has no factor: allowed then.
+    const implicit = await startLink(t, first.access_token);
+    expect(implicit.status).toBe(200);
+    const implicitState = await stateOf(implicit);
+    // The owner verifies a first factor in another session: aal1 sessions end (GoTrue's rule).
+    await verifiedTotp(t, (await password(t, email, pw)).access_token);
+    const refused = await callback(t, { code: 'abcd-code', state: implicitState });
+    expect(refused.location.searchParams.get('error_code')).toBe('session_not_found');
+    expect(refused.location.hash).not.toContain('access_token');
+
+    // Without MFA: a session signed out since.
+    const other = await signUpConfirmed(t);
+    const started = await startLink(t, other.session.access_token);
+    const state = await stateOf(started);
+    expect((await t.request('POST', '/logout?scope=local', undefined, bearer(other.session.access_token))).status).toBe(204);
+    const gone = await callback(t, { code: 'abcd-code', state });
+    expect(gone.location.searchParams.get('error_code')).toBe('session_not_found');
+    expect(await githubRows()).toHaveLength(0);
   });
 });

@@ -9,9 +9,12 @@ import { createServer, type Server } from 'node:http';
 import { count, eq } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { loadMigrations } from '../src/adapters/migrations-fs.ts';
 import type { Database } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
 import { buildTestApp, TEST_JWT_SECRET, type TestApp } from './helpers/app.ts';
-import { openTestDb } from './helpers/db.ts';
+import { openTestDb, uniqueNamespace } from './helpers/db.ts';
+import { exec, lit } from './helpers/gotrue-rows.ts';
 import { supabaseClientFor } from './helpers/supabase.ts';
 import { freePort } from './helpers/free-port.ts';
 import {
@@ -154,7 +157,7 @@ describe('admin API', () => {
     const domain = `crud-${unique()}.example.com`;
     const p = await createProvider(idp, { domains: [domain], resource_id: `res-${domain}`, attribute_mapping: { keys: { name: { name: 'displayName' } } } });
     expect(p).toMatchObject({
-      resource_id: `res-${domain}`, disabled: null, domains: [{ domain }],
+      resource_id: `res-${domain}`, disabled: null, allow_any_email_domain: false, domains: [{ domain }],
       saml: { entity_id: idp.entityId, metadata_xml: idp.metadataXml, attribute_mapping: { keys: { name: { name: 'displayName' } } } },
     });
     expect((await (await t.request('GET', `/admin/sso/providers/resource_res-${domain}`, undefined, auth())).json() as Json).id).toBe(p.id);
@@ -462,12 +465,13 @@ describe('sign-in', () => {
     const name = `rot-${unique()}`;
     const before = createTestIdp(name);
     served.set(`/${name}.xml`, { status: 200, body: before.metadataXml });
-    const created = await t.request('POST', '/admin/sso/providers', { type: 'saml', metadata_url: `http://127.0.0.1:${metadataPort}/${name}.xml` }, auth());
+    const rotDomain = `${name}.example.com`;
+    const created = await t.request('POST', '/admin/sso/providers', { type: 'saml', metadata_url: `http://127.0.0.1:${metadataPort}/${name}.xml`, domains: [rotDomain] }, auth());
     expect(created.status).toBe(201);
     const id = ((await created.json()) as Json).id;
     const after = createTestIdp(name);
     served.set(`/${name}.xml`, { status: 200, body: after.metadataXml });
-    const answer = () => after.response(base({ nameId: `rot-${unique()}`, attributes: { email: [`rot.${unique()}@${domain}`] } }));
+    const answer = () => after.response(base({ nameId: `rot-${unique()}`, attributes: { email: [`rot.${unique()}@${rotDomain}`] } }));
     // Fresh metadata is not fetched again: the new key is unknown yet.
     await expectRefused(await acs(t, { SAMLResponse: answer() }), 'validation_failed', /Signature is invalid/);
     // A day old (no validUntil, no cacheDuration): fetched again, and the new key signs in.
@@ -542,10 +546,11 @@ describe('encrypted assertions (SAML_ALLOW_ENCRYPTED_ASSERTIONS)', () => {
     expect(metadata).toContain('rsa-oaep-mgf1p');
     expect((await t.request('GET', '/sso/saml/metadata').then((r) => r.text()))).not.toContain('use="encryption"');
     const idp = createTestIdp(`enc-${unique()}`);
-    const created = await enc.request('POST', '/admin/sso/providers', { type: 'saml', metadata_xml: idp.metadataXml }, auth());
+    const encDomain = `enc-${unique()}.example.com`;
+    const created = await enc.request('POST', '/admin/sso/providers', { type: 'saml', metadata_xml: idp.metadataXml, domains: [encDomain] }, auth());
     expect(created.status).toBe(201);
     const spPublic = createPublicKey(SP_KEY);
-    const answer = (o: Partial<ResponseOptions>) => idp.response(base({ nameId: `enc-${unique()}`, attributes: { email: [`enc.${unique()}@example.com`] }, encryptTo: spPublic, ...o }));
+    const answer = (o: Partial<ResponseOptions>) => idp.response(base({ nameId: `enc-${unique()}`, attributes: { email: [`enc.${unique()}@${encDomain}`] }, encryptTo: spPublic, ...o }));
     for (const o of [{}, { dataCipher: 'aes128-cbc' as const }, { sign: 'response' as const }, { encryptTo: createPublicKey(next) }]) {
       const res = await acs(enc, { SAMLResponse: answer(o) });
       expect(res.status, res.headers.get('location') ?? '').toBe(302);
@@ -560,5 +565,103 @@ describe('encrypted assertions (SAML_ALLOW_ENCRYPTED_ASSERTIONS)', () => {
     await createProvider(shared);
     await expectRefused(await acs(t, { SAMLResponse: shared.response(base({ attributes: { email: ['x@example.com'] }, encryptTo: spPublic })) }), 'validation_failed', /Encrypted assertions are not accepted/);
     expect(await tally()).toEqual(before);
+  });
+});
+
+describe('L4 (security review 2026-12-01): an SSO identity provider vouches only for its own domains', () => {
+  const signIn = async (idp: TestIdp, nameId: string, email: string) => acs(t, { SAMLResponse: idp.response(base({ nameId, attributes: { email: [email] } })) });
+  const tokenOf = (res: Response) => new URLSearchParams(new URL(res.headers.get('location')!).hash.slice(1)).get('access_token');
+  const put = (id: string, body: Json) => t.request('PUT', `/admin/sso/providers/${id}`, body, auth());
+
+  test('L4 (security review 2026-12-01): IdP B, registered for its own domain, asserting an address of IdP A\'s domain is refused (nothing written); its own domain signs in; allow_any_email_domain lets it through', async () => {
+    const acme = `acme-${unique()}.example`;
+    const bravo = `bravo-${unique()}.example`;
+    await createProvider(createTestIdp(`a-${unique()}`), { domains: [acme] });
+    const idpB = createTestIdp(`b-${unique()}`);
+    const b = await createProvider(idpB, { domains: [bravo] });
+    expect(b.allow_any_email_domain).toBe(false);
+
+    const before = await tally();
+    await expectRefused(await signIn(idpB, `ceo-${unique()}`, `ceo@${acme}`), 'saml_email_domain_not_allowed', new RegExp(`domain ${acme} is not one of this SSO provider's domains`));
+    // Another address of no provider's, and a subdomain of B's own: a domain is matched exactly.
+    await expectRefused(await signIn(idpB, `x-${unique()}`, `someone.${unique()}@gmail.example`), 'saml_email_domain_not_allowed');
+    await expectRefused(await signIn(idpB, `y-${unique()}`, `y@eu.${bravo}`), 'saml_email_domain_not_allowed');
+    expect(await tally()).toEqual(before);
+
+    const own = await signIn(idpB, `bob-${unique()}`, `Bob@${bravo.toUpperCase()}`);
+    expect(own.status, own.headers.get('location') ?? '').toBe(302);
+    expect(tokenOf(own)).toBeTruthy();
+
+    // The operator's switch for an IdP that legitimately asserts other domains (PUT, shown in the JSON).
+    const on = await put(b.id, { allow_any_email_domain: true });
+    expect(((await on.json()) as Json).allow_any_email_domain).toBe(true);
+    const guest = await signIn(idpB, `guest-${unique()}`, `guest.${unique()}@partner.example`);
+    expect(guest.status).toBe(302);
+    const me = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${tokenOf(guest)}` })).json()) as Json;
+    expect(me.email_confirmed_at).toBeTruthy();
+    // Left out of a PUT, it stays; POST sets it too.
+    expect(((await (await put(b.id, {})).json()) as Json).allow_any_email_domain).toBe(true);
+    expect((await createProvider(createTestIdp(`c-${unique()}`), { allow_any_email_domain: true })).allow_any_email_domain).toBe(true);
+  });
+
+  test('L4 (security review 2026-12-01): an SSO user whose address is outside the provider\'s domains is refused at the next sign-in, whatever the IdP now asserts; a provider without domains vouches for no address', async () => {
+    const bravo = `bravo-${unique()}.example`;
+    const idp = createTestIdp(`b2-${unique()}`);
+    const p = await createProvider(idp, { domains: [bravo], allow_any_email_domain: true });
+    const nameId = `ceo-${unique()}`;
+    const outside = `ceo.${unique()}@acme-${unique()}.example`;
+    expect((await signIn(idp, nameId, outside)).status).toBe(302);
+    expect((await put(p.id, { allow_any_email_domain: false })).status).toBe(200);
+    await expectRefused(await signIn(idp, nameId, outside), 'saml_email_domain_not_allowed');
+    // The same identity now asserting an address of the provider's domain: the account still carries the other one.
+    await expectRefused(await signIn(idp, nameId, `ceo@${bravo}`), 'saml_email_domain_not_allowed');
+
+    const bare = createTestIdp(`bare-${unique()}`);
+    await createProvider(bare);
+    await expectRefused(await signIn(bare, `z-${unique()}`, `z@${bravo}`), 'saml_email_domain_not_allowed', /has no domains/);
+  });
+
+  test('L4 (security review 2026-12-01): on upgrade (migration 0015), a provider without domains or whose users carry another domain keeps signing in (switch on); one whose users are all in its domains is held to them', async () => {
+    const old = await openTestDb({ migrate: false, namespace: uniqueNamespace() });
+    try {
+      await migrate(old, loadMigrations().filter((m) => m.version < '0015'));
+      const ns = `"${old.namespace}"`;
+      // The rows as the admin API (GoTrue's, or authsvc's before 0015) wrote them.
+      const make = async (idp: TestIdp, domains: string[]) => {
+        const id = crypto.randomUUID();
+        await exec(old, `insert into ${ns}.sso_providers (id, created_at, updated_at) values (${lit(id)}, now(), now());
+          insert into ${ns}.saml_providers (id, sso_provider_id, entity_id, metadata_xml, attribute_mapping, created_at, updated_at)
+            values (gen_random_uuid(), ${lit(id)}, ${lit(idp.entityId)}, ${lit(idp.metadataXml)}, '{}', now(), now());
+          ${domains.map((d) => `insert into ${ns}.sso_domains (id, sso_provider_id, domain, created_at, updated_at) values (gen_random_uuid(), ${lit(id)}, ${lit(d)}, now(), now());`).join('\n')}`);
+        return id;
+      };
+      const strict = createTestIdp(`up-s-${unique()}`);
+      const mixed = createTestIdp(`up-m-${unique()}`);
+      const bare = createTestIdp(`up-b-${unique()}`);
+      const strictDomain = `s-${unique()}.example`;
+      const mixedDomain = `m-${unique()}.example`;
+      const ids = { strict: await make(strict, [strictDomain]), mixed: await make(mixed, [mixedDomain]), bare: await make(bare, []) };
+      // SSO users the code before 0015 made: the mixed provider's IdP also asserted another domain.
+      const ssoUser = async (provider: string, email: string) => {
+        const id = crypto.randomUUID();
+        await old.orm.insert(old.t.users).values({ id, aud: 'authenticated', role: 'authenticated', email, emailConfirmedAt: new Date(), isSsoUser: true, rawAppMetaData: {}, rawUserMetaData: {} });
+        await old.orm.insert(old.t.identities).values({ providerId: `sub-${id}`, userId: id, provider: `sso:${provider}`, identityData: { sub: `sub-${id}`, email } });
+      };
+      await ssoUser(ids.strict, `a@${strictDomain}`);
+      await ssoUser(ids.mixed, `a@${mixedDomain}`);
+      await ssoUser(ids.mixed, `guest@partner-${unique()}.example`);
+      await migrate(old, loadMigrations());
+      const after = await buildTestApp(old, ON);
+      const flags = Object.fromEntries(await Promise.all(Object.entries(ids).map(async ([k, id]) =>
+        [k, ((await (await after.request('GET', `/admin/sso/providers/${id}`, undefined, auth())).json()) as Json).allow_any_email_domain])));
+      expect(flags).toEqual({ strict: false, mixed: true, bare: true });
+      const at = (idp: TestIdp, email: string) => acs(after, { SAMLResponse: idp.response(base({ nameId: `n-${unique()}`, attributes: { email: [email] } })) });
+      expect((await at(mixed, `new@elsewhere-${unique()}.example`)).status).toBe(302);
+      expect((await at(bare, `new@elsewhere-${unique()}.example`)).status).toBe(302);
+      expect((await at(strict, `new@${strictDomain}`)).status).toBe(302);
+      await expectRefused(await at(strict, `new@elsewhere-${unique()}.example`), 'saml_email_domain_not_allowed');
+    } finally {
+      await old.close();
+    }
   });
 });

@@ -97,7 +97,7 @@ async function samlRoundTrip(baseUrl: string): Promise<void> {
   const idp = createTestIdp('smoke');
   const admin = await new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
   const created = await fetch(`${baseUrl}/admin/sso/providers`, {
-    method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'saml', metadata_xml: idp.metadataXml }),
+    method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'saml', metadata_xml: idp.metadataXml, domains: ['sso.example.com'] }),
   });
   expect(created.status, await created.clone().text()).toBe(201);
   const res = await fetch(`${baseUrl}/sso/saml/acs`, {

@@ -13,6 +13,7 @@ import m0011 from '../../migrations/0011_custom_oauth_providers.sql';
 import m0012 from '../../migrations/0012_saml_sso.sql';
 import m0013 from '../../migrations/0013_mfa_factor_lockout.sql';
 import m0014 from '../../migrations/0014_web3_used_messages.sql';
+import m0015 from '../../migrations/0015_linking_session_sso_domains.sql';
 import m0016 from '../../migrations/0016_oauth_client_metadata_documents.sql';
 import type { Migration } from '../db/migrate.ts';
 
@@ -30,5 +31,6 @@ export const BUNDLED_MIGRATIONS: readonly Migration[] = [
   { version: '0012_saml_sso', sql: m0012 },
   { version: '0013_mfa_factor_lockout', sql: m0013 },
   { version: '0014_web3_used_messages', sql: m0014 },
+  { version: '0015_linking_session_sso_domains', sql: m0015 },
   { version: '0016_oauth_client_metadata_documents', sql: m0016 },
 ];

@@ -38,13 +38,16 @@ export async function deleteFlowState(ex: Executor, id: string): Promise<void> {
 export async function insertOAuthFlowState(ex: Executor, f: {
   id: string; providerType: string; challenge?: string; method?: 's256' | 'plain'; inviteToken?: string; referrer: string;
   oauthClientStateId?: string; linkingTargetId?: string; emailOptional: boolean; now: Date;
+  /** Manual linking: the session that asked (checked again when the link completes). */
+  linkingSessionId?: string;
   /** 'oauth' unless said (SSO: 'sso/saml'). */
   authenticationMethod?: string;
 }): Promise<void> {
   await ex.orm.insert(ex.t.flowState).values({
     id: f.id, authCode: f.challenge ? crypto.randomUUID() : null, codeChallenge: f.challenge ?? null, codeChallengeMethod: f.method ?? null,
     providerType: f.providerType, authenticationMethod: f.authenticationMethod ?? 'oauth', inviteToken: f.inviteToken ?? null, referrer: f.referrer,
-    oauthClientStateId: f.oauthClientStateId ?? null, linkingTargetId: f.linkingTargetId ?? null, emailOptional: f.emailOptional,
+    oauthClientStateId: f.oauthClientStateId ?? null, linkingTargetId: f.linkingTargetId ?? null, linkingSessionId: f.linkingSessionId ?? null,
+    emailOptional: f.emailOptional,
     createdAt: f.now, updatedAt: f.now,
   });
 }

@@ -65,10 +65,12 @@ export async function listSsoProviders(ex: Executor, filter: { resourceId?: stri
 }
 
 export async function insertSsoProvider(ex: Executor, p: {
-  id: string; resourceId: string | null; disabled: boolean | null; entityId: string; metadataXml: string; metadataUrl: string | null;
+  id: string; resourceId: string | null; disabled: boolean | null; allowAnyEmailDomain: boolean; entityId: string; metadataXml: string; metadataUrl: string | null;
   attributeMapping: Record<string, unknown>; nameIdFormat: string | null; domains: string[]; now: Date;
 }): Promise<void> {
-  await ex.orm.insert(ex.t.ssoProviders).values({ id: p.id, resourceId: p.resourceId, disabled: p.disabled, createdAt: p.now, updatedAt: p.now });
+  await ex.orm.insert(ex.t.ssoProviders).values({
+    id: p.id, resourceId: p.resourceId, disabled: p.disabled, allowAnyEmailDomain: p.allowAnyEmailDomain, createdAt: p.now, updatedAt: p.now,
+  });
   await ex.orm.insert(ex.t.samlProviders).values({
     id: crypto.randomUUID(), ssoProviderId: p.id, entityId: p.entityId, metadataXml: p.metadataXml, metadataUrl: p.metadataUrl,
     attributeMapping: p.attributeMapping, nameIdFormat: p.nameIdFormat, createdAt: p.now, updatedAt: p.now,
@@ -84,7 +86,7 @@ export async function deleteSsoDomains(ex: Executor, ids: string[]): Promise<voi
   if (ids.length > 0) await ex.orm.delete(ex.t.ssoDomains).where(inArray(ex.t.ssoDomains.id, ids));
 }
 
-export async function updateSsoProviderRow(ex: Executor, id: string, set: Partial<Pick<SsoProviderRow, 'resourceId' | 'disabled'>>, now: Date): Promise<void> {
+export async function updateSsoProviderRow(ex: Executor, id: string, set: Partial<Pick<SsoProviderRow, 'resourceId' | 'disabled' | 'allowAnyEmailDomain'>>, now: Date): Promise<void> {
   await ex.orm.update(ex.t.ssoProviders).set({ ...set, updatedAt: now }).where(eq(ex.t.ssoProviders.id, id));
 }
 

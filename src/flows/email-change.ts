@@ -178,7 +178,9 @@ export type EmailChangeResult =
   | { kind: 'code'; authCode: string };
 
 /** verify type=email_change, by code (+ the address it went to) or by link hash. */
-export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: string; email?: string; tokenHash?: string; issueCode?: boolean }, meta: RequestMeta): Promise<EmailChangeResult> {
+export async function verifyEmailChange(
+  deps: Deps, p: { aud: string; token?: string; email?: string; tokenHash?: string; issueCode?: boolean; client?: string }, meta: RequestMeta,
+): Promise<EmailChangeResult> {
   const byCode = p.token !== undefined;
   const invalid = () => forbidden('otp_expired', byCode ? 'Token has expired or is invalid' : 'Email link is invalid or has expired');
   let row: OneTimeTokenRow | undefined;
@@ -188,7 +190,7 @@ export async function verifyEmailChange(deps: Deps, p: { aud: string; token?: st
     // A link: found by its own random value (link-tokens.ts); the current address's token first,
     // as GoTrue looks them up. The link and the code are one token: once the code has had its
     // attempts, the link is dead too.
-    const rows = await findLinkedTokens(deps, p.tokenHash ?? '', EMAIL_CHANGE_TYPES);
+    const rows = await findLinkedTokens(deps, p.tokenHash ?? '', EMAIL_CHANGE_TYPES, p.client);
     const found = rows.find((r) => r.tokenType === 'email_change_token_current') ?? rows[0];
     if (found && await takeCodeAttempt(deps, found.userId, found.tokenType, found.createdAt ?? new Date(0))) row = found;
   }

@@ -5,6 +5,7 @@
 // account's address (review 2026-11-25, H2, M2, L1).
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import type { Executor } from '../db/database.ts';
+import { findSession } from '../db/sessions.ts';
 import {
   deleteOtherIdentities, findIdentitiesByEmails, findIdentityByProviderId, findUsersByEmails, providersOfUser, touchIdentity,
 } from '../db/identities.ts';
@@ -14,6 +15,7 @@ import {
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, forbidden, notFound, unprocessable } from '../http/errors.ts';
 import type { ProviderEmail } from '../oauth/provider.ts';
+import { requireAal2WhenMfa } from './aal2-rule.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
 import { queueEmailToken } from './email-tokens.ts';
 import { findLinkedTokens } from './link-tokens.ts';
@@ -259,8 +261,8 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
  * while its code has attempts left. A signup confirmation or a texted code never counts (H1).
  * Outside any transaction (the attempt counts even when the callback fails later).
  */
-export async function findPendingInvitation(deps: Deps, token: string, aud: string): Promise<PendingInvitation | undefined> {
-  for (const row of await findLinkedTokens(deps, token, ['confirmation_token'])) {
+export async function findPendingInvitation(deps: Deps, token: string, aud: string, client?: string): Promise<PendingInvitation | undefined> {
+  for (const row of await findLinkedTokens(deps, token, ['confirmation_token'], client)) {
     const user = await findUserById(deps.db, row.userId);
     if (!user || !isPendingInvitation(deps, user, row.tokenHash, aud) || row.relatesTo !== user.email!.toLowerCase()) continue;
     if (!(await takeCodeAttempt(deps, user.id, 'confirmation_token', user.confirmationSentAt!))) continue;
@@ -299,11 +301,34 @@ export async function acceptInviteExternal(c: LinkContext, x: ExternalIdentity, 
   return confirm(c, user);
 }
 
+/** Who asked for a manual link: the user, and the session (none for a flow begun before migration 0015, or a session-less token). */
+export interface LinkTarget {
+  userId: string;
+  sessionId: string | null;
+}
+
+/**
+ * Checked where the link is made, whenever that is (review 2026-12-01 M2): the session that
+ * asked still exists (a sign-out or a password change since ends the link too), and it is
+ * aal2 while the user has a verified factor (it may have been downgraded, or the factor
+ * verified, since it started). GoTrue checks neither.
+ */
+async function checkLinkingSession(c: LinkContext, target: LinkTarget): Promise<void> {
+  let aal: string | undefined;
+  if (target.sessionId) {
+    const session = await findSession(c.tx, target.sessionId);
+    if (!session || session.userId !== target.userId) throw forbidden('session_not_found', 'The session that started linking this identity no longer exists');
+    aal = session.aal ?? undefined;
+  }
+  await requireAal2WhenMfa(c.tx, target.userId, aal, 'link an identity');
+}
+
 /** linkIdentityToUser: manual linking to the signed-in user who started it. */
-export async function linkIdentityExternal(c: LinkContext & NoticeContext, x: ExternalIdentity, targetId: string): Promise<UserRow> {
+export async function linkIdentityExternal(c: LinkContext & NoticeContext, x: ExternalIdentity, link: LinkTarget): Promise<UserRow> {
   const now = c.deps.now();
-  const target = await findUserById(c.tx, targetId, { forUpdate: true });
+  const target = await findUserById(c.tx, link.userId, { forUpdate: true });
   if (!target) throw unprocessable('user_not_found', 'Linking target user not found');
+  await checkLinkingSession(c, link);
   const existing = await findIdentityByProviderId(c.tx, providerId(x), x.provider);
   if (existing) {
     throw unprocessable('identity_already_exists', existing.userId === target.id ? 'Identity is already linked' : 'Identity is already linked to another user');

@@ -72,8 +72,9 @@ export interface AuthorizeRequest {
   query: URLSearchParams;
   /** The allow-listed redirect target (GoTrue's GetReferrer). */
   referrer: string;
-  /** Manual linking: the signed-in user the identity will join. */
+  /** Manual linking: the signed-in user the identity will join, and the session that asks. */
   linkingTargetId?: string;
+  linkingSessionId?: string;
 }
 
 /** GetExternalProviderRedirectURL: the provider's URL, and the state (the flow_state row's id). */
@@ -101,7 +102,7 @@ export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Pro
   }
   await insertOAuthFlowState(deps.db, {
     id, providerType: settings.name, challenge: pkce?.challenge, method: pkce?.method, inviteToken: inviteToken || undefined,
-    referrer: r.referrer, linkingTargetId: r.linkingTargetId, emailOptional: settings.emailOptional, oauthClientStateId, now,
+    referrer: r.referrer, linkingTargetId: r.linkingTargetId, linkingSessionId: r.linkingSessionId, emailOptional: settings.emailOptional, oauthClientStateId, now,
   });
   try {
     const url = await provider.authorizationUrl(oauthContext(deps, providerBudget(deps)), { state: id, scopes: r.query.get('scopes') ?? '', params });
@@ -225,12 +226,17 @@ export interface CallbackResult {
   location: string;
 }
 
-/** internalExternalProviderCallback. Errors are ApiError or ProviderRefusal; the route turns them into redirects. */
-export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, params: URLSearchParams, aud: string, meta: RequestMeta): Promise<CallbackResult> {
+/**
+ * internalExternalProviderCallback. Errors are ApiError or ProviderRefusal; the route turns them
+ * into redirects. `client`: the rate-limit client key, for an old-format invite link (link-tokens.ts).
+ */
+export async function finishExternalCallback(
+  deps: Deps, flow: FlowStateRow, params: URLSearchParams, aud: string, meta: RequestMeta, client?: string,
+): Promise<CallbackResult> {
   const { settings, token, user } = await fetchExternalUser(deps, flow, params);
   const identity = identityFromUser(settings.name, user, flow.emailOptional);
   const base = callbackRedirectBase(deps, flow);
-  const invitation = flow.inviteToken ? await findPendingInvitation(deps, flow.inviteToken, aud) : undefined;
+  const invitation = flow.inviteToken ? await findPendingInvitation(deps, flow.inviteToken, aud, client) : undefined;
   let created: string | undefined;
   const notices: Notification[] = [];
   const outcome = await transactionThenSend(deps, async (tx, out) => {
@@ -251,7 +257,7 @@ export async function finishExternalCallback(deps: Deps, flow: FlowStateRow, par
     }
     let signedIn;
     try {
-      if (locked.linkingTargetId) signedIn = await linkIdentityExternal(c, identity, locked.linkingTargetId);
+      if (locked.linkingTargetId) signedIn = await linkIdentityExternal(c, identity, { userId: locked.linkingTargetId, sessionId: locked.linkingSessionId });
       else if (locked.inviteToken) signedIn = await acceptInviteExternal(c, identity, invitation);
       else signedIn = await signInExternal(c, identity);
       created = c.createdUserId;

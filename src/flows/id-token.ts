@@ -4,7 +4,6 @@
 // the signed-in user) exactly as the OAuth callback does.
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { base64url, utf8 } from '../crypto/encoding.ts';
-import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
 import { APPLE_ISSUERS } from '../oauth/apple.ts';
@@ -13,7 +12,7 @@ import { enabledProvider, oauthContext } from '../oauth/context.ts';
 import type { OAuthProvider, ProviderSettings } from '../oauth/provider.ts';
 import { FACEBOOK_ISSUER } from '../oauth/facebook.ts';
 import { GOOGLE_ISSUER } from '../oauth/google.ts';
-import { linkIdentityExternal, signInExternal } from './external-accounts.ts';
+import { type LinkTarget, linkIdentityExternal, signInExternal } from './external-accounts.ts';
 import { externalGrant } from './external-grant.ts';
 import { customClient, lookupCustomProvider } from './custom-provider.ts';
 import { identityFromUser, providerBudget } from './external.ts';
@@ -96,7 +95,8 @@ async function sha256Hex(s: string): Promise<string> {
   return [...d].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, meta: RequestMeta, linkTarget?: UserRow): Promise<TokenResponse> {
+/** `link`: POST /token?grant_type=id_token&link_identity=true, the bearer's user and session the identity joins. */
+export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, meta: RequestMeta, link?: LinkTarget): Promise<TokenResponse> {
   const idToken = p.id_token ?? '';
   if (!idToken) throw new OAuthApiError('invalid request', 'id_token required');
   if (!p.provider && (!p.client_id || !p.issuer)) throw new OAuthApiError('invalid request', 'provider or client_id and issuer required');
@@ -129,5 +129,5 @@ export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, me
     if (tokenNonce && (await sha256Hex(given)) !== tokenNonce) throw new OAuthApiError('invalid nonce', 'Nonces mismatch');
   }
   const identity = identityFromUser(name, verified.user, found.settings.emailOptional);
-  return externalGrant(deps, aud, meta, 'oauth', (c) => (linkTarget ? linkIdentityExternal(c, identity, linkTarget.id) : signInExternal(c, identity)));
+  return externalGrant(deps, aud, meta, 'oauth', (c) => (link ? linkIdentityExternal(c, identity, link) : signInExternal(c, identity)));
 }

@@ -9,6 +9,7 @@ import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { findUserByEmail, findUserById, type IdentityRow, listIdentities, updateUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, forbidden, notFound, unprocessable } from '../http/errors.ts';
+import { requireAal2WhenMfa } from './aal2-rule.ts';
 import { mergeMetadata } from './update-user.ts';
 import { type Notification, notify } from './notify.ts';
 import type { RequestMeta } from './session.ts';
@@ -51,6 +52,8 @@ export async function unlinkIdentity(deps: Deps, auth: AuthContext, identityId: 
   if (!UUID_RE.test(identityId)) throw notFound('validation_failed', 'identity_id must be an UUID');
   const tokenAud = Array.isArray(auth.claims.aud) ? auth.claims.aud[0] : auth.claims.aud;
   if (!tokenAud || aud !== tokenAud) throw forbidden('unexpected_audience', "Token audience doesn't match request audience");
+  // Review 2026-12-01 M2: unlinking may move the account to another identity's address (its recovery channel).
+  await requireAal2WhenMfa(deps.db, auth.user.id, auth.session?.aal, 'unlink an identity');
   if (auth.identities.length <= 1) throw unprocessable('single_identity_not_deletable', 'User must have at least 1 identity after unlinking');
   const target = auth.identities.find((i) => i.id === identityId.toLowerCase());
   if (!target) throw unprocessable('identity_not_found', "Identity doesn't exist");

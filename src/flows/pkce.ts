@@ -62,7 +62,10 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
     await deleteFlowState(tx, flow.id);
     // A PKCE identity link is made here, by whoever holds the verifier: the client that started it
     // (flows/external.ts, review M1).
-    if (flow.linkingIdentity) user = await linkIdentityExternal({ deps, tx, aud, ip: meta.ip, notices }, flow.linkingIdentity as ExternalIdentity, user.id);
+    if (flow.linkingIdentity) {
+      const target = { userId: user.id, sessionId: flow.linkingSessionId };
+      user = await linkIdentityExternal({ deps, tx, aud, ip: meta.ip, notices }, flow.linkingIdentity as ExternalIdentity, target);
+    }
     const oauth = flow.authenticationMethod === 'oauth';
     await insertAudit(tx, { actor: user, action: 'login', traits: oauth ? { provider_type: flow.providerType } : { provider: 'email' }, ip: meta.ip, now });
     const issued = await createSession(deps, tx, user, AMR[flow.authenticationMethod] ?? 'otp', meta);

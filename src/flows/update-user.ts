@@ -5,13 +5,14 @@ import { timingSafeEqual } from '../crypto/encoding.ts';
 import { tokenHash } from '../crypto/otp.ts';
 import { insertAudit } from '../db/audit.ts';
 import { isUniqueViolation, transaction } from '../db/database.ts';
-import { hasVerifiedFactor, listFactors } from '../db/mfa.ts';
+import { listFactors } from '../db/mfa.ts';
 import { OTT_TYPES, clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { findUserById, findUserByPhone, listIdentities, updateUser, type NewUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
+import { requireAal2WhenMfa } from './aal2-rule.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
 import { requestEmailChange } from './email-change.ts';
 import { type Notification, notifyAll } from './notify.ts';
@@ -112,9 +113,7 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
   const newEmail = p.email ? validateEmail(p.email) : undefined;
   const changeEmail = newEmail !== undefined && newEmail !== (user.email ?? '');
   // GoTrue's UserUpdate: with MFA on, an aal1 session cannot take over the account's sign-in details.
-  if ((p.password || changeEmail || changePhone) && auth.session?.aal !== 'aal2' && await hasVerifiedFactor(deps.db, user.id)) {
-    throw new ApiError(401, 'insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.');
-  }
+  if (p.password || changeEmail || changePhone) await requireAal2WhenMfa(deps.db, user.id, auth.session?.aal, 'update email or password');
   // GoTrue: an SSO account's sign-in details belong to its IdP.
   if (user.isSsoUser && (p.password || changeEmail || changePhone || p.nonce)) {
     throw new ApiError(422, 'user_sso_managed', 'Updating email, phone, password of a SSO account only possible via SSO');

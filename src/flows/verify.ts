@@ -44,6 +44,8 @@ export interface VerifyInput {
   email?: string;
   /** …or the hash carried by the link. */
   tokenHash?: string;
+  /** The request's rate-limit client key: an old-format link's miss is spent from its share (link-tokens.ts). */
+  client?: string;
 }
 
 export type Verified =
@@ -113,7 +115,7 @@ async function locate(deps: Deps, input: VerifyInput): Promise<Located> {
     throw tokenInvalid();
   }
   // A link: found by its own random value, never by anything computed from the address and code.
-  const rows = await findLinkedTokens(deps, input.tokenHash ?? '', candidates.map((c) => c.ott));
+  const rows = await findLinkedTokens(deps, input.tokenHash ?? '', candidates.map((c) => c.ott), input.client);
   for (const c of candidates) {
     const row = rows.find((r) => r.tokenType === c.ott);
     if (!row) continue;

@@ -70,7 +70,7 @@ function sso(): Operation[] {
   const off = 'While SAML_ENABLED is off: 404 `saml_provider_disabled`.';
   const provider = {
     type: 'object',
-    description: 'GoTrue\'s SSOProvider: id, resource_id?, disabled (null or a boolean), saml {entity_id, metadata_xml? (not in lists), metadata_url?, attribute_mapping {keys?}, name_id_format?}, domains [{domain}], created_at, updated_at.',
+    description: 'GoTrue\'s SSOProvider: id, resource_id?, disabled (null or a boolean), allow_any_email_domain (authsvc\'s: may assert addresses outside its domains), saml {entity_id, metadata_xml? (not in lists), metadata_url?, attribute_mapping {keys?}, name_id_format?}, domains [{domain}], created_at, updated_at.',
   };
   const adminErrors: Record<string, Reply> = {
     400: { description: '`validation_failed`, `saml_metadata_fetch_failed`, `sso_domain_already_exists`, `saml_entity_id_mismatch`.', error: true },
@@ -102,7 +102,7 @@ function sso(): Operation[] {
       form: { type: 'object', properties: { SAMLResponse: str, RelayState: str } },
       replies: {
         302: redirect('To the redirect target with a session in the fragment, or `?code=` for PKCE.'),
-        303: redirect('To SITE_URL with `error`, `error_code`, `error_description` in the query (every refusal).'),
+        303: redirect('To SITE_URL with `error`, `error_code`, `error_description` in the query (every refusal; `saml_email_domain_not_allowed` for an address outside the provider\'s domains).'),
         404: { description: off, error: true }, 413: { description: '`request_entity_too_large`.', error: true },
         501: { description: '`saml_not_supported_on_runtime`.', error: true },
       },
@@ -302,9 +302,15 @@ function external(): Operation[] {
     {
       method: 'get', path: '/user/identities/authorize', summary: 'Link an OAuth identity to the signed-in user', tag: 'user', gotrue: 'LinkIdentity', auth: 'user',
       query: [...authorizeQuery, { name: 'skip_http_redirect', description: '`true`: answer the URL as JSON.', schema: { enum: ['true', 'false'] } }],
-      replies: { 200: json('UrlResponse', 'With skip_http_redirect=true.'), 302: redirect('To the provider.') },
+      replies: {
+        200: json('UrlResponse', 'With skip_http_redirect=true.'), 302: redirect('To the provider.'),
+        401: { description: '`insufficient_aal`: a verified factor exists and the session is aal1 (checked again when the link completes).', error: true },
+      },
     },
-    { method: 'delete', path: '/user/identities/{identity_id}', summary: 'Unlink an identity', tag: 'user', gotrue: 'DeleteIdentity', auth: 'user', replies: { 200: empty } },
+    {
+      method: 'delete', path: '/user/identities/{identity_id}', summary: 'Unlink an identity (aal2 when MFA is on)', tag: 'user', gotrue: 'DeleteIdentity', auth: 'user',
+      replies: { 200: empty, 401: { description: '`insufficient_aal`: a verified factor exists and the session is aal1.', error: true } },
+    },
   ];
 }
 

@@ -5,6 +5,7 @@ import type { AppEnv } from '../app-env.ts';
 import {
   callbackRedirectBase, errorRedirect, externalAuthorizeUrl, finishExternalCallback, loadCallbackState, oauthErrorParams,
 } from '../flows/external.ts';
+import { requireAal2WhenMfa } from '../flows/aal2-rule.ts';
 import { unlinkIdentity } from '../flows/identities.ts';
 import { requireAuth } from '../http/auth.ts';
 import { bindStateToBrowser, browserStarted, unbindState } from '../http/oauth-binding.ts';
@@ -73,7 +74,7 @@ async function callback(c: Context<AppEnv>) {
     return c.redirect(errorRedirect(deps.config.siteUrl, oauthErrorParams(err), false), 303);
   }
   try {
-    const done = await finishExternalCallback(deps, flow, params, requestAud(c), requestMeta(c));
+    const done = await finishExternalCallback(deps, flow, params, requestAud(c), requestMeta(c), rateLimitKey(c));
     return c.redirect(done.location, 302);
   } catch (err) {
     const level = !(err instanceof ApiError) || err.status >= 500 ? 'error' : 'info';
@@ -90,9 +91,14 @@ const manualLinkingDisabled = () => notFound('manual_linking_disabled', 'Manual 
 externalRoutes.get('/user/identities/authorize', requireAuth, async (c) => {
   const deps = c.get('deps');
   if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
+  const { user, session } = c.get('auth');
+  // Review 2026-12-01 M2: PUT /user's rule; checked again when the link completes.
+  await requireAal2WhenMfa(deps.db, user.id, session?.aal, 'link an identity');
   const query = queryOf(c);
   const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
-  const { url, state } = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer, linkingTargetId: c.get('auth').user.id });
+  const { url, state } = await externalAuthorizeUrl(deps, {
+    provider: query.get('provider') ?? '', query, referrer, linkingTargetId: user.id, linkingSessionId: session?.id,
+  });
   // Kept by a browser only when the app calls from the same origin: a cross-origin app links
   // with PKCE (flowType 'pkce'), completed at its code exchange; see http/oauth-binding.ts.
   bindStateToBrowser(c, state);

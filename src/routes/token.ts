@@ -66,7 +66,9 @@ tokenRoutes.post('/token', async (c) => {
       if (!c.req.header('authorization')) throw new OAuthApiError('invalid request', 'Linking requires a valid user access token in Authorization');
       await requireAuth(c, async () => undefined);
     }
-    const token = await idTokenGrant(deps, body, requestAud(c), requestMeta(c), body.link_identity ? c.get('auth').user : undefined);
+    const auth = body.link_identity ? c.get('auth') : undefined;
+    const link = auth && { userId: auth.user.id, sessionId: auth.session?.id ?? null };
+    const token = await idTokenGrant(deps, body, requestAud(c), requestMeta(c), link);
     return c.json(token.body, 200, token.headers);
   }
   // GoTrue's isIgnoreCaptchaRoute exempts only refresh_token, pkce and id_token: web3 and unknown

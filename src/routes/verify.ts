@@ -7,7 +7,7 @@ import { verifyPhoneToken } from '../flows/phone.ts';
 import { validatePhone } from '../flows/validate.ts';
 import { errorFragment, fragment, isEmailVerifyType, verifyEmailToken } from '../flows/verify.ts';
 import { ApiError, forbidden, validationFailed } from '../http/errors.ts';
-import { enforceRateLimit } from '../http/rate-limit.ts';
+import { enforceRateLimit, rateLimitKey } from '../http/rate-limit.ts';
 import { optStr, readJson } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
@@ -49,9 +49,9 @@ verifyRoutes.post('/verify', async (c) => {
   const aud = requestAud(c);
   if (b.token_hash) {
     if (b.email || b.phone || b.redirect_to) throw validationFailed('Only the token_hash and type should be provided');
-    if (b.type === 'email_change') return emailChangeJson(c, await verifyEmailChange(deps, { aud, tokenHash: b.token_hash }, requestMeta(c)));
+    if (b.type === 'email_change') return emailChangeJson(c, await verifyEmailChange(deps, { aud, tokenHash: b.token_hash, client: rateLimitKey(c) }, requestMeta(c)));
     if (!isEmailVerifyType(b.type)) throw validationFailed('Invalid email verification type');
-    const v = await verifyEmailToken(deps, { type: b.type, aud, tokenHash: b.token_hash }, requestMeta(c));
+    const v = await verifyEmailToken(deps, { type: b.type, aud, tokenHash: b.token_hash, client: rateLimitKey(c) }, requestMeta(c));
     return c.json({ ...v.token!.body, type: v.type }, 200, v.token!.headers);
   }
   if (Boolean(b.email) === Boolean(b.phone)) throw validationFailed('Only an email address or phone number should be provided on verify');
@@ -84,7 +84,7 @@ verifyRoutes.get('/verify', async (c) => {
   const target = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList).split('#')[0]!;
   try {
     if (type === 'email_change') {
-      const r = await verifyEmailChange(deps, { aud: requestAud(c), tokenHash: token, issueCode: true }, requestMeta(c));
+      const r = await verifyEmailChange(deps, { aud: requestAud(c), tokenHash: token, issueCode: true, client: rateLimitKey(c) }, requestMeta(c));
       if (r.kind === 'code') return c.redirect(withQuery(target, { code: r.authCode }), 303);
       if (r.kind === 'half') {
         const base = r.pkce ? withQuery(target, { message: r.message }) : target;
@@ -93,7 +93,7 @@ verifyRoutes.get('/verify', async (c) => {
       return c.redirect(`${target}#${sessionFragment(r.token.body, 'email_change')}`, 303);
     }
     if (!isEmailVerifyType(type)) throw validationFailed('Invalid email verification type');
-    const v = await verifyEmailToken(deps, { type, aud: requestAud(c), tokenHash: token }, requestMeta(c), { issueCode: true });
+    const v = await verifyEmailToken(deps, { type, aud: requestAud(c), tokenHash: token, client: rateLimitKey(c) }, requestMeta(c), { issueCode: true });
     if (v.authCode) return c.redirect(withQuery(target, { code: v.authCode }), 303);
     return c.redirect(`${target}#${sessionFragment(v.token!.body, v.type)}`, 303);
   } catch (err) {

@@ -1,15 +1,17 @@
 // Who a SAML identity signs in as (GoTrue: createAccountFromExternalIdentity with an `sso:<id>`
 // provider, whose linking domain is that provider alone): the user holding the identity; else
 // the one user with an identity of the same provider and the same email; else a new SSO user
-// (is_sso_user, its email confirmed: the IdP vouches for it). SSO users never link to accounts
-// of other providers, and their email need not be unique.
+// (is_sso_user, its email confirmed: the IdP vouches for it, and only for its domains: domains.ts).
+// SSO users never link to accounts of other providers, and their email need not be unique.
 import { insertAudit } from '../db/audit.ts';
 import { findIdentitiesByEmails, findIdentityByProviderId, providersOfUser, touchIdentity } from '../db/identities.ts';
+import type { SsoProvider } from '../db/sso.ts';
 import { findUserById, insertIdentity, insertUser, isBanned, updateUser, type UserRow } from '../db/users.ts';
 import type { LinkContext } from '../flows/external-accounts.ts';
 import { mergeMetadata } from '../flows/update-user.ts';
 import { ApiError, forbidden, unprocessable } from '../http/errors.ts';
 import { beforeUserCreated } from '../hooks/user-created.ts';
+import { assertVouched } from './domains.ts';
 
 export interface SsoIdentity {
   /** `sso:<provider uuid>`. */
@@ -26,7 +28,8 @@ async function withProviders(c: LinkContext, user: UserRow, data: Record<string,
   return updateUser(c.tx, user.id, { rawAppMetaData: app, rawUserMetaData: mergeMetadata(user.rawUserMetaData ?? {}, data), updatedAt: c.deps.now() });
 }
 
-export async function signInSso(c: LinkContext, x: SsoIdentity): Promise<{ user: UserRow; created: boolean }> {
+/** `idp`: the provider, which must vouch for the account's address too (an account it made before L4's check may carry another domain's). */
+export async function signInSso(c: LinkContext, x: SsoIdentity, idp: SsoProvider): Promise<{ user: UserRow; created: boolean }> {
   const now = c.deps.now();
   const email = x.email.toLowerCase();
   let user: UserRow | undefined;
@@ -62,6 +65,7 @@ export async function signInSso(c: LinkContext, x: SsoIdentity): Promise<{ user:
     else await insertAudit(c.tx, { actor: user, action: 'identity_linked', traits: { identity_id: identity.id, provider: x.provider, provider_id: x.sub }, ip: c.ip, now });
     user = await withProviders(c, user, x.data);
   }
+  if (user.email) assertVouched(idp, user.email);
   if (isBanned(user, now)) throw forbidden('user_banned', 'User is banned');
   if (!user.emailConfirmedAt && user.email === email) user = await updateUser(c.tx, user.id, { emailConfirmedAt: now, updatedAt: now });
   await insertAudit(c.tx, { actor: user, action: 'login', traits: { provider: x.provider }, ip: c.ip, now });

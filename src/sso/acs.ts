@@ -19,6 +19,7 @@ import { storableData } from '../oauth/claims.ts';
 import { errorFields } from '../telemetry/logger.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
 import { signInSso } from './account.ts';
+import { assertVouched } from './domains.ts';
 import { mapAttributes, samlEmail, samlUserId, type AttributeMapping } from './attributes.ts';
 import { parseIdpMetadata, refreshedMetadata } from './providers.ts';
 import { checkResponse, InvalidAssertion } from './response-checks.ts';
@@ -152,6 +153,7 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
   const email = (mapped || samlEmail(assertion)).trim();
   if (!email) throw badRequest('saml_assertion_no_email', 'SAML Assertion does not contain an email address');
   if (hasUnstorableChars(email) || [...email].length > 255) throw badRequest('email_address_invalid', 'Email address from the SAML IdP is invalid');
+  assertVouched(provider, email);
   const providerType = `sso:${provider.provider.id}`;
   const data = identityData(provider.saml.entityId, sub, email, { ...claims, email });
   const base = started.redirectTo && isRedirectAllowed(started.redirectTo, deps.config.siteUrl, deps.config.uriAllowList) ? started.redirectTo : deps.config.siteUrl;
@@ -163,7 +165,7 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
     if (!(await useAssertionId(tx, provider.provider.id, assertion.id, expiresAt))) throw notValid('the Assertion has already been used');
     if (refreshed) await updateSamlProviderRow(tx, provider.saml.id, { metadataXml: refreshed.xml }, now);
     const flow = started.flowStateId ? await findFlowStateById(tx, started.flowStateId, { forUpdate: true }) : undefined;
-    const { user, created } = await signInSso({ deps, tx, aud, ip: meta.ip }, { provider: providerType, sub, email, data });
+    const { user, created } = await signInSso({ deps, tx, aud, ip: meta.ip }, { provider: providerType, sub, email, data }, provider);
     createdUserId = created ? user.id : undefined;
     if (flow?.codeChallenge && flow.authCode) {
       if (flow.userId) throw badRequest('flow_state_already_used', 'State has already been used');

@@ -30,6 +30,8 @@ export const SsoProviderBody = z.object({
   name_id_format: optStr,
   resource_id: z.string().nullish().transform((v) => v ?? undefined),
   disabled: optBool,
+  /** authsvc's: the IdP may assert addresses outside its domains (domains.ts). */
+  allow_any_email_domain: optBool,
 });
 export type SsoProviderParams = z.infer<typeof SsoProviderBody>;
 
@@ -46,6 +48,7 @@ export function providerJson(p: SsoProvider, withXml = true): Record<string, unk
   const out: Record<string, unknown> = { id: p.provider.id };
   if (p.provider.resourceId !== null) out.resource_id = p.provider.resourceId;
   out.disabled = p.provider.disabled;
+  out.allow_any_email_domain = p.provider.allowAnyEmailDomain === true;
   out.saml = saml;
   out.domains = p.domains.map((d) => ({ domain: d.domain }));
   out.created_at = p.provider.createdAt;
@@ -197,7 +200,7 @@ export async function adminCreateSsoProvider(deps: Deps, p: SsoProviderParams): 
   const id = crypto.randomUUID();
   try {
     await transaction(deps.db, (tx) => insertSsoProvider(tx, {
-      id, resourceId: p.resource_id ?? null, disabled: p.disabled ?? null, entityId: meta.entityId, metadataXml: xml,
+      id, resourceId: p.resource_id ?? null, disabled: p.disabled ?? null, allowAnyEmailDomain: p.allow_any_email_domain ?? false, entityId: meta.entityId, metadataXml: xml,
       metadataUrl: p.metadata_url ?? null, attributeMapping: storedMapping(p.attribute_mapping), nameIdFormat: p.name_id_format || null,
       domains: [...new Set(domains)], now: deps.now(),
     }));
@@ -240,6 +243,9 @@ export async function adminUpdateSsoProvider(deps: Deps, current: SsoProvider, p
   if ((p.name_id_format ?? '') !== (current.saml.nameIdFormat ?? '')) saml.nameIdFormat = p.name_id_format || null;
   if (p.resource_id !== undefined && (p.resource_id || null) !== current.provider.resourceId) row.resourceId = p.resource_id || null;
   if (p.disabled !== undefined && p.disabled !== current.provider.disabled) row.disabled = p.disabled;
+  if (p.allow_any_email_domain !== undefined && p.allow_any_email_domain !== (current.provider.allowAnyEmailDomain === true)) {
+    row.allowAnyEmailDomain = p.allow_any_email_domain;
+  }
   const modified = Object.keys(saml).length > 0 || Object.keys(row).length > 0 || create.length > 0 || remove.length > 0;
   if (modified) {
     const now = deps.now();
