@@ -173,6 +173,51 @@ describe('passkeys: registration and sign-in', () => {
   });
 });
 
+let phoneN = 0;
+const uniquePhone = () => `1555${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++phoneN % 10)}`;
+
+describe('passkeys: soft-deleted users (security review 2026-12-01, M3)', () => {
+  test('M3 (security review 2026-12-01): a soft-deleted user cannot sign in with a passkey; the soft delete removes the passkeys and clears the confirmations', async () => {
+    const t = await app();
+    const adm = await admin(t);
+    const email = uniqueEmail('m3');
+    const password = 'correct-horse-1';
+    const created = await t.request('POST', '/admin/users', { email, phone: uniquePhone(), password, email_confirm: true, phone_confirm: true }, adm);
+    expect(created.status, await created.clone().text()).toBe(200);
+    const userId = ((await created.json()) as Json).id as string;
+    const session = (await (await t.request('POST', '/token?grant_type=password', { email, password })).json()) as Json;
+    const key = await SoftAuthenticator.create(ORIGIN);
+    expect((await register(t, session.access_token, key)).status).toBe(200);
+
+    expect((await t.request('DELETE', `/admin/users/${userId}`, { should_soft_delete: true }, adm)).status).toBe(200);
+    const before = (await (await t.request('GET', `/admin/users/${userId}`, undefined, adm)).json()) as Json;
+    expect(await errorOf(await t.request('POST', '/token?grant_type=password', { email, password }, V2024))).toMatchObject({ status: 400, code: 'invalid_credentials' });
+    // Refused as an unknown user is, with nothing to tell the two apart.
+    expect(await errorOf(await signIn(t, key))).toMatchObject({ status: 400, code: 'webauthn_verification_failed', message: 'Credential verification failed' });
+
+    const after = (await (await t.request('GET', `/admin/users/${userId}`, undefined, adm)).json()) as Json;
+    expect(after.deleted_at).toBeTruthy();
+    expect(after.last_sign_in_at).toBe(before.last_sign_in_at);
+    expect(after.email_confirmed_at).toBeUndefined();
+    expect(after.phone_confirmed_at).toBeUndefined();
+    expect(await db.orm.select().from(db.t.webauthnCredentials).where(eq(db.t.webauthnCredentials.userId, userId))).toEqual([]);
+    expect(await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, userId))).toEqual([]);
+    expect(await (await t.request('GET', `/admin/users/${userId}/passkeys`, undefined, adm)).json()).toEqual([]);
+  });
+
+  test('M3 (security review 2026-12-01): passkeys left by an earlier soft delete (made before they were removed) do not sign in', async () => {
+    const t = await app();
+    const { session, key } = await userWithPasskey(t);
+    expect((await signIn(t, key)).status).toBe(200);
+    await db.orm.update(db.t.users).set({ deletedAt: new Date() }).where(eq(db.t.users.id, session.user.id));
+    const sessions = (await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, session.user.id))).length;
+    expect(await errorOf(await signIn(t, key))).toMatchObject({ status: 400, code: 'webauthn_verification_failed' });
+    // No session was made, the counter did not move (the assertion was never checked).
+    expect(await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, session.user.id))).toHaveLength(sessions);
+    expect((await db.orm.select().from(db.t.webauthnCredentials).where(eq(db.t.webauthnCredentials.userId, session.user.id)))[0]!.signCount).toBe(1);
+  });
+});
+
 describe('passkeys: management and gates', () => {
   test('rename (404 for unknown or malformed ids, name rules), delete (204), admin list and delete', async () => {
     const t = await app();

@@ -52,10 +52,17 @@ export async function authenticationVerify(deps: Deps, input: CeremonyInput, met
 
   const outcome = await transaction(deps.db, async (tx) => {
     const userId = handleUserId(response.response.userHandle);
-    const user = userId ? await findUserById(tx, userId) : undefined;
+    const found = userId ? await findUserById(tx, userId) : undefined;
+    // A soft-deleted user is a missing one (review M3): GoTrue's answer too, as its soft delete
+    // removes the passkeys. Passkeys left by a soft delete made before authsvc removed them stay
+    // refused here.
+    const user = found?.deletedAt ? undefined : found;
     // The passkey row is locked: two assertions cannot both move its counter from one value.
     const passkey = user ? await lockPasskeyByCredentialId(tx, fromBase64url(response.rawId)) : undefined;
-    if (!user || !passkey || passkey.userId !== user.id) return { failed: verificationFailed(new CeremonyError('assertion refused: unknown user or credential')) };
+    if (!user || !passkey || passkey.userId !== user.id) {
+      const reason = found?.deletedAt ? 'the user is soft-deleted' : 'unknown user or credential';
+      return { failed: verificationFailed(new CeremonyError(`assertion refused: ${reason}`)) };
+    }
     let result: Awaited<ReturnType<typeof verifyAssertion>>;
     try {
       result = await verifyAssertion(response, expected, {
