@@ -132,5 +132,7 @@ export type Support = { built: true } | { built: false; refuse: boolean; because
 export type ConfigVariable = { name: string; default: string; description: string; support: Support };
 
 /** The account-change notifications, by GoTrue's names (`<kind>_notification` is the email's action type). */
-export const NOTIFICATION_KINDS = ['password_changed', 'email_changed', 'phone_changed', 'identity_linked', 'identity_unlinked', 'mfa_factor_enrolled', 'mfa_factor_unenrolled'] as const;
+export const NOTIFICATION_KINDS = ['password_changed', 'email_changed', 'phone_changed', 'identity_linked', 'identity_unlinked', 'mfa_factor_enrolled', 'mfa_factor_unenrolled',
+  // authsvc's own: GoTrue has no passkey notifications.
+  'passkey_added', 'passkey_removed'] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
