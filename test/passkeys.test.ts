@@ -66,7 +66,7 @@ describe('passkeys: registration and sign-in', () => {
     expect(Object.keys(opts)).toEqual(['challenge_id', 'options', 'expires_at']);
     expect(opts.options).toMatchObject({
       rp: { name: 'auth-js tests', id: 'localhost' }, user: { name: email, displayName: email, id: b64url(new TextEncoder().encode(session.user.id)) },
-      timeout: 300000, authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' }, attestation: 'none',
+      timeout: 300000, authenticatorSelection: { residentKey: 'required', userVerification: 'required' }, attestation: 'none',
     });
     expect(opts.options.pubKeyCredParams[0]).toEqual({ type: 'public-key', alg: -7 });
     const key = await SoftAuthenticator.create(ORIGIN);
@@ -88,7 +88,7 @@ describe('passkeys: registration and sign-in', () => {
     const t = await app();
     const { session, key, passkey } = await userWithPasskey(t);
     const opts = await signInOptions(t);
-    expect(opts.options).toEqual({ challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), timeout: 300000, rpId: 'localhost', userVerification: 'preferred' });
+    expect(opts.options).toEqual({ challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), timeout: 300000, rpId: 'localhost', userVerification: 'required' });
     const res = await t.request('POST', '/passkeys/authentication/verify', { challenge_id: opts.challenge_id, credential: await key.assert(opts.options) }, V2024);
     expect(res.status, await res.clone().text()).toBe(200);
     expect(res.headers.get('sb-auth-user-id')).toBe(session.user.id);
@@ -215,6 +215,35 @@ describe('passkeys: soft-deleted users (security review 2026-12-01, M3)', () => 
     // No session was made, the counter did not move (the assertion was never checked).
     expect(await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, session.user.id))).toHaveLength(sessions);
     expect((await db.orm.select().from(db.t.webauthnCredentials).where(eq(db.t.webauthnCredentials.userId, session.user.id)))[0]!.signCount).toBe(1);
+  });
+});
+
+describe('passkeys: user verification (PASSKEY_USER_VERIFICATION; security review 2026-12-01, section 5)', () => {
+  const noUv = { register: FLAG.UP | FLAG.AT, assert: FLAG.UP };
+
+  test('required by default: the options ask for it, and a registration or a sign-in without the UV flag is refused', async () => {
+    const t = await app();
+    const { session } = await signUpConfirmed(t, uniqueEmail('uv'));
+    const key = await SoftAuthenticator.create(ORIGIN);
+    expect(await errorOf(await register(t, session.access_token, key, { flags: noUv.register }))).toMatchObject({ status: 400, code: 'webauthn_verification_failed' });
+    expect(await db.orm.select().from(db.t.webauthnCredentials).where(eq(db.t.webauthnCredentials.userId, session.user.id))).toEqual([]);
+    expect((await register(t, session.access_token, key)).status).toBe(200);
+    expect(await errorOf(await signIn(t, key, { flags: noUv.assert }))).toMatchObject({ status: 400, code: 'webauthn_verification_failed' });
+    expect((await signIn(t, key)).status).toBe(200);
+  });
+
+  test('preferred and discouraged: the options say so, and a passkey without user verification registers and signs in', async () => {
+    for (const uv of ['preferred', 'discouraged']) {
+      const t = await app({ AUTHSVC_PASSKEY_USER_VERIFICATION: uv });
+      const { session } = await signUpConfirmed(t, uniqueEmail('uv'));
+      const reg = (await (await t.request('POST', '/passkeys/registration/options', {}, bearer(session.access_token))).json()) as Json;
+      expect(reg.options.authenticatorSelection).toEqual({ residentKey: 'required', userVerification: uv });
+      expect((await signInOptions(t)).options.userVerification).toBe(uv);
+      const key = await SoftAuthenticator.create(ORIGIN);
+      expect((await register(t, session.access_token, key, { flags: noUv.register })).status, uv).toBe(200);
+      expect((await signIn(t, key, { flags: noUv.assert })).status, uv).toBe(200);
+    }
+    await expect(app({ AUTHSVC_PASSKEY_USER_VERIFICATION: 'sometimes' })).rejects.toThrow(/PASSKEY_USER_VERIFICATION/);
   });
 });
 

@@ -263,7 +263,7 @@ function build(c: Flat, local: boolean): Config {
       challengeExpiry: c.WEBAUTHN_CHALLENGE_EXPIRY_DURATION,
     },
     console: { enabled: c.CONSOLE_ENABLED ?? local },
-    passkey: { enabled: c.PASSKEY_ENABLED, maxPerUser: c.PASSKEY_MAX_PASSKEYS_PER_USER },
+    passkey: { enabled: c.PASSKEY_ENABLED, maxPerUser: c.PASSKEY_MAX_PASSKEYS_PER_USER, userVerification: c.PASSKEY_USER_VERIFICATION },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,
       refreshTokenReuseInterval: c.SECURITY_REFRESH_TOKEN_REUSE_INTERVAL,

@@ -188,6 +188,7 @@ const STATIC_FIELDS = {
   WEBAUTHN_CHALLENGE_EXPIRY_DURATION: f(withDefault(secondsOr(300), 300), '5m', 'Lifetime of a passkey registration or sign-in challenge (WebAuthn factors use MFA_CHALLENGE_EXPIRY_DURATION).'),
   PASSKEY_ENABLED: f(bool(false), 'false', 'Enables passkeys: sign-in with a discoverable WebAuthn credential, and the /passkeys endpoints.'),
   PASSKEY_MAX_PASSKEYS_PER_USER: f(withDefault(integer(0), 10), '10', 'Most passkeys a user may register.'),
+  PASSKEY_USER_VERIFICATION: f(withDefault(oneOf(['required', 'preferred', 'discouraged']), 'required'), 'required', 'User verification (PIN, biometrics) asked of passkeys, which sign in alone: required (a ceremony without it is refused), preferred or discouraged (GoTrue: preferred). WebAuthn MFA factors always use preferred.'),
   RATE_LIMIT_PASSKEY: f(withDefault(nonNegativeNumber, 30), '30', 'Passkey sign-in option requests per IP per 5 minutes.'),
   SECURITY_DB_ENCRYPTION_ENCRYPT: f(bool(false), 'false', 'Store TOTP secrets and phone factor codes encrypted (GoTrue\'s format: AES-256-GCM under a per-row HKDF-SHA256 key); values written plain or under an older key are re-encrypted when next verified.'),
   SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: f(textOr(''), 'required when encrypting', 'Id of the key new values are encrypted with; it must also be in SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS.'),

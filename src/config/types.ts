@@ -80,7 +80,8 @@ export interface Config {
   };
   /** The relying party of WebAuthn factors and passkeys; empty values are refused at request time. */
   webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpiry: number };
-  passkey: { enabled: boolean; maxPerUser: number };
+  /** userVerification: what passkey ceremonies ask for; `required` also refuses a response without it. */
+  passkey: { enabled: boolean; maxPerUser: number; userVerification: 'required' | 'preferred' | 'discouraged' };
   /**
    * Every setting as parsed (FIELD_NAMES → value, secrets included) and the names that were set
    * (local-mode defaults count as set): read only by maskedSettings (config/effective.ts).
