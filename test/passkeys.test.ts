@@ -245,6 +245,26 @@ describe('passkeys: user verification (PASSKEY_USER_VERIFICATION; security revie
     }
     await expect(app({ AUTHSVC_PASSKEY_USER_VERIFICATION: 'sometimes' })).rejects.toThrow(/PASSKEY_USER_VERIFICATION/);
   });
+
+  test('a WebAuthn MFA factor keeps "preferred" while passkeys require it: a key without user verification enrols and verifies', async () => {
+    const t = await app({ AUTHSVC_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true', AUTHSVC_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true' });
+    const { session } = await signUpConfirmed(t, uniqueEmail('uv-mfa'));
+    const factor = (await (await t.request('POST', '/factors', { factor_type: 'webauthn', friendly_name: 'key' }, bearer(session.access_token))).json()) as Json;
+    const step = async (token: string, type: string, answer: (o: Json) => Promise<unknown>) => {
+      const ch = (await (await t.request('POST', `/factors/${factor.id}/challenge`, {}, bearer(token))).json()) as Json;
+      // GoTrue's options name no level (the browser's default, "preferred"), and never "required".
+      const pk = ch.webauthn.credential_options.publicKey as Json;
+      expect([undefined, 'preferred']).toContain(pk.authenticatorSelection?.userVerification ?? pk.userVerification);
+      const res = await t.request('POST', `/factors/${factor.id}/verify`, {
+        challenge_id: ch.id, webauthn: { type, rpId: 'localhost', rpOrigins: [ORIGIN], credential_response: await answer(ch.webauthn.credential_options.publicKey) },
+      }, bearer(token));
+      expect(res.status, await res.clone().text()).toBe(200);
+      return (await res.json()) as Json;
+    };
+    const key = await SoftAuthenticator.create(ORIGIN);
+    const aal2 = await step(session.access_token, 'create', (o) => key.register(o, { flags: noUv.register }));
+    await step(aal2.access_token, 'request', (o) => key.assert(o, { flags: noUv.assert }));
+  });
 });
 
 describe('passkeys: management and gates', () => {
