@@ -494,6 +494,39 @@ describe('delete', () => {
     expect(await auditFor(created.id, 'user_deleted')).toHaveLength(2);
   });
 
+  test('M3 (security review 2026-12-01): soft delete removes every way back in (MFA factors with WebAuthn credentials, recovery codes, passkeys, ceremonies, flow states) and clears the confirmations', async () => {
+    const email = uniqueEmail();
+    const created = (await sb.auth.admin.createUser({ email, phone: uniquePhone(), password: 'pw-123456', email_confirm: true, phone_confirm: true })).data.user!;
+    expect(created.email_confirmed_at && created.phone_confirmed_at).toBeTruthy();
+    const id = created.id;
+    const now = new Date();
+    // What the user's own requests would have left (written directly: this app has no MFA or passkeys on).
+    await db.orm.insert(db.t.mfaFactors).values([
+      { id: crypto.randomUUID(), userId: id, factorType: 'totp', status: 'verified', secret: 'JBSWY3DPEHPK3PXP', createdAt: now, updatedAt: now },
+      { id: crypto.randomUUID(), userId: id, factorType: 'webauthn', status: 'verified', webAuthnCredential: { id: 'AAAA', publicKey: 'AAAA' }, createdAt: now, updatedAt: now },
+    ]);
+    const setId = crypto.randomUUID();
+    await db.orm.insert(db.t.mfaRecoveryCodeSets).values({ id: setId, userId: id, friendlyName: 'Recovery codes', createdAt: now, updatedAt: now });
+    await db.orm.insert(db.t.mfaRecoveryCodes).values({ id: crypto.randomUUID(), setId, codeHash: 'x'.repeat(64), createdAt: now });
+    await db.orm.insert(db.t.webauthnCredentials).values({ userId: id, credentialId: crypto.getRandomValues(new Uint8Array(16)), publicKey: new Uint8Array(8) });
+    await db.orm.insert(db.t.webauthnChallenges).values({ userId: id, challengeType: 'registration', sessionData: {}, expiresAt: new Date(now.getTime() + 60_000) });
+    await db.orm.insert(db.t.flowState).values({
+      id: crypto.randomUUID(), userId: id, authCode: crypto.randomUUID(), providerType: 'github', providerAccessToken: 'gho_secret',
+      authenticationMethod: 'oauth', createdAt: now, updatedAt: now,
+    });
+
+    expect((await sb.auth.admin.deleteUser(id, true)).error).toBeNull();
+    const row = (await userRow(id))!;
+    expect({ deleted: !!row.deletedAt, email: row.emailConfirmedAt, phone: row.phoneConfirmedAt, confirmed: row.confirmedAt })
+      .toEqual({ deleted: true, email: null, phone: null, confirmed: null });
+    const got = (await sb.auth.admin.getUserById(id)).data.user!;
+    expect([got.email_confirmed_at, got.phone_confirmed_at, got.factors ?? []]).toEqual([undefined, undefined, []]);
+    for (const table of [db.t.mfaFactors, db.t.mfaRecoveryCodeSets, db.t.webauthnCredentials, db.t.webauthnChallenges, db.t.flowState]) {
+      expect(await db.orm.select().from(table).where(eq(table.userId, id))).toEqual([]);
+    }
+    expect(await db.orm.select().from(db.t.mfaRecoveryCodes).where(eq(db.t.mfaRecoveryCodes.setId, setId))).toEqual([]);
+  });
+
   test('hard delete removes the user, identities, sessions and refresh tokens; audit entry stays', async () => {
     const email = uniqueEmail();
     const created = (await sb.auth.admin.createUser({ email, password: 'pw-123456', email_confirm: true })).data.user!;

@@ -19,7 +19,7 @@ const RSA_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.e
 
 const CANDIDATES = [
   'true', 'false', '7', '2h', 'https://example.com/x', 'postgres://other@db/x', 'x', 'a,b', 'twilio', 'prometheus',
-  'debug', 'turnstile', 'postgres', '+15555550100:123456', '2040-01-01T00:00:00Z', '10/1h', 'idp.internal:8443',
+  'debug', 'turnstile', 'postgres', 'preferred', '+15555550100:123456', '2040-01-01T00:00:00Z', '10/1h', 'idp.internal:8443',
   'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', 'v1,whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   JSON.stringify([{ kty: 'oct', k: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', kid: 'k1', key_ops: ['sign', 'verify'], alg: 'HS256' }]),
   RSA_KEY,

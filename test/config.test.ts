@@ -555,9 +555,11 @@ describe('parseConfig: mailer and sms', () => {
       identity_unlinked_notification: 'A sign-in method was removed from your account',
       mfa_factor_enrolled_notification: 'A new verification method was added to your account',
       mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
+      passkey_added_notification: 'A new passkey was added to your account',
+      passkey_removed_notification: 'A passkey was removed from your account',
     });
     expect(mailer.templates).toEqual({});
-    expect(Object.values(mailer.notifications)).toEqual([false, false, false, false, false, false, false]);
+    expect(Object.values(mailer.notifications)).toEqual(Array(9).fill(false));
     expect(sms.template).toBe('Your code is {{ .Code }}');
     expect(sms.testOtp).toEqual({});
   });

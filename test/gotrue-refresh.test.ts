@@ -256,6 +256,24 @@ describe('signed GoTrue refresh tokens (SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION
     expect((await refresh(t, good)).status).toBe(200);
   });
 
+  test('M3 (security review 2026-12-01): GoTrue tokens of a soft-deleted user do not refresh (live, GoTrue-era retries, legacy and signed)', async () => {
+    const t = await buildTestApp(db, { AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' });
+    const deleted = (userId: string) => exec(db, `update "${db.namespace}".users set deleted_at = now() where id = ${lit(userId)}`);
+    const notFound = 'Invalid Refresh Token: Refresh Token Not Found';
+    // Legacy: the live token (adopted, then rotated by the caller) and the predecessor inside the interval (answered here).
+    const legacy = await legacySession(3, new Date(Date.now() - 2000));
+    await deleted(legacy.user.id);
+    for (const token of [legacy.tokens[2]!, legacy.tokens[1]!]) await expectError(await refresh(t, token), 400, 'refresh_token_not_found', notFound);
+    expect((await tokenRows(legacy.sessionId)).map((r) => [r.token, r.revoked])).toEqual(legacy.tokens.map((tk, i) => [tk, i < 2]));
+    // Signed: the current token and the one before it inside the interval.
+    const { user, sessionId, key } = await signedSession(4);
+    await exec(db, `update "${db.namespace}".sessions set refreshed_at = (now() - interval '2 seconds') at time zone 'UTC' where id = ${lit(sessionId)}`);
+    await deleted(user.id);
+    for (const counter of [4, 3]) await expectError(await refresh(t, signedToken(sessionId, counter, key)), 400, 'refresh_token_not_found', notFound);
+    expect(await sessionRow(sessionId)).toEqual({ refresh_token_counter: 4, refresh_token_hmac_key: key });
+    expect(await tokenRows(sessionId)).toEqual([]);
+  });
+
   test('a key sealed with SECURITY_DB_ENCRYPTION_* opens with the configured keys; without them: 500', async () => {
     const master = Buffer.alloc(32, 7).toString('base64url');
     const enc = { AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPT: 'true', AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: 'k1', AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: master, AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${master}` };

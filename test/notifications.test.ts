@@ -4,6 +4,7 @@
 // email; the built-in and fetched templates render the notification's own variables.
 import { eq } from 'drizzle-orm';
 import { describe, expect, test } from 'vitest';
+import { signJwt } from '../src/crypto/jwt.ts';
 import type { MailRequest } from '../src/mail/mailer.ts';
 import { createTemplateRenderer } from '../src/mail/render.ts';
 import { createMailer, type MailMessage } from '../src/mail/transport.ts';
@@ -13,13 +14,14 @@ import { callback, fragmentOf } from './helpers/oauth-github.ts';
 import { useGithubFake } from './helpers/oauth-github.ts';
 import { supabaseClientFor } from './helpers/supabase.ts';
 import { decodeBase32, totpAt } from './helpers/totp.ts';
+import { SoftAuthenticator } from './helpers/webauthn.ts';
 
 type Json = Record<string, any>;
 const h = useGithubFake();
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 const ALL_ON = Object.fromEntries(
-  ['PASSWORD_CHANGED', 'EMAIL_CHANGED', 'PHONE_CHANGED', 'IDENTITY_LINKED', 'IDENTITY_UNLINKED', 'MFA_FACTOR_ENROLLED', 'MFA_FACTOR_UNENROLLED']
+  ['PASSWORD_CHANGED', 'EMAIL_CHANGED', 'PHONE_CHANGED', 'IDENTITY_LINKED', 'IDENTITY_UNLINKED', 'MFA_FACTOR_ENROLLED', 'MFA_FACTOR_UNENROLLED', 'PASSKEY_ADDED', 'PASSKEY_REMOVED']
     .map((k) => [`GOTRUE_MAILER_NOTIFICATIONS_${k}_ENABLED`, 'true']),
 );
 const AUTOCONFIRM = { AUTHSVC_MAILER_AUTOCONFIRM: 'true' };
@@ -230,6 +232,71 @@ describe('MFA factors', () => {
   });
 });
 
+describe('passkeys', () => {
+  const PASSKEYS = {
+    AUTHSVC_PASSKEY_ENABLED: 'true', AUTHSVC_WEBAUTHN_RP_ID: 'localhost', AUTHSVC_WEBAUTHN_RP_DISPLAY_NAME: 'notifications', AUTHSVC_WEBAUTHN_RP_ORIGINS: 'http://localhost:5173',
+  };
+  const v = (token: string) => ({ ...bearer(token), 'x-supabase-api-version': '2024-01-01' });
+  async function addPasskey(t: TestApp, token: string): Promise<Response> {
+    const opts = (await (await t.request('POST', '/passkeys/registration/options', {}, v(token))).json()) as Json;
+    const key = await SoftAuthenticator.create('http://localhost:5173');
+    return t.request('POST', '/passkeys/registration/verify', { challenge_id: opts.challenge_id, credential: await key.register(opts.options) }, v(token));
+  }
+
+  test('L3 (security review 2026-12-01): registering a passkey mails "passkey added", deleting it mails "passkey removed"; off by default neither', async () => {
+    const quiet = await h.app({ ...AUTOCONFIRM, ...PASSKEYS });
+    const a = await signUpConfirmed(quiet, uniqueEmail('pk-quiet'));
+    const added = await addPasskey(quiet, a.session.access_token);
+    expect(added.status).toBe(200);
+    expect((await quiet.request('DELETE', `/passkeys/${((await added.json()) as Json).id}`, undefined, v(a.session.access_token))).status).toBe(204);
+    expect(notifications(quiet)).toEqual([]);
+
+    const t = await h.app({ ...AUTOCONFIRM, ...PASSKEYS, ...ALL_ON });
+    const { email, session } = await signUpConfirmed(t, uniqueEmail('pk'));
+    const res = await addPasskey(t, session.access_token);
+    expect(res.status).toBe(200);
+    expect(notifications(t).map(shape)).toEqual([{ kind: 'passkey_added_notification', to: email, email, ...empty }]);
+    expect((await t.request('DELETE', `/passkeys/${((await res.json()) as Json).id}`, undefined, v(session.access_token))).status).toBe(204);
+    expect(notifications(t).slice(1).map(shape)).toEqual([{ kind: 'passkey_removed_notification', to: email, email, ...empty }]);
+    // The admin API's deletion sends none (as for MFA factors); a refused registration sends none.
+    const second = (await (await addPasskey(t, session.access_token)).json()) as Json;
+    expect(notifications(t)).toHaveLength(3);
+    const service = { authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}` };
+    expect((await t.request('DELETE', `/admin/users/${session.user.id}/passkeys/${second.id}`, undefined, service)).status).toBe(204);
+    const opts = (await (await t.request('POST', '/passkeys/registration/options', {}, v(session.access_token))).json()) as Json;
+    expect((await t.request('POST', '/passkeys/registration/verify', { challenge_id: opts.challenge_id, credential: { id: 'AA' } }, v(session.access_token))).status).toBe(400);
+    expect(notifications(t)).toHaveLength(3);
+  });
+
+  test('L3 (security review 2026-12-01): a mail server that fails never fails the registration; the send email hook gets passkey_added_notification and passkey_removed_notification', async () => {
+    const failing = await h.app({ ...AUTOCONFIRM, ...PASSKEYS, ...ALL_ON, AUTHSVC_LOG_LEVEL: 'warn' }, { mailer: { async send() { throw new Error('421 mail server busy'); } } });
+    const a = await signUpConfirmed(failing, uniqueEmail('pk-fail'));
+    expect((await addPasskey(failing, a.session.access_token)).status).toBe(200);
+    expect(failing.logs.map((l) => JSON.parse(l) as Json).find((l) => l.msg === 'notification email not sent')).toMatchObject({ mail_kind: 'passkey_added_notification' });
+    expect((await (await failing.request('GET', '/passkeys', undefined, v(a.session.access_token))).json() as Json[])).toHaveLength(1);
+
+    const calls: Json[] = [];
+    const fetch = (async (_input: RequestInfo | URL, init?: RequestInit) => {
+      calls.push(JSON.parse(String(init?.body)) as Json);
+      return new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } });
+    }) as typeof globalThis.fetch;
+    const t = await h.app({
+      ...AUTOCONFIRM, ...PASSKEYS, ...ALL_ON, AUTHSVC_HOOK_SEND_EMAIL_ENABLED: 'true', AUTHSVC_HOOK_SEND_EMAIL_URI: 'https://hooks.test/send-email',
+      AUTHSVC_HOOK_SEND_EMAIL_SECRETS: `v1,whsec_${btoa('a 32-byte key for the hook tests')}`,
+    }, { fetch });
+    const { email, session } = await signUpConfirmed(t, uniqueEmail('pk-hook'));
+    const res = await addPasskey(t, session.access_token);
+    expect(res.status).toBe(200);
+    expect((await t.request('DELETE', `/passkeys/${((await res.json()) as Json).id}`, undefined, v(session.access_token))).status).toBe(204);
+    expect(t.mails).toEqual([]);
+    const base = { token: '', token_hash: '', redirect_to: 'http://localhost:3000', site_url: 'http://localhost:9999', token_new: '', token_hash_new: '', old_email: '', old_phone: '', provider: '', factor_type: '' };
+    expect(calls.map((c) => c.email_data)).toEqual([
+      { ...base, email_action_type: 'passkey_added_notification' }, { ...base, email_action_type: 'passkey_removed_notification' },
+    ]);
+    expect(calls.map((c) => c.user.email)).toEqual([email, email]);
+  });
+});
+
 describe('the send email hook', () => {
   test('gets the notification as GoTrue sends it: email_action_type <kind>_notification, the changed fields filled, no token', async () => {
     const calls: Json[] = [];
@@ -272,7 +339,8 @@ describe('rendering', () => {
             phone_changed_notification: 'Your phone number was changed', identity_linked_notification: 'A new sign-in method was linked to your account',
             identity_unlinked_notification: 'A sign-in method was removed from your account',
             mfa_factor_enrolled_notification: 'A new verification method was added to your account',
-            mfa_factor_unenrolled_notification: 'A verification method was removed from your account', ...subjects,
+            mfa_factor_unenrolled_notification: 'A verification method was removed from your account',
+            passkey_added_notification: 'A new passkey was added to your account', passkey_removed_notification: 'A passkey was removed from your account', ...subjects,
           },
           templates,
         },
@@ -295,10 +363,15 @@ describe('rendering', () => {
     await mailer.send({ ...base, kind: 'phone_changed_notification', to: 'a@example.com', email: 'a@example.com', oldPhone: '15550001', phone: '15550002' });
     await mailer.send({ ...base, kind: 'identity_unlinked_notification', to: 'a@example.com', email: 'a@example.com', provider: 'github' });
     await mailer.send({ ...base, kind: 'mfa_factor_enrolled_notification', to: 'a@example.com', email: 'a@example.com', factorType: 'webauthn' });
+    await mailer.send({ ...base, kind: 'passkey_added_notification', to: 'a@example.com', email: 'a@example.com' });
+    await mailer.send({ ...base, kind: 'passkey_removed_notification', to: 'a@example.com', email: 'a@example.com' });
     expect(sent.map((m) => [m.to, m.subject])).toEqual([
       ['old@example.com', 'Your email address was changed'], ['a@example.com', 'Your phone number was changed'],
       ['a@example.com', 'A sign-in method was removed from your account'], ['a@example.com', 'A new verification method was added to your account'],
+      ['a@example.com', 'A new passkey was added to your account'], ['a@example.com', 'A passkey was removed from your account'],
     ]);
+    expect(sent[4]!.text).toContain('A new passkey can now be used to sign in to your account a@example.com');
+    expect(sent[5]!.html).toContain('A passkey can no longer be used to sign in to your account a@example.com.');
     expect(sent[0]!.text).toContain('The email address of your account is now new@example.com instead of old@example.com.');
     expect(sent[1]!.text).toContain('is now 15550002 instead of 15550001');
     expect(sent[2]!.html).toContain('Your github account can no longer be used to sign in to your account a@example.com.');

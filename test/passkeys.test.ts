@@ -66,7 +66,7 @@ describe('passkeys: registration and sign-in', () => {
     expect(Object.keys(opts)).toEqual(['challenge_id', 'options', 'expires_at']);
     expect(opts.options).toMatchObject({
       rp: { name: 'auth-js tests', id: 'localhost' }, user: { name: email, displayName: email, id: b64url(new TextEncoder().encode(session.user.id)) },
-      timeout: 300000, authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' }, attestation: 'none',
+      timeout: 300000, authenticatorSelection: { residentKey: 'required', userVerification: 'required' }, attestation: 'none',
     });
     expect(opts.options.pubKeyCredParams[0]).toEqual({ type: 'public-key', alg: -7 });
     const key = await SoftAuthenticator.create(ORIGIN);
@@ -88,7 +88,7 @@ describe('passkeys: registration and sign-in', () => {
     const t = await app();
     const { session, key, passkey } = await userWithPasskey(t);
     const opts = await signInOptions(t);
-    expect(opts.options).toEqual({ challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), timeout: 300000, rpId: 'localhost', userVerification: 'preferred' });
+    expect(opts.options).toEqual({ challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), timeout: 300000, rpId: 'localhost', userVerification: 'required' });
     const res = await t.request('POST', '/passkeys/authentication/verify', { challenge_id: opts.challenge_id, credential: await key.assert(opts.options) }, V2024);
     expect(res.status, await res.clone().text()).toBe(200);
     expect(res.headers.get('sb-auth-user-id')).toBe(session.user.id);
@@ -170,6 +170,100 @@ describe('passkeys: registration and sign-in', () => {
     const o2 = await signInOptions(t);
     const odd = await t.request('POST', '/passkeys/authentication/verify', { challenge_id: o2.challenge_id, credential: { id: 'AAAAA', rawId: 'AAAAA', type: 'public-key', response: { clientDataJSON: 'AA', authenticatorData: 'AA', signature: 'AA', userHandle: 'AAAAA' } } }, V2024);
     expect(await errorOf(odd)).toMatchObject({ status: 400, code: 'webauthn_verification_failed' });
+  });
+});
+
+let phoneN = 0;
+const uniquePhone = () => `1555${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++phoneN % 10)}`;
+
+describe('passkeys: soft-deleted users (security review 2026-12-01, M3)', () => {
+  test('M3 (security review 2026-12-01): a soft-deleted user cannot sign in with a passkey; the soft delete removes the passkeys and clears the confirmations', async () => {
+    const t = await app();
+    const adm = await admin(t);
+    const email = uniqueEmail('m3');
+    const password = 'correct-horse-1';
+    const created = await t.request('POST', '/admin/users', { email, phone: uniquePhone(), password, email_confirm: true, phone_confirm: true }, adm);
+    expect(created.status, await created.clone().text()).toBe(200);
+    const userId = ((await created.json()) as Json).id as string;
+    const session = (await (await t.request('POST', '/token?grant_type=password', { email, password })).json()) as Json;
+    const key = await SoftAuthenticator.create(ORIGIN);
+    expect((await register(t, session.access_token, key)).status).toBe(200);
+
+    expect((await t.request('DELETE', `/admin/users/${userId}`, { should_soft_delete: true }, adm)).status).toBe(200);
+    const before = (await (await t.request('GET', `/admin/users/${userId}`, undefined, adm)).json()) as Json;
+    expect(await errorOf(await t.request('POST', '/token?grant_type=password', { email, password }, V2024))).toMatchObject({ status: 400, code: 'invalid_credentials' });
+    // Refused as an unknown user is, with nothing to tell the two apart.
+    expect(await errorOf(await signIn(t, key))).toMatchObject({ status: 400, code: 'webauthn_verification_failed', message: 'Credential verification failed' });
+
+    const after = (await (await t.request('GET', `/admin/users/${userId}`, undefined, adm)).json()) as Json;
+    expect(after.deleted_at).toBeTruthy();
+    expect(after.last_sign_in_at).toBe(before.last_sign_in_at);
+    expect(after.email_confirmed_at).toBeUndefined();
+    expect(after.phone_confirmed_at).toBeUndefined();
+    expect(await db.orm.select().from(db.t.webauthnCredentials).where(eq(db.t.webauthnCredentials.userId, userId))).toEqual([]);
+    expect(await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, userId))).toEqual([]);
+    expect(await (await t.request('GET', `/admin/users/${userId}/passkeys`, undefined, adm)).json()).toEqual([]);
+  });
+
+  test('M3 (security review 2026-12-01): passkeys left by an earlier soft delete (made before they were removed) do not sign in', async () => {
+    const t = await app();
+    const { session, key } = await userWithPasskey(t);
+    expect((await signIn(t, key)).status).toBe(200);
+    await db.orm.update(db.t.users).set({ deletedAt: new Date() }).where(eq(db.t.users.id, session.user.id));
+    const sessions = (await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, session.user.id))).length;
+    expect(await errorOf(await signIn(t, key))).toMatchObject({ status: 400, code: 'webauthn_verification_failed' });
+    // No session was made, the counter did not move (the assertion was never checked).
+    expect(await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, session.user.id))).toHaveLength(sessions);
+    expect((await db.orm.select().from(db.t.webauthnCredentials).where(eq(db.t.webauthnCredentials.userId, session.user.id)))[0]!.signCount).toBe(1);
+  });
+});
+
+describe('passkeys: user verification (PASSKEY_USER_VERIFICATION; security review 2026-12-01, section 5)', () => {
+  const noUv = { register: FLAG.UP | FLAG.AT, assert: FLAG.UP };
+
+  test('required by default: the options ask for it, and a registration or a sign-in without the UV flag is refused', async () => {
+    const t = await app();
+    const { session } = await signUpConfirmed(t, uniqueEmail('uv'));
+    const key = await SoftAuthenticator.create(ORIGIN);
+    expect(await errorOf(await register(t, session.access_token, key, { flags: noUv.register }))).toMatchObject({ status: 400, code: 'webauthn_verification_failed' });
+    expect(await db.orm.select().from(db.t.webauthnCredentials).where(eq(db.t.webauthnCredentials.userId, session.user.id))).toEqual([]);
+    expect((await register(t, session.access_token, key)).status).toBe(200);
+    expect(await errorOf(await signIn(t, key, { flags: noUv.assert }))).toMatchObject({ status: 400, code: 'webauthn_verification_failed' });
+    expect((await signIn(t, key)).status).toBe(200);
+  });
+
+  test('preferred and discouraged: the options say so, and a passkey without user verification registers and signs in', async () => {
+    for (const uv of ['preferred', 'discouraged']) {
+      const t = await app({ AUTHSVC_PASSKEY_USER_VERIFICATION: uv });
+      const { session } = await signUpConfirmed(t, uniqueEmail('uv'));
+      const reg = (await (await t.request('POST', '/passkeys/registration/options', {}, bearer(session.access_token))).json()) as Json;
+      expect(reg.options.authenticatorSelection).toEqual({ residentKey: 'required', userVerification: uv });
+      expect((await signInOptions(t)).options.userVerification).toBe(uv);
+      const key = await SoftAuthenticator.create(ORIGIN);
+      expect((await register(t, session.access_token, key, { flags: noUv.register })).status, uv).toBe(200);
+      expect((await signIn(t, key, { flags: noUv.assert })).status, uv).toBe(200);
+    }
+    await expect(app({ AUTHSVC_PASSKEY_USER_VERIFICATION: 'sometimes' })).rejects.toThrow(/PASSKEY_USER_VERIFICATION/);
+  });
+
+  test('a WebAuthn MFA factor keeps "preferred" while passkeys require it: a key without user verification enrols and verifies', async () => {
+    const t = await app({ AUTHSVC_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true', AUTHSVC_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true' });
+    const { session } = await signUpConfirmed(t, uniqueEmail('uv-mfa'));
+    const factor = (await (await t.request('POST', '/factors', { factor_type: 'webauthn', friendly_name: 'key' }, bearer(session.access_token))).json()) as Json;
+    const step = async (token: string, type: string, answer: (o: Json) => Promise<unknown>) => {
+      const ch = (await (await t.request('POST', `/factors/${factor.id}/challenge`, {}, bearer(token))).json()) as Json;
+      // GoTrue's options name no level (the browser's default, "preferred"), and never "required".
+      const pk = ch.webauthn.credential_options.publicKey as Json;
+      expect([undefined, 'preferred']).toContain(pk.authenticatorSelection?.userVerification ?? pk.userVerification);
+      const res = await t.request('POST', `/factors/${factor.id}/verify`, {
+        challenge_id: ch.id, webauthn: { type, rpId: 'localhost', rpOrigins: [ORIGIN], credential_response: await answer(ch.webauthn.credential_options.publicKey) },
+      }, bearer(token));
+      expect(res.status, await res.clone().text()).toBe(200);
+      return (await res.json()) as Json;
+    };
+    const key = await SoftAuthenticator.create(ORIGIN);
+    const aal2 = await step(session.access_token, 'create', (o) => key.register(o, { flags: noUv.register }));
+    await step(aal2.access_token, 'request', (o) => key.assert(o, { flags: noUv.assert }));
   });
 });
 

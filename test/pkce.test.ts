@@ -1,8 +1,10 @@
 // PKCE for email links: link → ?code= → grant_type=pkce, directly and through supabase-js.
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 import type { Database } from '../src/db/database.ts';
 import { base64url } from '../src/crypto/encoding.ts';
+import { signJwt } from '../src/crypto/jwt.ts';
 import { buildTestApp, uniqueEmail, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 import { supabaseClientFor } from './helpers/supabase.ts';
@@ -64,6 +66,30 @@ describe('PKCE email links', () => {
     const late = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: challenge });
     expect(late.status).toBe(422);
     expect(await late.json()).toMatchObject({ error_code: 'flow_state_expired' });
+  });
+
+  test('M3 (security review 2026-12-01): a code issued before the user was soft-deleted trades for nothing', async () => {
+    const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+    const adm = { authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}` };
+    const codeFor = async (email: string) => {
+      await t.request('POST', '/signup', { email, password: 'secret-pw-1' });
+      await t.request('POST', '/otp', { email, code_challenge: await s256(VERIFIER), code_challenge_method: 's256' });
+      return (await followLink(t, t.mails.at(-1)!.confirmationUrl)).searchParams.get('code')!;
+    };
+    // The admin API's soft delete: the flow states go with the user's sessions.
+    const a = uniqueEmail();
+    const codeA = await codeFor(a);
+    const userA = (await (await t.request('POST', '/token?grant_type=password', { email: a, password: 'secret-pw-1' })).json() as Json).user.id as string;
+    expect((await t.request('DELETE', `/admin/users/${userA}`, { should_soft_delete: true }, adm)).status).toBe(200);
+    // A flow state that outlived a delete (one made before flow states were removed): the user is missing.
+    const b = uniqueEmail();
+    const codeB = await codeFor(b);
+    await db.orm.update(db.t.users).set({ deletedAt: new Date() }).where(eq(db.t.users.email, b));
+    for (const code of [codeA, codeB]) {
+      const res = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: VERIFIER });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ error_code: 'flow_state_not_found' });
+    }
   });
 
   test('the code of a PKCE email still verifies directly with POST /verify', async () => {

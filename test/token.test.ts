@@ -521,6 +521,29 @@ describe('POST /token?grant_type=refresh_token', () => {
     await expectError(await refresh(t, session.refresh_token), 400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
   });
 
+  test('M3 (security review 2026-12-01): a session of a soft-deleted user does not refresh, on the one-statement path, the transactional one and inside the reuse interval', async () => {
+    // The review's session came from a passkey sign-in after the soft delete (refused now); any
+    // session that outlived a delete (a path that missed the check, a row written by other
+    // software) is stood in for by setting deleted_at on a signed-in user.
+    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' });
+    const notFound = 'Invalid Refresh Token: Refresh Token Not Found';
+    for (const path of ['statement', 'transaction', 'retry'] as const) {
+      const { session } = await signUpConfirmed(t);
+      const sessionId = decodeJwt(session.access_token).session_id as string;
+      const token = session.refresh_token as string;
+      if (path === 'transaction') {
+        // A per-session key keeps the refresh off the one-statement path.
+        await db.orm.update(db.t.sessions).set({ refreshTokenHmacKey: Buffer.from('k'.repeat(32)).toString('base64url') }).where(eq(db.t.sessions.id, sessionId));
+      }
+      if (path === 'retry') expect((await refresh(t, token)).status).toBe(200); // the retry of `token` would get its child back
+      await db.orm.update(db.t.users).set({ deletedAt: new Date() }).where(eq(db.t.users.id, session.user.id));
+      const live = (await liveTokensOfSession(sessionId)).map((r) => r.token);
+      await expectError(await refresh(t, token), 400, 'refresh_token_not_found', notFound);
+      // Nothing rotated, nothing revoked.
+      expect((await liveTokensOfSession(sessionId)).map((r) => r.token), path).toEqual(live);
+    }
+  });
+
   test('a banned user cannot refresh', async () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     const { session } = await signUpConfirmed(t);

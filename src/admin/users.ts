@@ -5,12 +5,13 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { base64url, utf8 } from '../crypto/encoding.ts';
 import { assertPasswordLength, generatePassword } from '../crypto/password-policy.ts';
 import { isSupportedPasswordHash } from '../crypto/password.ts';
-import { deleteRefreshTokensOfUser, deleteUserRow, findIdentity, findUserIdsByIdentityEmail, listUsersInAudience, setIdentity } from '../db/admin-users.ts';
+import { deleteRefreshTokensOfUser, deleteSignInMaterial, deleteUserRow, findIdentity, findUserIdsByIdentityEmail, listUsersInAudience, setIdentity } from '../db/admin-users.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import { listFactors } from '../db/mfa.ts';
 import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
+import { deleteUserPasskeys } from '../db/webauthn.ts';
 import {
   NIL_UUID, findUserByEmail, findUserById, findUserByPhone, type IdentityRow, insertIdentity, insertUser, listIdentities,
   type NewUser, updateUser, type UserRow,
@@ -340,9 +341,11 @@ function obfuscate(userId: string, value: string): string {
 }
 
 /**
- * GoTrue's SoftDeleteUser + SoftDeleteUserIdentities: contact fields hashed (empty ones too, as
- * there), password and tokens cleared, metadata emptied, identities anonymised, sessions and
- * one-time tokens removed. The row stays, so the id remains taken.
+ * GoTrue's SoftDeleteUser + SoftDeleteUserIdentities + the rest of its adminUserDelete: contact
+ * fields hashed (empty ones too, as there), password and tokens cleared, metadata emptied,
+ * identities anonymised; sessions, one-time tokens, MFA factors, passkeys removed. The row
+ * stays, so the id remains taken. Beyond GoTrue (review M3): the confirmation times are cleared
+ * (the contact data they vouched for is gone), and so are recovery codes and flow states.
  */
 async function softDeleteUser(tx: Executor, user: UserRow, now: Date): Promise<void> {
   await updateUser(tx, user.id, {
@@ -352,9 +355,12 @@ async function softDeleteUser(tx: Executor, user: UserRow, now: Date): Promise<v
     phoneChange: obfuscate(user.id, user.phoneChange ?? '').slice(0, 15),
     encryptedPassword: null, confirmationToken: '', recoveryToken: '', emailChangeTokenCurrent: '', emailChangeTokenNew: '',
     phoneChangeToken: '', reauthenticationToken: '',
+    emailConfirmedAt: null, phoneConfirmedAt: null,
     rawUserMetaData: {}, rawAppMetaData: {}, deletedAt: now, updatedAt: now,
   });
   await clearOneTimeTokens(tx, user.id);
+  await deleteSignInMaterial(tx, user.id);
+  await deleteUserPasskeys(tx, user.id);
   for (const identity of await listIdentities(tx, [user.id])) {
     await setIdentity(tx, identity.id, {
       identityData: {}, providerId: obfuscate(identity.userId, `${identity.provider}:${identity.providerId}`), updatedAt: now,

@@ -266,7 +266,7 @@ function build(c: Flat, local: boolean): Config {
       challengeExpiry: c.WEBAUTHN_CHALLENGE_EXPIRY_DURATION,
     },
     console: { enabled: c.CONSOLE_ENABLED ?? local },
-    passkey: { enabled: c.PASSKEY_ENABLED, maxPerUser: c.PASSKEY_MAX_PASSKEYS_PER_USER },
+    passkey: { enabled: c.PASSKEY_ENABLED, maxPerUser: c.PASSKEY_MAX_PASSKEYS_PER_USER, userVerification: c.PASSKEY_USER_VERIFICATION },
     security: {
       refreshTokenRotationEnabled: c.SECURITY_REFRESH_TOKEN_ROTATION_ENABLED,
       refreshTokenReuseInterval: c.SECURITY_REFRESH_TOKEN_REUSE_INTERVAL,
@@ -311,6 +311,8 @@ function build(c: Flat, local: boolean): Config {
         identity_unlinked_notification: c.MAILER_SUBJECTS_IDENTITY_UNLINKED_NOTIFICATION,
         mfa_factor_enrolled_notification: c.MAILER_SUBJECTS_MFA_FACTOR_ENROLLED_NOTIFICATION,
         mfa_factor_unenrolled_notification: c.MAILER_SUBJECTS_MFA_FACTOR_UNENROLLED_NOTIFICATION,
+        passkey_added_notification: c.MAILER_SUBJECTS_PASSKEY_ADDED_NOTIFICATION,
+        passkey_removed_notification: c.MAILER_SUBJECTS_PASSKEY_REMOVED_NOTIFICATION,
       },
       templates: {
         invite: c.MAILER_TEMPLATES_INVITE, confirmation: c.MAILER_TEMPLATES_CONFIRMATION, recovery: c.MAILER_TEMPLATES_RECOVERY,
@@ -322,6 +324,8 @@ function build(c: Flat, local: boolean): Config {
         identity_unlinked_notification: c.MAILER_TEMPLATES_IDENTITY_UNLINKED_NOTIFICATION,
         mfa_factor_enrolled_notification: c.MAILER_TEMPLATES_MFA_FACTOR_ENROLLED_NOTIFICATION,
         mfa_factor_unenrolled_notification: c.MAILER_TEMPLATES_MFA_FACTOR_UNENROLLED_NOTIFICATION,
+        passkey_added_notification: c.MAILER_TEMPLATES_PASSKEY_ADDED_NOTIFICATION,
+        passkey_removed_notification: c.MAILER_TEMPLATES_PASSKEY_REMOVED_NOTIFICATION,
       },
       notifications: {
         password_changed: c.MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED,
@@ -331,6 +335,8 @@ function build(c: Flat, local: boolean): Config {
         identity_unlinked: c.MAILER_NOTIFICATIONS_IDENTITY_UNLINKED_ENABLED,
         mfa_factor_enrolled: c.MAILER_NOTIFICATIONS_MFA_FACTOR_ENROLLED_ENABLED,
         mfa_factor_unenrolled: c.MAILER_NOTIFICATIONS_MFA_FACTOR_UNENROLLED_ENABLED,
+        passkey_added: c.MAILER_NOTIFICATIONS_PASSKEY_ADDED_ENABLED,
+        passkey_removed: c.MAILER_NOTIFICATIONS_PASSKEY_REMOVED_ENABLED,
       },
     },
     sms: {

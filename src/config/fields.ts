@@ -2,7 +2,8 @@
 // description (the table of docs/configuration.md), and whether authsvc acts on it yet.
 import * as z from 'zod';
 import { ALIASES, allowsBare } from './names.ts';
-import { type ConfigVariable, HOOK_KINDS, type HookKind, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
+import { NOTIFICATIONS } from './notifications.ts';
+import { type ConfigVariable, HOOK_KINDS, type HookKind, type NotificationKind, type ProviderName, PROVIDERS, type SendLimit, SMS_PROVIDERS, type Support } from './types.ts';
 import { atLeast, integer, logLevel, nonNegativeNumber, oneOf, otpLength, parseBool, parseDatabaseUrl, parseDecryptionKeys, parseHookSecrets, parseHookUri, parseJwtKeys, parseChainIds, parseList, parseRequiredCharacters, parseRfc3339, parseSamlPrivateKey, parseSendLimit, parseTestOtp, parseTrustedHosts, parseUrl, seconds, secondsOr, sqlIdentifier, wholeSecondsOr } from './values.ts';
 
 const rawValue = z.string().optional();
@@ -48,13 +49,22 @@ const DEFAULT_SEND_LIMIT: SendLimit = { count: 30, periodSeconds: 3600, form: 'w
 const SUBJECTS = {
   INVITE: 'You have been invited', CONFIRMATION: 'Confirm Your Signup', RECOVERY: 'Reset Your Password',
   MAGIC_LINK: 'Your Magic Link', EMAIL_CHANGE: 'Confirm Email Change', REAUTHENTICATION: 'Confirm reauthentication',
-  // GoTrue's defaults for the account-change notifications.
-  PASSWORD_CHANGED: 'Your password was changed', EMAIL_CHANGED: 'Your email address was changed',
-  PHONE_CHANGED: 'Your phone number was changed', IDENTITY_LINKED: 'A new sign-in method was linked to your account',
-  IDENTITY_UNLINKED: 'A sign-in method was removed from your account',
-  MFA_FACTOR_ENROLLED: 'A new verification method was added to your account',
-  MFA_FACTOR_UNENROLLED: 'A verification method was removed from your account',
 } as const;
+
+type Kind = Uppercase<NotificationKind>;
+type NotificationFields = { [K in `MAILER_NOTIFICATIONS_${Kind}_ENABLED`]: Field<ReturnType<typeof bool>> }
+  & { [K in `MAILER_SUBJECTS_${Kind}_NOTIFICATION`]: Field<ReturnType<typeof textOr>> }
+  & { [K in `MAILER_TEMPLATES_${Kind}_NOTIFICATION`]: Field<ReturnType<typeof text>> };
+
+function notificationFields(): NotificationFields {
+  const out: Record<string, Field<z.ZodType>> = {};
+  const all = Object.entries(NOTIFICATIONS);
+  for (const [k, n] of all) out[`MAILER_NOTIFICATIONS_${k}_ENABLED`] = f(bool(false), 'false', `Email a notification ${n.when}.`);
+  for (const [k, n] of all) out[`MAILER_SUBJECTS_${k}_NOTIFICATION`] = f(textOr(n.subject), n.subject, `Subject of ${n.what} notifications.`);
+  for (const [k, n] of all) out[`MAILER_TEMPLATES_${k}_NOTIFICATION`] = f(text(), 'built-in', `URL of the HTML template of ${n.what} notifications.`);
+  // The loops above write exactly the keys these mapped types list.
+  return out as NotificationFields;
+}
 
 const STATIC_FIELDS = {
   SITE_URL: f(opt(parseUrl), 'required (local mode: http://localhost:3000)', 'Base URL of the site, used in emails. Any URL on its host is an allowed redirect_to.'),
@@ -181,6 +191,7 @@ const STATIC_FIELDS = {
   WEBAUTHN_CHALLENGE_EXPIRY_DURATION: f(withDefault(secondsOr(300), 300), '5m', 'Lifetime of a passkey registration or sign-in challenge (WebAuthn factors use MFA_CHALLENGE_EXPIRY_DURATION).'),
   PASSKEY_ENABLED: f(bool(false), 'false', 'Enables passkeys: sign-in with a discoverable WebAuthn credential, and the /passkeys endpoints.'),
   PASSKEY_MAX_PASSKEYS_PER_USER: f(withDefault(integer(0), 10), '10', 'Most passkeys a user may register.'),
+  PASSKEY_USER_VERIFICATION: f(withDefault(oneOf(['required', 'preferred', 'discouraged']), 'required'), 'required', 'User verification (PIN, biometrics) asked of passkeys, which sign in alone: required (a ceremony without it is refused), preferred or discouraged (GoTrue: preferred). WebAuthn MFA factors always use preferred.'),
   RATE_LIMIT_PASSKEY: f(withDefault(nonNegativeNumber, 30), '30', 'Passkey sign-in option requests per IP per 5 minutes.'),
   SECURITY_DB_ENCRYPTION_ENCRYPT: f(bool(false), 'false', 'Store TOTP secrets and phone factor codes encrypted (GoTrue\'s format: AES-256-GCM under a per-row HKDF-SHA256 key); values written plain or under an older key are re-encrypted when next verified.'),
   SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: f(textOr(''), 'required when encrypting', 'Id of the key new values are encrypted with; it must also be in SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS.'),
@@ -240,27 +251,7 @@ const STATIC_FIELDS = {
   MAILER_TEMPLATES_REAUTHENTICATION: f(text(), 'built-in', 'URL of the HTML template of reauthentication emails.'),
 
   // Account-change notifications (GoTrue's MAILER_NOTIFICATIONS_*): off by default; a failed send is only logged.
-  MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED: f(bool(false), 'false', 'Email a notification to the account\'s address after a password change through PUT /user.'),
-  MAILER_NOTIFICATIONS_EMAIL_CHANGED_ENABLED: f(bool(false), 'false', 'Email a notification to the old address once an email change is complete.'),
-  MAILER_NOTIFICATIONS_PHONE_CHANGED_ENABLED: f(bool(false), 'false', 'Email a notification to the account\'s address once a phone change is complete.'),
-  MAILER_NOTIFICATIONS_IDENTITY_LINKED_ENABLED: f(bool(false), 'false', 'Email a notification to the account\'s address when an identity is linked (OAuth linking, a new phone identity).'),
-  MAILER_NOTIFICATIONS_IDENTITY_UNLINKED_ENABLED: f(bool(false), 'false', 'Email a notification to the address the account had when one of its identities is unlinked.'),
-  MAILER_NOTIFICATIONS_MFA_FACTOR_ENROLLED_ENABLED: f(bool(false), 'false', 'Email a notification to the account\'s address when an MFA factor is verified for the first time.'),
-  MAILER_NOTIFICATIONS_MFA_FACTOR_UNENROLLED_ENABLED: f(bool(false), 'false', 'Email a notification to the account\'s address when the user unenrols an MFA factor.'),
-  MAILER_SUBJECTS_PASSWORD_CHANGED_NOTIFICATION: f(textOr(SUBJECTS.PASSWORD_CHANGED), SUBJECTS.PASSWORD_CHANGED, 'Subject of password change notifications.'),
-  MAILER_SUBJECTS_EMAIL_CHANGED_NOTIFICATION: f(textOr(SUBJECTS.EMAIL_CHANGED), SUBJECTS.EMAIL_CHANGED, 'Subject of email change notifications.'),
-  MAILER_SUBJECTS_PHONE_CHANGED_NOTIFICATION: f(textOr(SUBJECTS.PHONE_CHANGED), SUBJECTS.PHONE_CHANGED, 'Subject of phone change notifications.'),
-  MAILER_SUBJECTS_IDENTITY_LINKED_NOTIFICATION: f(textOr(SUBJECTS.IDENTITY_LINKED), SUBJECTS.IDENTITY_LINKED, 'Subject of linked identity notifications.'),
-  MAILER_SUBJECTS_IDENTITY_UNLINKED_NOTIFICATION: f(textOr(SUBJECTS.IDENTITY_UNLINKED), SUBJECTS.IDENTITY_UNLINKED, 'Subject of unlinked identity notifications.'),
-  MAILER_SUBJECTS_MFA_FACTOR_ENROLLED_NOTIFICATION: f(textOr(SUBJECTS.MFA_FACTOR_ENROLLED), SUBJECTS.MFA_FACTOR_ENROLLED, 'Subject of MFA factor enrolment notifications.'),
-  MAILER_SUBJECTS_MFA_FACTOR_UNENROLLED_NOTIFICATION: f(textOr(SUBJECTS.MFA_FACTOR_UNENROLLED), SUBJECTS.MFA_FACTOR_UNENROLLED, 'Subject of MFA factor removal notifications.'),
-  MAILER_TEMPLATES_PASSWORD_CHANGED_NOTIFICATION: f(text(), 'built-in', 'URL of the HTML template of password change notifications.'),
-  MAILER_TEMPLATES_EMAIL_CHANGED_NOTIFICATION: f(text(), 'built-in', 'URL of the HTML template of email change notifications.'),
-  MAILER_TEMPLATES_PHONE_CHANGED_NOTIFICATION: f(text(), 'built-in', 'URL of the HTML template of phone change notifications.'),
-  MAILER_TEMPLATES_IDENTITY_LINKED_NOTIFICATION: f(text(), 'built-in', 'URL of the HTML template of linked identity notifications.'),
-  MAILER_TEMPLATES_IDENTITY_UNLINKED_NOTIFICATION: f(text(), 'built-in', 'URL of the HTML template of unlinked identity notifications.'),
-  MAILER_TEMPLATES_MFA_FACTOR_ENROLLED_NOTIFICATION: f(text(), 'built-in', 'URL of the HTML template of MFA factor enrolment notifications.'),
-  MAILER_TEMPLATES_MFA_FACTOR_UNENROLLED_NOTIFICATION: f(text(), 'built-in', 'URL of the HTML template of MFA factor removal notifications.'),
+  ...notificationFields(),
 
   SMS_AUTOCONFIRM: f(bool(false), 'false', 'When true, phone numbers need no confirmation.'),
   SMS_MAX_FREQUENCY: f(withDefault(secondsOr(60), 60), '60', 'Minimum seconds between SMS OTPs to one user.'),

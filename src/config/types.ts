@@ -80,7 +80,8 @@ export interface Config {
   };
   /** The relying party of WebAuthn factors and passkeys; empty values are refused at request time. */
   webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpiry: number };
-  passkey: { enabled: boolean; maxPerUser: number };
+  /** userVerification: what passkey ceremonies ask for; `required` also refuses a response without it. */
+  passkey: { enabled: boolean; maxPerUser: number; userVerification: 'required' | 'preferred' | 'discouraged' };
   /**
    * Every setting as parsed (FIELD_NAMES → value, secrets included) and the names that were set
    * (local-mode defaults count as set): read only by maskedSettings (config/effective.ts).
@@ -138,5 +139,7 @@ export type Support = { built: true } | { built: false; refuse: boolean; because
 export type ConfigVariable = { name: string; default: string; description: string; support: Support };
 
 /** The account-change notifications, by GoTrue's names (`<kind>_notification` is the email's action type). */
-export const NOTIFICATION_KINDS = ['password_changed', 'email_changed', 'phone_changed', 'identity_linked', 'identity_unlinked', 'mfa_factor_enrolled', 'mfa_factor_unenrolled'] as const;
+export const NOTIFICATION_KINDS = ['password_changed', 'email_changed', 'phone_changed', 'identity_linked', 'identity_unlinked', 'mfa_factor_enrolled', 'mfa_factor_unenrolled',
+  // authsvc's own: GoTrue has no passkey notifications.
+  'passkey_added', 'passkey_removed'] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];

@@ -60,6 +60,17 @@ export async function deleteRefreshTokensOfUser(ex: Executor, userId: string): P
   ));
 }
 
+/**
+ * What a soft delete removes besides the user's sessions: every MFA factor (GoTrue's
+ * DeleteFactorsByUserId; their challenges cascade, a WebAuthn factor's credential is in its row),
+ * the recovery codes, and the flow states, which may hold the provider's tokens or an auth code.
+ */
+export async function deleteSignInMaterial(ex: Executor, userId: string): Promise<void> {
+  await ex.orm.delete(ex.t.mfaFactors).where(eq(ex.t.mfaFactors.userId, userId));
+  await ex.orm.delete(ex.t.mfaRecoveryCodeSets).where(eq(ex.t.mfaRecoveryCodeSets.userId, userId));
+  await ex.orm.delete(ex.t.flowState).where(eq(ex.t.flowState.userId, userId));
+}
+
 /** Removes the user row; identities, sessions (with their refresh tokens and AMR claims) and one-time tokens cascade. */
 export async function deleteUserRow(ex: Executor, userId: string): Promise<void> {
   await deleteRefreshTokensOfUser(ex, userId);

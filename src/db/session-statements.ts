@@ -76,7 +76,8 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
 // One statement, one round trip, one commit. The session row is locked first (as in the
 // transactional path), and only when the token is live, its session was created with the
 // instance-wide child key (no per-session key), is not an OAuth client's (its client is checked there), has not expired (not_after, SESSIONS_TIMEBOX,
-// SESSIONS_INACTIVITY_TIMEOUT, as flows/session.ts's sessionRefusal) and its user is not banned.
+// SESSIONS_INACTIVITY_TIMEOUT, as flows/session.ts's sessionRefusal) and its user is neither banned
+// nor soft-deleted (the users row is joined already: the check costs no extra read).
 // `r` re-checks `revoked = false` on the newest row version after any wait, so of two concurrent
 // rotations of one token exactly one gets a row back; everything else gets none and takes the
 // transactional path, which gives the precise answer (reuse window, errors). `r` finds the token
@@ -97,6 +98,7 @@ const rotateStmt = statement('refresh_rotate', (t) => sql`
            or coalesce(s.refreshed_at at time zone 'UTC', greatest(tok.updated_at, s.created_at))
               + ${p('inactivity')}::float8 * interval '1 second' >= ${p('now')}::timestamptz)
       and (u.banned_until is null or u.banned_until <= ${p('now')}::timestamptz)
+      and u.deleted_at is null
     for update of s
   ), r as (
     update ${t.refreshTokens} set revoked = true, updated_at = ${p('now')}::timestamptz
@@ -145,7 +147,7 @@ export interface Rotation {
 
 /**
  * Revokes a live token and stores its child; undefined when the fast path does not apply (not
- * found, revoked, expired, banned, a per-session key, a lost race).
+ * found, revoked, expired, banned or soft-deleted user, a per-session key, a lost race).
  */
 export async function rotateRefreshToken(ex: Executor, r: Rotation): Promise<(SessionState & {
   amr: { method: string; timestamp: number }[];

@@ -48,8 +48,10 @@ export async function deletePasskey(ex: Executor, id: string, userId: string): P
   return (await ex.orm.delete(p).where(and(eq(p.id, id), eq(p.userId, userId))).returning())[0];
 }
 
+/** A user's passkeys and pending ceremonies (a soft delete: GoTrue's DeleteWebAuthnCredentialsByUserID). */
 export async function deleteUserPasskeys(ex: Executor, userId: string): Promise<void> {
   await ex.orm.delete(ex.t.webauthnCredentials).where(eq(ex.t.webauthnCredentials.userId, userId));
+  await ex.orm.delete(ex.t.webauthnChallenges).where(eq(ex.t.webauthnChallenges.userId, userId));
 }
 
 /**

@@ -30,7 +30,7 @@ import type { Deps } from '../deps.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import type { IssuedSession, RequestMeta } from './session.ts';
 
-/** Throws the refusal (ban, expiry, newer login) of a refresh of `session` now, as flows/session.ts does. */
+/** Throws the refusal (a soft-deleted user, ban, expiry, newer login) of a refresh of `session` now, as flows/session.ts does. */
 export type Admit = (session: SessionRow, user: UserRow, tokenUpdatedAt: Date | null) => Promise<void>;
 
 export type GoTrueAdoption =

@@ -1,6 +1,8 @@
 // Account-change notifications (GoTrue's MAILER_NOTIFICATIONS_*_ENABLED): an email that tells the
 // account's owner their password, email address or phone number changed, an identity was linked
-// or unlinked, or an MFA factor was added or removed. Each is off by default.
+// or unlinked, an MFA factor or a passkey was added or removed. Each is off by default. The passkey
+// ones are authsvc's own (review L3: a passkey is a sign-in method that outlives a password reset,
+// and adding one silently is what a thief of a session would do); GoTrue has none.
 //
 // Sent after the change has committed, as GoTrue sends them after its transaction (it sends the
 // password one inside it): the change stands whether or not the email goes out, so every failure

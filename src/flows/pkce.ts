@@ -57,7 +57,8 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
       throw badRequest('bad_code_verifier', 'code challenge does not match previously saved code verifier');
     }
     let user = await findUserById(tx, flow.userId);
-    if (!user) throw notFound();
+    // A soft-deleted user is a missing one (review M3), whatever flow state outlived the delete.
+    if (!user || user.deletedAt) throw notFound();
     if (isBanned(user, now)) throw new ApiError(403, 'user_banned', 'User is banned');
     await deleteFlowState(tx, flow.id);
     // A PKCE identity link is made here, by whoever holds the verifier: the client that started it

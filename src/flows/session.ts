@@ -263,8 +263,10 @@ function clientRefusal(session: SessionRow, as: RefreshAs): OAuthApiError | unde
   return undefined;
 }
 
-/** Throws why a refresh of `session` is refused now (ban, expiry, low AAL, a newer login, another OAuth client), if it is. */
+/** Throws why a refresh of `session` is refused now (a soft-deleted user, ban, expiry, low AAL, a newer login, another OAuth client), if it is. */
 async function admitRefresh(deps: Deps, tx: Executor, session: SessionRow, user: UserRow, tokenUpdatedAt: Date | null, as: RefreshAs): Promise<void> {
+  // A soft-deleted user no longer exists (review M3): GoTrue's answer for a missing user.
+  if (user.deletedAt) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
   const now = deps.now();
   if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
   const mfaEnabled = deps.config.sessions.allowLowAal > 0 && await hasVerifiedFactor(tx, user.id);

@@ -24,6 +24,8 @@ export const MAIL_LABEL: Record<MailKind, string> = {
   identity_unlinked_notification: 'identity unlinked notification',
   mfa_factor_enrolled_notification: 'MFA factor enrolled notification',
   mfa_factor_unenrolled_notification: 'MFA factor unenrolled notification',
+  passkey_added_notification: 'passkey added notification',
+  passkey_removed_notification: 'passkey removed notification',
 };
 
 export interface MailRequest {

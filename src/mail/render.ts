@@ -65,6 +65,8 @@ const NOTIFICATIONS: Record<NotificationMailKind, { heading: string; intro: stri
   identity_unlinked_notification: { heading: 'A sign-in method was removed', intro: 'Your {{ .Provider }} account can no longer be used to sign in to your account {{ .Email }}.' },
   mfa_factor_enrolled_notification: { heading: 'A verification method was added', intro: 'A {{ .FactorType }} factor now verifies sign-ins to your account {{ .Email }}.' },
   mfa_factor_unenrolled_notification: { heading: 'A verification method was removed', intro: 'A {{ .FactorType }} factor no longer verifies sign-ins to your account {{ .Email }}.' },
+  passkey_added_notification: { heading: 'A passkey was added', intro: 'A new passkey can now be used to sign in to your account {{ .Email }}, without a password.' },
+  passkey_removed_notification: { heading: 'A passkey was removed', intro: 'A passkey can no longer be used to sign in to your account {{ .Email }}.' },
 };
 const NOT_YOU = 'If you did not make this change, secure your account and contact support at once.';
 

@@ -1,6 +1,8 @@
 // Passkey sign-in, no session needed — GoTrue: passkey_authentication.go. Discoverable login: the
 // options name no user; the assertion's user handle (the user id) says whose passkey signed.
-// The session is aal1 with AMR `passkey`, as GoTrue's.
+// The session is aal1 with AMR `passkey`, as GoTrue's. A passkey is a whole sign-in, so user
+// verification is asked for as PASSKEY_USER_VERIFICATION says (`required` by default; GoTrue:
+// `preferred`, with which a stolen security key without a PIN signs in alone).
 import { parseUuid } from '../admin/users.ts';
 import { CeremonyError, newChallenge, parseAuthentication, TIMEOUT_MS, verifyAssertion } from '../crypto/webauthn.ts';
 import { fromBase64url } from '../crypto/encoding.ts';
@@ -11,21 +13,22 @@ import type { Deps } from '../deps.ts';
 import { createSession, type RequestMeta, type TokenResponse, tokenResponse } from '../flows/session.ts';
 import { ApiError, forbidden } from '../http/errors.ts';
 import { requireRelyingParty } from '../mfa/webauthn.ts';
-import { type CeremonyInput, challengeFrom, verificationFailed } from './challenge.ts';
+import { type CeremonyInput, challengeFrom, requiresUv, verificationFailed } from './challenge.ts';
 
 export async function authenticationOptions(deps: Deps): Promise<Record<string, unknown>> {
   const rp = requireRelyingParty(deps);
+  const uv = deps.config.passkey.userVerification;
   const now = deps.now();
   const expiresAt = new Date(now.getTime() + deps.config.webauthn.challengeExpiry * 1000);
   const challenge = newChallenge(deps.randomBytes);
   const id = crypto.randomUUID();
   await insertWebauthnChallenge(deps.db, {
     id, userId: null, kind: 'authentication', createdAt: now, expiresAt,
-    sessionData: { challenge, rpId: rp.id, expires: expiresAt.toISOString(), userVerification: 'preferred' },
+    sessionData: { challenge, rpId: rp.id, expires: expiresAt.toISOString(), userVerification: uv },
   });
   return {
     challenge_id: id,
-    options: { challenge, timeout: TIMEOUT_MS, rpId: rp.id, userVerification: 'preferred' },
+    options: { challenge, timeout: TIMEOUT_MS, rpId: rp.id, userVerification: uv },
     expires_at: Math.floor(expiresAt.getTime() / 1000),
   };
 }
@@ -48,14 +51,21 @@ export async function authenticationVerify(deps: Deps, input: CeremonyInput, met
   const response = parseAuthentication(input.credential);
   if (!response) throw new ApiError(400, 'webauthn_verification_failed', 'Invalid credential response');
   const rp = requireRelyingParty(deps);
-  const expected = { challenge: String((challenge.sessionData as { challenge?: unknown }).challenge ?? ''), rp, requireUserVerification: false };
+  const expected = { challenge: String((challenge.sessionData as { challenge?: unknown }).challenge ?? ''), rp, requireUserVerification: requiresUv(deps) };
 
   const outcome = await transaction(deps.db, async (tx) => {
     const userId = handleUserId(response.response.userHandle);
-    const user = userId ? await findUserById(tx, userId) : undefined;
+    const found = userId ? await findUserById(tx, userId) : undefined;
+    // A soft-deleted user is a missing one (review M3): GoTrue's answer too, as its soft delete
+    // removes the passkeys. Passkeys left by a soft delete made before authsvc removed them stay
+    // refused here.
+    const user = found?.deletedAt ? undefined : found;
     // The passkey row is locked: two assertions cannot both move its counter from one value.
     const passkey = user ? await lockPasskeyByCredentialId(tx, fromBase64url(response.rawId)) : undefined;
-    if (!user || !passkey || passkey.userId !== user.id) return { failed: verificationFailed(new CeremonyError('assertion refused: unknown user or credential')) };
+    if (!user || !passkey || passkey.userId !== user.id) {
+      const reason = found?.deletedAt ? 'the user is soft-deleted' : 'unknown user or credential';
+      return { failed: verificationFailed(new CeremonyError(`assertion refused: ${reason}`)) };
+    }
     let result: Awaited<ReturnType<typeof verifyAssertion>>;
     try {
       result = await verifyAssertion(response, expected, {

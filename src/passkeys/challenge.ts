@@ -1,6 +1,7 @@
 // The body both passkey verify endpoints read, checked in GoTrue's order (passkey_*.go).
 import { parseUuid } from '../admin/users.ts';
 import type { CeremonyError } from '../crypto/webauthn.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError, validationFailed } from '../http/errors.ts';
 
 export interface CeremonyInput {
@@ -19,3 +20,6 @@ export function challengeFrom(input: CeremonyInput): string {
 /** A refused ceremony: the reason is logged with the error, never sent. */
 export const verificationFailed = (err: CeremonyError) =>
   new ApiError(400, 'webauthn_verification_failed', 'Credential verification failed', undefined, err);
+
+/** PASSKEY_USER_VERIFICATION `required`: a response without the UV flag is refused (review, section 5). */
+export const requiresUv = (deps: Deps): boolean => deps.config.passkey.userVerification === 'required';

@@ -7,6 +7,7 @@ import { transaction } from '../db/database.ts';
 import { findUserById } from '../db/users.ts';
 import { deletePasskey, findPasskey, listPasskeys, type PasskeyRow, updatePasskey } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
+import { notify } from '../flows/notify.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
 import { requirePasskeyAal } from './registration.ts';
 
@@ -54,6 +55,8 @@ export async function deleteOwnPasskey(deps: Deps, auth: AuthContext, rawId: str
     if (!(await deletePasskey(tx, id, auth.user.id))) throw passkeyNotFound();
     await insertAudit(tx, { actor: auth.user, action: 'passkey_deleted', traits: { passkey_id: id }, ip, now });
   });
+  // After the commit; never fails the deletion. The admin API's deletion sends none, as for MFA factors.
+  await notify(deps, { kind: 'passkey_removed', user: auth.user }, ip);
 }
 
 async function adminUser(deps: Deps, userId: string) {

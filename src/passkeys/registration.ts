@@ -12,10 +12,11 @@ import { transaction } from '../db/database.ts';
 import type { UserRow } from '../db/users.ts';
 import { consumeWebauthnChallenge, countPasskeys, insertPasskey, insertWebauthnChallenge, listPasskeys } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
+import { notify } from '../flows/notify.ts';
 import { ApiError, forbidden, unprocessable } from '../http/errors.ts';
 import { requireRelyingParty } from '../mfa/webauthn.ts';
 import { stdBase64 } from '../mfa/webauthn-credential.ts';
-import { type CeremonyInput, challengeFrom, verificationFailed } from './challenge.ts';
+import { type CeremonyInput, challengeFrom, requiresUv, verificationFailed } from './challenge.ts';
 
 const tooMany = () => unprocessable('too_many_passkeys', 'Maximum number of passkeys reached');
 
@@ -52,12 +53,13 @@ export async function registrationOptions(deps: Deps, auth: AuthContext): Promis
     rp: { name: rp.name, id: rp.id }, user: userEntity(auth.user), challenge, pubKeyCredParams: PUB_KEY_CRED_PARAMS, timeout: TIMEOUT_MS,
   };
   if (existing.length > 0) options.excludeCredentials = existing.map((p) => ({ type: 'public-key', id: base64url(p.credentialId) }));
-  options.authenticatorSelection = { residentKey: 'required', userVerification: 'preferred' };
+  const uv = deps.config.passkey.userVerification;
+  options.authenticatorSelection = { residentKey: 'required', userVerification: uv };
   options.attestation = 'none';
   const id = crypto.randomUUID();
   await insertWebauthnChallenge(deps.db, {
     id, userId: auth.user.id, kind: 'registration', createdAt: now, expiresAt,
-    sessionData: { challenge, rpId: rp.id, user_id: stdBase64(new TextEncoder().encode(auth.user.id)), expires: expiresAt.toISOString(), userVerification: 'preferred' },
+    sessionData: { challenge, rpId: rp.id, user_id: stdBase64(new TextEncoder().encode(auth.user.id)), expires: expiresAt.toISOString(), userVerification: uv },
   });
   return { challenge_id: id, options, expires_at: Math.floor(expiresAt.getTime() / 1000) };
 }
@@ -72,7 +74,7 @@ export async function registrationVerify(deps: Deps, auth: AuthContext, input: C
   const response = parseRegistration(input.credential);
   if (!response) throw new ApiError(400, 'webauthn_verification_failed', 'Invalid credential response');
   const rp = requireRelyingParty(deps);
-  const expected = { challenge: String((challenge.sessionData as { challenge?: unknown }).challenge ?? ''), rp, requireUserVerification: false };
+  const expected = { challenge: String((challenge.sessionData as { challenge?: unknown }).challenge ?? ''), rp, requireUserVerification: requiresUv(deps) };
   let credential: Awaited<ReturnType<typeof verifyRegistration>>;
   try {
     credential = await verifyRegistration(response, expected);
@@ -91,5 +93,7 @@ export async function registrationVerify(deps: Deps, auth: AuthContext, input: C
     await insertAudit(tx, { actor: auth.user, action: 'passkey_created', traits: { passkey_id: inserted.id }, ip, now });
     return inserted;
   });
+  // After the commit; never fails the registration (flows/notify.ts). Review L3.
+  await notify(deps, { kind: 'passkey_added', user: auth.user }, ip);
   return { id: row.id, friendly_name: row.friendlyName, created_at: row.createdAt.toISOString() };
 }
