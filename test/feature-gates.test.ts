@@ -86,7 +86,7 @@ describe('GET /.well-known/openid-configuration', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('public, max-age=600');
     const doc = await res.json() as Json;
-    const document = (base: string, issuer: string) => ({
+    const document = (base: string, issuer: string, more: Json = {}) => ({
       issuer,
       authorization_endpoint: `${base}/oauth/authorize`,
       token_endpoint: `${base}/oauth/token`,
@@ -99,15 +99,25 @@ describe('GET /.well-known/openid-configuration', () => {
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['HS256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation_endpoint: `${base}/oauth/revoke`,
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      introspection_endpoint: `${base}/oauth/introspect`,
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       claims_supported: [
         'sub', 'aud', 'iss', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'email_verified', 'phone_number',
-        'phone_number_verified', 'name', 'picture', 'preferred_username', 'updated_at',
+        'phone_number_verified', 'name', 'given_name', 'family_name', 'middle_name', 'nickname', 'profile', 'website',
+        'gender', 'birthdate', 'zoneinfo', 'locale', 'picture', 'preferred_username', 'updated_at',
       ],
       code_challenge_methods_supported: ['S256'],
+      // Local mode (the tests' config): Client ID Metadata Documents are on.
+      client_id_metadata_document_supported: true,
+      ...more,
     });
     // The whole document: a field added, dropped or renamed shows here.
-    expect(doc).toEqual(document('https://project.example.com/auth/v1', 'https://project.example.com/auth/v1/'));
-    // Without JWT_ISSUER the URLs use API_EXTERNAL_URL (GoTrue's would be relative).
+    expect(doc).toEqual(document('https://project.example.com/auth/v1', 'https://project.example.com/auth/v1/', {
+      authorization_response_iss_parameter_supported: true,
+    }));
+    // Without JWT_ISSUER the URLs use API_EXTERNAL_URL (GoTrue's would be relative), and no `iss` is promised.
     const plain = await (await t.request('GET', '/auth/v1/.well-known/openid-configuration')).json() as Json;
     expect(plain).toEqual(document('http://localhost:9999', ''));
   });

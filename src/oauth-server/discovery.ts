@@ -29,7 +29,8 @@ export function serverMetadata(config: Config, algorithms: string[]): Record<str
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.filter((m) => m !== 'none'),
     claims_supported: [
       'sub', 'aud', 'iss', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'email_verified', 'phone_number',
-      'phone_number_verified', 'name', 'picture', 'preferred_username', 'updated_at',
+      'phone_number_verified', 'name', 'given_name', 'family_name', 'middle_name', 'nickname', 'profile', 'website',
+      'gender', 'birthdate', 'zoneinfo', 'locale', 'picture', 'preferred_username', 'updated_at',
     ],
     // S256 only: authsvc refuses `plain` (GoTrue lists and accepts it).
     code_challenge_methods_supported: ['S256'],
