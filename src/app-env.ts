@@ -5,7 +5,7 @@ import type { Database } from './db/database.ts';
 import type { SessionRow } from './db/sessions.ts';
 import type { IdentityRow, UserRow } from './db/users.ts';
 import type { Deps } from './deps.ts';
-import type { RateLimitStore } from './http/rate-limit-store.ts';
+import type { RateLimitStore } from './db/rate-limit-store.ts';
 import type { Logger } from './telemetry/logger.ts';
 
 export interface AuthContext {

@@ -9,7 +9,7 @@ import { corsMiddleware } from './http/cors.ts';
 import { requestDeadline } from './http/deadline.ts';
 import { isDatabaseUnavailable } from './db/database.ts';
 import { API_VERSION_2024, databaseUnavailable, errorBody, unexpectedFailure, wantsApiVersion2024 } from './http/error-body.ts';
-import { ApiError, OAuthApiError } from './http/errors.ts';
+import { ApiError, OAuthApiError } from './core/errors.ts';
 import { clientIp } from './http/request-meta.ts';
 import { rateLimitStores } from './http/rate-limit.ts';
 import { createOAuthCache } from './oauth/context.ts';

@@ -7,7 +7,7 @@ import type { PasswordHasher } from './crypto/password.ts';
 import type { Deps } from './deps.ts';
 import type { MailRequest, Mailer } from './mail/mailer.ts';
 import type { SmsProvider } from './sms/provider.ts';
-import type { RateLimitStore } from './http/rate-limit-store.ts';
+import type { RateLimitStore } from './db/rate-limit-store.ts';
 import type { AuthMetrics } from './telemetry/metrics.ts';
 import { NO_ATTRIBUTES, type SpanParent, tracedFetch, tracedFunction, withSpan, wrapMethods } from './telemetry/tracing.ts';
 

@@ -5,12 +5,12 @@ import type { Config } from './config/types.ts';
 import type { KeySet } from './crypto/jwt.ts';
 import type { PasswordHasher } from './crypto/password.ts';
 import type { Database } from './db/database.ts';
-import type { RateLimitStore } from './http/rate-limit-store.ts';
+import type { RateLimitStore } from './db/rate-limit-store.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { OAuthCache } from './oauth/context.ts';
 import type { ResolveHost } from './oauth/url-guard.ts';
 import type { SmsProvider } from './sms/provider.ts';
-import type { LoadSamlXml } from './sso/saml-xml.ts';
+import type { LoadSamlXml } from './crypto/saml-xml.ts';
 import type { Logger } from './telemetry/logger.ts';
 
 export interface Deps {

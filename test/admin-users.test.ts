@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { parseBanDuration } from '../src/admin/ban-duration.ts';
 import { parsePage, parseSort } from '../src/admin/pagination.ts';
-import { parseUuid } from '../src/admin/users.ts';
+import { parseUuid } from '../src/http/uuid.ts';
 import { buildTestApp, signUpConfirmed, TEST_JWT_SECRET, type TestApp, uniqueEmail } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 import { supabaseClientFor } from './helpers/supabase.ts';

@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { signJwt } from '../src/crypto/jwt.ts';
-import { MAX_JSON_DEPTH } from '../src/http/read-json.ts';
+import { MAX_JSON_DEPTH } from '../src/core/limits.ts';
 import { buildTestApp, uniqueEmail, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 

@@ -1,4 +1,4 @@
-// Mail goes out after the transaction commits (src/flows/outbox.ts): a mail server that never
+// Mail goes out after the transaction commits (src/accounts/outbox.ts): a mail server that never
 // answers holds no database connection, the request ends within its time limit, and a failed
 // send takes back everything the request wrote.
 import { tokenHash } from '../src/crypto/otp.ts';

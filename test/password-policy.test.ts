@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../src/http/errors.ts';
+import { ApiError } from '../src/core/errors.ts';
 import {
   MAX_PASSWORD_BYTES,
   assertPasswordLength,

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { Database } from '../src/db/database.ts';
-import { createSession } from '../src/flows/session.ts';
+import { createSession } from '../src/accounts/session.ts';
 import { buildTestApp, uniqueEmail, type TestApp } from './helpers/app.ts';
 import { openTestDb } from './helpers/db.ts';
 

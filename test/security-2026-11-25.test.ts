@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { LEGACY_LINK_MISSES_PER_HOUR } from '../src/flows/link-tokens.ts';
+import { LEGACY_LINK_MISSES_PER_HOUR } from '../src/accounts/link-tokens.ts';
 import { signUpConfirmed, TEST_JWT_SECRET, type TestApp, uniqueEmail } from './helpers/app.ts';
 import { startFakeTwilio, type FakeTwilio } from './helpers/fake-twilio.ts';
 import { authorize, callback, fragmentOf, signIn, useGithubFake } from './helpers/oauth-github.ts';

@@ -108,7 +108,7 @@ describe('POST /signup with email and password', () => {
     expect((await t.request('POST', '/signup', { email, password: 'attacker-password' })).status).toBe(200);
     const [early] = await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
     // A session held by whoever signed up first (however obtained) must not survive confirmation.
-    const { createSession } = await import('../src/flows/session.ts');
+    const { createSession } = await import('../src/accounts/session.ts');
     const planted = await createSession(t.deps, db, early!, 'password', {});
     now = new Date(now.getTime() + 61_000);
     expect((await t.request('POST', '/signup', { email, password: 'victim-password' })).status).toBe(200);

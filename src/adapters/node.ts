@@ -93,7 +93,7 @@ export async function startTelemetry(config: Config, logger: Logger): Promise<Te
 }
 
 /**
- * 70% of API_MAX_REQUEST_DURATION: under the outbox's 80% (flows/outbox.ts), so an SMTP server
+ * 70% of API_MAX_REQUEST_DURATION: under the outbox's 80% (accounts/outbox.ts), so an SMTP server
  * that stops answering fails the send in nodemailer before the outbox gives up on it and takes
  * its writes back; a late answer then cannot deliver a link that no longer works.
  */

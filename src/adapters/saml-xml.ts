@@ -1,4 +1,4 @@
-// SAML XML on Node, Bun and Deno (src/sso/saml-xml.ts is the seam): @xmldom/xmldom parses,
+// SAML XML on Node, Bun and Deno (src/crypto/saml-xml.ts is the seam): @xmldom/xmldom parses,
 // xml-crypto checks XML signatures (it needs node:crypto). The defences against XML signature
 // wrapping and entity tricks (docs/decisions/saml-library.md):
 // - no DOCTYPE at all (no entity can be declared, so none can be expanded or fetched);
@@ -14,7 +14,7 @@ import { DOMParser } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
 import {
   type IdpMetadata, type SamlAssertion, type SamlAttribute, type SamlResponse, type SamlXml, SamlXmlError, type SubjectConfirmation,
-} from '../sso/saml-xml.ts';
+} from '../crypto/saml-xml.ts';
 
 const SAMLP = 'urn:oasis:names:tc:SAML:2.0:protocol';
 const SAML = 'urn:oasis:names:tc:SAML:2.0:assertion';

@@ -4,7 +4,7 @@
 // atomic and exact across isolates and locations, like the Postgres store, without a database
 // write per limited request. Docs: docs/decisions/workers-rate-limit-store.md.
 import type { Bucket } from '../db/rate-limits.ts';
-import type { RateLimitStore } from '../http/rate-limit-store.ts';
+import type { RateLimitStore } from '../db/rate-limit-store.ts';
 
 /** The parts of a Durable Object's state used here (workerd's DurableObjectState). */
 export interface DurableObjectStateLike {

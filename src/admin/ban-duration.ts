@@ -2,7 +2,7 @@
 // us/µs, ms, s, m, h — no days) or "none". Zero (or "none") lifts the ban; a negative duration
 // sets banned_until in the past, which bans no one, as in GoTrue.
 import { parseGoDuration } from '../config/duration.ts';
-import { validationFailed } from '../http/errors.ts';
+import { validationFailed } from '../core/errors.ts';
 
 // time.Duration is an int64 of nanoseconds: Go refuses anything past ±2^63-1 ns (~292 years).
 const MAX_DURATION_MS = 9_223_372_036_854.775;

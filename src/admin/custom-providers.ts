@@ -9,8 +9,8 @@ import {
 } from '../db/custom-providers.ts';
 import { isUniqueViolation } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
-import { urlGuard } from '../flows/custom-provider.ts';
-import { ApiError, badRequest, notFound, validationFailed } from '../http/errors.ts';
+import { urlGuard } from '../accounts/custom-provider.ts';
+import { ApiError, badRequest, notFound, validationFailed } from '../core/errors.ts';
 import { optBool, optRecord, optStr } from '../http/read-json.ts';
 import { obj, str } from '../oauth/claims.ts';
 import { bodyText, send } from '../oauth/oauth2.ts';

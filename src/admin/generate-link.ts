@@ -11,14 +11,14 @@ import {
   NIL_UUID, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities, type NewUser, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { emailExists } from '../flows/email-change.ts';
-import { type EmailTokenKind, storeEmailToken, verificationLink } from '../flows/email-tokens.ts';
-import { assertNewPassword } from '../flows/password-check.ts';
-import type { RequestMeta } from '../flows/session.ts';
-import { mergeMetadata } from '../flows/update-user.ts';
-import { userJson } from '../flows/user-json.ts';
-import { validateEmail } from '../flows/validate.ts';
-import { notFound, validationFailed } from '../http/errors.ts';
+import { emailExists } from '../core/errors.ts';
+import { type EmailTokenKind, storeEmailToken, verificationLink } from '../accounts/email-tokens.ts';
+import { assertNewPassword } from '../accounts/password-check.ts';
+import type { RequestMeta } from '../accounts/issued-session.ts';
+import { mergeMetadata } from '../accounts/metadata.ts';
+import { userJson } from '../models/user-json.ts';
+import { validateEmail } from '../accounts/validate.ts';
+import { notFound, validationFailed } from '../core/errors.ts';
 import { afterUserCreated, beforeUserCreated } from '../hooks/user-created.ts';
 
 export const GENERATE_LINK_TYPES = ['signup', 'invite', 'magiclink', 'recovery', 'email_change_current', 'email_change_new'] as const;

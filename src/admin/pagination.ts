@@ -1,6 +1,6 @@
 // Paging and sorting of the admin lists (users, audit log) as GoTrue's paginate() and addPaginationHeaders:
 // `page`/`per_page` read as Go's strconv.ParseUint, the Link header rebuilt as url.Values.Encode.
-import { validationFailed } from '../http/errors.ts';
+import { validationFailed } from '../core/errors.ts';
 
 export interface Page {
   page: bigint;

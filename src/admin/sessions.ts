@@ -4,7 +4,7 @@
 import { desc, eq } from 'drizzle-orm';
 import { findUserById } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../core/errors.ts';
 
 export interface AdminSession {
   id: string;

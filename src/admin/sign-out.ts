@@ -8,7 +8,7 @@ import { transaction } from '../db/database.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { NIL_UUID, findUserById } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../core/errors.ts';
 import type { AdminContext } from './users.ts';
 
 export async function adminSignOutUser(deps: Deps, userId: string, ctx: AdminContext): Promise<void> {

@@ -17,14 +17,16 @@ import {
   type NewUser, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { assertNewPassword } from '../flows/password-check.ts';
-import { mergeMetadata } from '../flows/update-user.ts';
-import { userJson } from '../flows/user-json.ts';
-import { validateEmail, validatePhone } from '../flows/validate.ts';
-import { type ApiError, notFound, unprocessable, validationFailed } from '../http/errors.ts';
+import { assertNewPassword } from '../accounts/password-check.ts';
+import { mergeMetadata } from '../accounts/metadata.ts';
+import { userJson } from '../models/user-json.ts';
+import { validateEmail, validatePhone } from '../accounts/validate.ts';
+import { type ApiError, notFound, unprocessable, validationFailed } from '../core/errors.ts';
 import { bannedUntil, parseBanDuration } from './ban-duration.ts';
 import { type Page, pageBounds, toSafeNumber } from './pagination.ts';
 
+import { parseUuid } from '../http/uuid.ts';
+import { emailExists } from '../core/errors.ts';
 /** The admin body (GoTrue's AdminUserParams); `id`, `aud` and `password_hash` count on create only. */
 export interface AdminUserInput {
   id?: string;
@@ -49,7 +51,6 @@ export interface AdminContext {
 
 type Json = Record<string, unknown>;
 
-const emailExists = () => unprocessable('email_exists', 'A user with this email address has already been registered');
 const phoneExists = () => unprocessable('phone_exists', 'Phone number already registered by another user');
 // GoTrue inserts blindly and answers 500; a taken id is the caller's mistake, so it gets a 422.
 const idExists = () => unprocessable('user_already_exists', 'A user with this ID already exists');
@@ -57,29 +58,6 @@ const userNotFound = () => notFound('user_not_found', 'User not found');
 
 // ---------------------------------------------------------------------------------------------
 // Input checks
-
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const HEX32 = /^[0-9a-f]{32}$/i;
-
-/** gofrs/uuid FromString: canonical, `{braced}`, `urn:uuid:` and bare 32-hex forms; lower-case canonical out. */
-export function parseUuid(raw: string): string | null {
-  let s = raw;
-  if (s.startsWith('urn:uuid:')) s = s.slice(9);
-  else if (s.length === 38 && s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1);
-  let hex: string;
-  if (CANONICAL_UUID.test(s)) hex = s.replaceAll('-', '');
-  else if (HEX32.test(s)) hex = s;
-  else return null;
-  hex = hex.toLowerCase();
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/** `{user_id}` of the admin routes (GoTrue's loadUser): not a UUID → 404 validation_failed. */
-export function userIdParam(raw: string): string {
-  const id = parseUuid(raw);
-  if (!id) throw notFound('validation_failed', 'user_id must be an UUID');
-  return id;
-}
 
 /** The id of a new user: the path's, else the body's; GoTrue's messages for malformed and nil ids. */
 function newUserId(pathId: string | undefined, bodyId: string | undefined): string {

@@ -3,7 +3,7 @@
 // configured algorithms, `kid` picks the key, `alg: none` never verifies.
 import { SignJWT, decodeProtectedHeader, errors as joseErrors, importJWK, jwtVerify } from 'jose';
 import type { CryptoKey, JWK, JWTPayload, JWTHeaderParameters } from 'jose';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { base64url, fromBase64url, hmacSha256, timingSafeEqual, utf8 } from './encoding.ts';
 
 const ASYMMETRIC = new Set(['RS256', 'RS512', 'ES256', 'ES512', 'EdDSA']);
@@ -26,7 +26,7 @@ export interface KeySet {
   /** Public halves of the asymmetric keys, for /.well-known/jwks.json. */
   publicJwks: JWK[];
   /**
-   * Derives refresh-token children (flows/session.ts), taken from the signing key's secret: every
+   * Derives refresh-token children (accounts/session.ts), taken from the signing key's secret: every
    * instance has it, the database does not, and whoever holds it can mint access tokens anyway.
    */
   refreshChildKey: Uint8Array;

@@ -1,7 +1,7 @@
 // One-time codes and the values mailed with them.
 // - The code (6 digits by default) is typed in with the address it went to; its hash,
 //   sha224(email_or_phone + code) hex as GoTrue stores it, is compared under the per-code
-//   attempt limit (flows/code-attempts.ts).
+//   attempt limit (accounts/code-attempts.ts).
 // - The link token is what a link, `{{ .TokenHash }}` and generate_link's `hashed_token` carry:
 //   256 random bits, stored as their SHA-256. GoTrue's link value is the code's hash itself, which
 //   anyone who knows the address can compute from a guess of the code (review 2026-11-25, H1).

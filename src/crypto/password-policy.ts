@@ -1,5 +1,5 @@
 // Password rules as GoTrue applies them (internal/api/password.go, internal/crypto/password.go).
-import { type WeakPasswordReason, validationFailed, weakPasswordError } from '../http/errors.ts';
+import { type WeakPasswordReason, validationFailed, weakPasswordError } from '../core/errors.ts';
 
 // bcrypt ignores everything past 72 bytes, so a longer password would silently be a shorter one.
 export const MAX_PASSWORD_BYTES = 72;

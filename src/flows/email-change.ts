@@ -16,17 +16,19 @@ import {
   updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, forbidden } from '../http/errors.ts';
-import { takeCodeAttempt } from './code-attempts.ts';
-import { findLinkedTokens } from './link-tokens.ts';
-import { assertAuthorizedRecipient, consumeEmailSend, frequencyLimitError, verificationLink } from './email-tokens.ts';
-import { type Notification, notify } from './notify.ts';
-import { type Outbox, transactionThenSend } from './outbox.ts';
-import type { Pkce } from './pkce.ts';
-import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
+import { ApiError, forbidden } from '../core/errors.ts';
+import { takeCodeAttempt } from '../accounts/code-attempts.ts';
+import { findLinkedTokens } from '../accounts/link-tokens.ts';
+import { assertAuthorizedRecipient, consumeEmailSend, frequencyLimitError, verificationLink } from '../accounts/email-tokens.ts';
+import { type Notification, notify } from '../accounts/notify.ts';
+import { type Outbox, transactionThenSend } from '../accounts/outbox.ts';
+import type { Pkce } from '../accounts/pkce-params.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 
-export const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
 
+
+import { emailExists } from '../core/errors.ts';
 export const HALF_CONFIRMED_MESSAGE = 'Confirmation link accepted. Please proceed to confirm link sent to the other email';
 
 const EMAIL_CHANGE_TYPES: OneTimeTokenType[] = ['email_change_token_current', 'email_change_token_new'];

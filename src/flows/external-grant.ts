@@ -6,10 +6,11 @@
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
-import { type AccountContext, CommitThenFail } from './external-accounts.ts';
-import { type Notification, notifyAll } from './notify.ts';
-import { transactionThenSend } from './outbox.ts';
-import { type AmrMethod, createSession, type RequestMeta, type TokenResponse, tokenResponse } from './session.ts';
+import { type AccountContext, CommitThenFail } from '../accounts/external-accounts.ts';
+import { type Notification, notifyAll } from '../accounts/notify.ts';
+import { transactionThenSend } from '../accounts/outbox.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { AmrMethod, RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 
 export async function externalGrant(
   deps: Deps, aud: string, meta: RequestMeta, method: AmrMethod, account: (c: AccountContext) => Promise<UserRow>,

@@ -12,22 +12,24 @@ import {
   issueFlowStateCode, takeOAuthClientState,
 } from '../db/flow-state.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
+import { ApiError, badRequest, validationFailed } from '../core/errors.ts';
 import { hasUnstorableChars } from '../http/read-json.ts';
 import { claimsToData, storableData } from '../oauth/claims.ts';
 import { enabledProvider, isProviderName, oauthContext } from '../oauth/context.ts';
-import { type OAuthProvider, type ProviderEmail, ProviderError, type ProviderSettings, type ProviderUser } from '../oauth/provider.ts';
+import type { OAuthProvider, ProviderEmail, ProviderSettings, ProviderUser } from '../oauth/provider.ts';
+import { ProviderError } from '../oauth/provider-error.ts';
 import { errorFields } from '../telemetry/logger.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
 import {
   type AccountContext, acceptInviteExternal, CommitThenFail, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
-} from './external-accounts.ts';
-import { customClient, isCustomName, lookupCustomProvider } from './custom-provider.ts';
-import { type Notification, notifyAll } from './notify.ts';
-import { sendTimeoutMs, transactionThenSend } from './outbox.ts';
-import { parsePkce } from './pkce.ts';
-import { createSession, type RequestMeta, tokenResponse } from './session.ts';
-import { fragment } from './verify.ts';
+} from '../accounts/external-accounts.ts';
+import { customClient, isCustomName, lookupCustomProvider } from '../accounts/custom-provider.ts';
+import { type Notification, notifyAll } from '../accounts/notify.ts';
+import { sendTimeoutMs, transactionThenSend } from '../accounts/outbox.ts';
+import { parsePkce } from '../accounts/pkce-params.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { RequestMeta } from '../accounts/issued-session.ts';
+import { fragment } from '../http/fragment.ts';
 
 /** The OAuth parameters authsvc sets itself; a client cannot override them (GoTrue's reservedOAuthParams, bar nonce). */
 const RESERVED = ['client_id', 'client_secret', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method', 'code_verifier'];

@@ -5,18 +5,18 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { base64url, utf8 } from '../crypto/encoding.ts';
 import type { Deps } from '../deps.ts';
-import { badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
+import { badRequest, OAuthApiError, validationFailed } from '../core/errors.ts';
 import { APPLE_ISSUERS } from '../oauth/apple.ts';
 import { isAzureIdTokenIssuer as isAzureIssuer } from '../oauth/azure.ts';
 import { enabledProvider, oauthContext } from '../oauth/context.ts';
 import type { OAuthProvider, ProviderSettings } from '../oauth/provider.ts';
 import { FACEBOOK_ISSUER } from '../oauth/facebook.ts';
 import { GOOGLE_ISSUER } from '../oauth/google.ts';
-import { type LinkTarget, linkIdentityExternal, signInExternal } from './external-accounts.ts';
+import { type LinkTarget, linkIdentityExternal, signInExternal } from '../accounts/external-accounts.ts';
 import { externalGrant } from './external-grant.ts';
-import { customClient, lookupCustomProvider } from './custom-provider.ts';
+import { customClient, lookupCustomProvider } from '../accounts/custom-provider.ts';
 import { identityFromUser, providerBudget } from './external.ts';
-import type { RequestMeta, TokenResponse } from './session.ts';
+import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 
 export interface IdTokenParams {
   id_token?: string;

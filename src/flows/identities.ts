@@ -8,11 +8,11 @@ import { deleteIdentity, providersOfUser } from '../db/identities.ts';
 import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { findUserByEmail, findUserById, type IdentityRow, listIdentities, updateUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, forbidden, notFound, unprocessable } from '../http/errors.ts';
-import { requireAal2WhenMfa } from './aal2-rule.ts';
-import { mergeMetadata } from './update-user.ts';
-import { type Notification, notify } from './notify.ts';
-import type { RequestMeta } from './session.ts';
+import { ApiError, forbidden, notFound, unprocessable } from '../core/errors.ts';
+import { requireAal2WhenMfa } from '../accounts/aal2-rule.ts';
+import { mergeMetadata } from '../accounts/metadata.ts';
+import { type Notification, notify } from '../accounts/notify.ts';
+import type { RequestMeta } from '../accounts/issued-session.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

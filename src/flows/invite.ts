@@ -6,11 +6,11 @@ import {
   NIL_UUID, deleteUnconfirmedUser, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities, type NewUser,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
-import { queueEmailToken } from './email-tokens.ts';
-import { transactionThenSend } from './outbox.ts';
-import type { RequestMeta } from './session.ts';
-import { userJson } from './user-json.ts';
+import { ApiError } from '../core/errors.ts';
+import { queueEmailToken } from '../accounts/email-tokens.ts';
+import { transactionThenSend } from '../accounts/outbox.ts';
+import type { RequestMeta } from '../accounts/issued-session.ts';
+import { userJson } from '../models/user-json.ts';
 import { afterUserCreated, beforeUserCreated } from '../hooks/user-created.ts';
 
 const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');

@@ -4,11 +4,12 @@ import { deleteSessions } from '../db/sessions.ts';
 import { findUserByEmail, findUserByPhone, isBanned } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { passwordAttemptDecision } from '../hooks/verification-attempts.ts';
-import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
-import { passwordWeakness } from './password-check.ts';
-import { storedPasswordHash } from './stored-password.ts';
-import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
-import { formatPhone } from './validate.ts';
+import { ApiError, badRequest, validationFailed } from '../core/errors.ts';
+import { passwordWeakness } from '../accounts/password-check.ts';
+import { storedPasswordHash } from '../accounts/stored-password.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
+import { formatPhone } from '../accounts/validate.ts';
 
 const invalidCredentials = () => badRequest('invalid_credentials', 'Invalid login credentials');
 

@@ -5,11 +5,11 @@ import { insertAudit } from '../db/audit.ts';
 import type { Executor } from '../db/database.ts';
 import { findUserByEmail, findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
-import { type EmailTokenKind, queueEmailToken } from './email-tokens.ts';
-import { type Outbox, transactionThenSend } from './outbox.ts';
-import type { Pkce } from './pkce.ts';
-import type { RequestMeta } from './session.ts';
+import { ApiError } from '../core/errors.ts';
+import { type EmailTokenKind, queueEmailToken } from '../accounts/email-tokens.ts';
+import { type Outbox, transactionThenSend } from '../accounts/outbox.ts';
+import type { Pkce } from '../accounts/pkce-params.ts';
+import type { RequestMeta } from '../accounts/issued-session.ts';
 import { signupWithEmail } from './signup.ts';
 
 export interface EmailRequest {

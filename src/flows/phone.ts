@@ -1,7 +1,7 @@
 // The phone half of sign-up and sign-in (GoTrue: signup.go's phone branch, otp.go SmsOtp,
 // resend.go, verify.go smsVerify): codes texted by the SMS provider, checked here by hash (or by
 // Twilio Verify), each consumed once under the user's row lock.
-import { storedPasswordHash } from './stored-password.ts';
+import { storedPasswordHash } from '../accounts/stored-password.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { tokenHash } from '../crypto/otp.ts';
 import { generatePassword } from '../crypto/password-policy.ts';
@@ -14,15 +14,16 @@ import {
   listIdentities, type NewUser, updateIdentityData, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, forbidden, unprocessable } from '../http/errors.ts';
+import { ApiError, forbidden, unprocessable } from '../core/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
-import { takeCodeAttempt } from './code-attempts.ts';
-import { type Notification, notifyAll } from './notify.ts';
-import { transactionThenSend } from './outbox.ts';
-import { queuePhoneToken, testOtp } from './phone-tokens.ts';
-import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
+import { takeCodeAttempt } from '../accounts/code-attempts.ts';
+import { type Notification, notifyAll } from '../accounts/notify.ts';
+import { transactionThenSend } from '../accounts/outbox.ts';
+import { queuePhoneToken, testOtp } from '../accounts/phone-tokens.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 import { type SignupResult, afterSignup, fakeUser } from './signup.ts';
-import { userJson } from './user-json.ts';
+import { userJson } from '../models/user-json.ts';
 import { beforeUserCreated } from '../hooks/user-created.ts';
 
 export interface PhoneSignup {

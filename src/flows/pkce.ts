@@ -1,38 +1,18 @@
 // PKCE for email links (GoTrue §5.4): the request that sends the email stores a code challenge
 // in flow_state; following the link yields `?code=<auth_code>`; POST /token?grant_type=pkce
 // trades the code and the verifier for a session, once.
-import { base64url, timingSafeEqual, utf8 } from '../crypto/encoding.ts';
+import { timingSafeEqual } from '../crypto/encoding.ts';
+import { challengeOf } from '../accounts/pkce-params.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { deleteFlowState, findFlowStateByAuthCode } from '../db/flow-state.ts';
 import { findUserById, isBanned } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest, validationFailed } from '../http/errors.ts';
-import { type ExternalIdentity, linkIdentityExternal } from './external-accounts.ts';
-import { type Notification, notifyAll } from './notify.ts';
-import { type AmrMethod, type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
-
-export interface Pkce {
-  challenge: string;
-  method: 's256' | 'plain';
-}
-
-const CHALLENGE_RE = /^[A-Za-z0-9._~-]{43,128}$/;
-
-/** Validates the pair; undefined when the request does not use PKCE. */
-export function parsePkce(b: { code_challenge?: string; code_challenge_method?: string }): Pkce | undefined {
-  if (!b.code_challenge && !b.code_challenge_method) return undefined;
-  if (!b.code_challenge || !b.code_challenge_method) throw validationFailed('PKCE flow requires code_challenge_method and code_challenge');
-  const method = b.code_challenge_method.toLowerCase();
-  if (method !== 's256' && method !== 'plain') throw validationFailed('code challenge method not supported');
-  if (!CHALLENGE_RE.test(b.code_challenge)) throw validationFailed('code challenge has to be between 43 and 128 characters');
-  return { challenge: b.code_challenge, method };
-}
-
-async function challengeOf(verifier: string, method: string): Promise<string> {
-  if (method === 'plain') return verifier;
-  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', utf8(verifier))));
-}
+import { ApiError, badRequest, validationFailed } from '../core/errors.ts';
+import { type ExternalIdentity, linkIdentityExternal } from '../accounts/external-accounts.ts';
+import { type Notification, notifyAll } from '../accounts/notify.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { AmrMethod, RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 
 const AMR: Record<string, AmrMethod> = {
   'email/signup': 'email/signup', magiclink: 'magiclink', recovery: 'recovery', invite: 'invite', email_change: 'email_change',

@@ -1,19 +1,20 @@
 // POST /signup with email and password, and anonymous sign-in (GoTrue: api.Signup,
 // api.SignupAnonymously). Everything a signup writes happens in one transaction; the
 // confirmation email goes out after it commits (outbox.ts).
-import { storedPasswordHash } from './stored-password.ts';
+import { storedPasswordHash } from '../accounts/stored-password.ts';
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import {
   deleteUnconfirmedUser, findUserByEmail, findUserById, insertEmailUser, insertUser, listIdentities, markEmailIdentityVerified, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
-import { queueEmailToken } from './email-tokens.ts';
-import { type Outbox, transactionThenSend } from './outbox.ts';
-import type { Pkce } from './pkce.ts';
-import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
-import { userJson } from './user-json.ts';
+import { ApiError } from '../core/errors.ts';
+import { queueEmailToken } from '../accounts/email-tokens.ts';
+import { type Outbox, transactionThenSend } from '../accounts/outbox.ts';
+import type { Pkce } from '../accounts/pkce-params.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
+import { userJson } from '../models/user-json.ts';
 import { afterUserCreated, beforeUserCreated } from '../hooks/user-created.ts';
 
 export type SignupResult =

@@ -1,5 +1,5 @@
 // PUT /user — GoTrue: api.UserUpdate (metadata, password, email change, phone change).
-import { storedPasswordHash } from './stored-password.ts';
+import { storedPasswordHash } from '../accounts/stored-password.ts';
 import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { tokenHash } from '../crypto/otp.ts';
@@ -10,20 +10,21 @@ import { OTT_TYPES, clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { findUserById, findUserByPhone, listIdentities, updateUser, type NewUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import { ApiError, badRequest } from '../core/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
-import { requireAal2WhenMfa } from './aal2-rule.ts';
-import { takeCodeAttempt } from './code-attempts.ts';
+import { requireAal2WhenMfa } from '../accounts/aal2-rule.ts';
+import { takeCodeAttempt } from '../accounts/code-attempts.ts';
 import { requestEmailChange } from './email-change.ts';
-import { type Notification, notifyAll } from './notify.ts';
-import { transactionThenSend } from './outbox.ts';
-import { assertNewPassword } from './password-check.ts';
-import { parseChannel, queuePhoneToken } from './phone-tokens.ts';
+import { type Notification, notifyAll } from '../accounts/notify.ts';
+import { transactionThenSend } from '../accounts/outbox.ts';
+import { assertNewPassword } from '../accounts/password-check.ts';
+import { parseChannel, queuePhoneToken } from '../accounts/phone-tokens.ts';
 import { phoneChangeNotices, phoneIdentityAfterChange } from './phone.ts';
-import { parsePkce } from './pkce.ts';
-import { userJson } from './user-json.ts';
-import { validateEmail, validatePhone } from './validate.ts';
+import { parsePkce } from '../accounts/pkce-params.ts';
+import { userJson } from '../models/user-json.ts';
+import { validateEmail, validatePhone } from '../accounts/validate.ts';
 
+import { mergeMetadata } from '../accounts/metadata.ts';
 export interface UserUpdate {
   code_challenge?: string;
   code_challenge_method?: string;
@@ -35,16 +36,6 @@ export interface UserUpdate {
   nonce?: string;
   data?: Record<string, unknown>;
   app_metadata?: Record<string, unknown>;
-}
-
-/** `data` merges into the map; a null value deletes the key. */
-export function mergeMetadata(base: Record<string, unknown> | null, patch: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...(base ?? {}) };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
 }
 
 const nonceInvalid = () => new ApiError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid');

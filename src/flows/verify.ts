@@ -11,11 +11,12 @@ import { deleteIdentitiesExcept, findUsersByEmails, providersOfUser } from '../d
 import { deleteSessions } from '../db/sessions.ts';
 import { findUserByEmail, findUserById, insertIdentity, isBanned, markEmailIdentityVerified, type NewUser, updateUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, forbidden } from '../http/errors.ts';
-import { takeCodeAttempt } from './code-attempts.ts';
-import { emailExists } from './email-change.ts';
-import { findLinkedTokens } from './link-tokens.ts';
-import { type RequestMeta, type TokenResponse, createSession, tokenResponse } from './session.ts';
+import { ApiError, forbidden } from '../core/errors.ts';
+import { takeCodeAttempt } from '../accounts/code-attempts.ts';
+import { emailExists } from '../core/errors.ts';
+import { findLinkedTokens } from '../accounts/link-tokens.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 
 export const EMAIL_VERIFY_TYPES = ['signup', 'invite', 'recovery', 'magiclink', 'email'] as const;
 export type EmailVerifyType = (typeof EMAIL_VERIFY_TYPES)[number];
@@ -74,7 +75,7 @@ interface Located {
   stored: string;
   /**
    * The address is not yet the user's: an OAuth account whose provider did not vouch for it waits
-   * for this confirmation to take it (flows/external-accounts.ts, review H2).
+   * for this confirmation to take it (accounts/external-accounts.ts, review H2).
    */
   pending?: string;
 }
@@ -206,14 +207,3 @@ async function asEmailAccount(tx: Executor, user: UserRow, now: Date): Promise<R
   return { ...(user.rawAppMetaData ?? {}), provider: providers[0], providers };
 }
 
-/** GoTrue's redirect fragments: form-encoded, keys sorted, always with an empty `sb`. */
-export function fragment(params: Record<string, string | number>): string {
-  const entries = Object.entries({ ...params, sb: '' }).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString();
-}
-
-const OAUTH_ERROR: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' };
-
-export function errorFragment(err: ApiError): string {
-  return fragment({ error: OAUTH_ERROR[err.status] ?? 'server_error', error_code: err.errorCode, error_description: err.message });
-}

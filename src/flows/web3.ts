@@ -5,13 +5,13 @@
 import { sha256Hex } from '../crypto/encoding.ts';
 import { deleteExpiredWeb3Messages, useWeb3Message } from '../db/web3-messages.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest, OAuthApiError, validationFailed } from '../http/errors.ts';
+import { ApiError, badRequest, OAuthApiError, validationFailed } from '../core/errors.ts';
 import { isRedirectAllowed } from '../http/redirect.ts';
 import { errorFields } from '../telemetry/logger.ts';
 import { type Chain, MessageError, parseSignInMessage, type SignInMessage } from '../web3/message.ts';
-import { signInExternal } from './external-accounts.ts';
+import { signInExternal } from '../accounts/external-accounts.ts';
 import { externalGrant } from './external-grant.ts';
-import type { RequestMeta, TokenResponse } from './session.ts';
+import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 
 export interface Web3Params {
   chain?: string;

@@ -4,7 +4,7 @@
 // `expires_in`/`expires_at` of the response still come from the server's own claims.
 import type { Executor } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { invokeHook, unmarshalError } from './invoke.ts';
 
 export interface AccessTokenIssue {

@@ -1,7 +1,7 @@
 // The error object a hook may answer with (GoTrue: hookserrors.Check), on both transports:
 // `{"error":{"http_code":N,"message":"…"}}` with a non-empty message aborts the request with N
 // and that message, and no error code (the client sees `unknown`, or `unexpected_failure` for 500).
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 /** The error the hook asked for, or undefined when `output` carries none (an empty message counts as none). */
 export function hookErrorOf(output: unknown): ApiError | undefined {

@@ -3,7 +3,7 @@
 // 3 attempts: a network error retries after 2 s, a 429/503 with retry-after retries at once.
 // Answers: 204 → no output; 200/202 → a JSON body of at most 200 KiB; anything else → GoTrue's errors.
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { hookErrorOf } from './error-object.ts';
 import { webhookSignature } from './signature.ts';
 

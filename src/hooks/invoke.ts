@@ -6,7 +6,7 @@ import type { HookKind } from '../config/types.ts';
 import { callHookFunction } from '../db/hooks.ts';
 import { type Database, type Executor, transaction } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { withSpan } from '../telemetry/tracing.ts';
 import { hookErrorOf } from './error-object.ts';
 import { callHttpHook } from './http.ts';

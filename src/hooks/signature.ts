@@ -4,7 +4,7 @@
 // crypto/encoding's (@noble/hashes, synchronous, the same on every runtime); the tests check the
 // result with the `standardwebhooks` package's verifier (docs/decisions/hooks-signing.md).
 import { hmacSha256, utf8 } from '../crypto/encoding.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 const SYMMETRIC_PREFIX = 'v1,';
 

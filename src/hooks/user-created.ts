@@ -7,8 +7,8 @@
 import type { Executor } from '../db/database.ts';
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { userJson } from '../flows/user-json.ts';
-import { ApiError } from '../http/errors.ts';
+import { userJson } from '../models/user-json.ts';
+import { ApiError } from '../core/errors.ts';
 import { invokeHook, unmarshalError } from './invoke.ts';
 import { hookUser } from './user-payload.ts';
 

@@ -2,7 +2,7 @@
 import type { Executor } from '../db/database.ts';
 import { listFactors } from '../db/mfa.ts';
 import { findUserById, listIdentities, type UserRow } from '../db/users.ts';
-import { userJson } from '../flows/user-json.ts';
+import { userJson } from '../models/user-json.ts';
 
 /** `user` as stored now (read through `ex`), with its identities and factors; null if it is gone. */
 export async function hookUser(ex: Executor, userOrId: UserRow | string): Promise<Record<string, unknown> | null> {

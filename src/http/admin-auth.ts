@@ -6,7 +6,7 @@ import type { AppEnv } from '../app-env.ts';
 import { verifyJwt } from '../crypto/jwt.ts';
 import { findSession } from '../db/sessions.ts';
 import { bearerToken, clientIssuedRefusal } from './auth.ts';
-import { forbidden } from './errors.ts';
+import { forbidden } from '../core/errors.ts';
 
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   const deps = c.get('deps');

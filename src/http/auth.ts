@@ -6,7 +6,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { verifyJwt } from '../crypto/jwt.ts';
 import { isBanned, loadAuthContext } from '../db/users.ts';
-import { ApiError, forbidden } from './errors.ts';
+import { ApiError, forbidden } from '../core/errors.ts';
 
 const BEARER_RE = /^bearer (\S+)$/i;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

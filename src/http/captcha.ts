@@ -7,7 +7,7 @@ import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { verifyJwt } from '../crypto/jwt.ts';
 import { ID_TOKEN_TYP } from './auth.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { optStr } from './read-json.ts';
 import { requestMeta } from './request-meta.ts';
 

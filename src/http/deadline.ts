@@ -5,7 +5,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { errorFields } from '../telemetry/logger.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 export const requestTimedOut = () =>
   new ApiError(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.');

@@ -1,6 +1,6 @@
 // An ApiError in GoTrue's wire shapes: the legacy `{code, error_code, msg}` body, or `{code,
 // message}` when the client asks for API version 2024-01-01.
-import { ApiError } from './errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 export const API_VERSION_2024 = '2024-01-01';
 

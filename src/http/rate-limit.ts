@@ -8,8 +8,8 @@ import type { Config } from '../config/types.ts';
 import { sha256Hex } from '../crypto/encoding.ts';
 import type { Database } from '../db/database.ts';
 import { type Bucket, expireRateLimitRows, takeToken } from '../db/rate-limits.ts';
-import { ApiError } from './errors.ts';
-import type { RateLimitStore } from './rate-limit-store.ts';
+import { ApiError } from '../core/errors.ts';
+import type { RateLimitStore } from '../db/rate-limit-store.ts';
 import { isIp } from './request-meta.ts';
 
 export type LimitName = 'token' | 'verify' | 'otp' | 'magiclink' | 'recover' | 'resend' | 'signup' | 'user' | 'anonymous'

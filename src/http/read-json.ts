@@ -3,16 +3,10 @@
 import type { Context } from 'hono';
 import * as z from 'zod';
 import { requestTimedOut } from './deadline.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../core/errors.ts';
+import { MAX_JSON_DEPTH } from '../core/limits.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/**
- * Nesting a body may have. GoTrue's decoder stops at 10,000, but PGlite (WASM, a small stack)
- * fails on jsonb nested ~6,000 deep and Postgres near 12,000 (default max_stack_depth), and
- * jsonb operators recurse again: 1,000 is far beyond any real metadata and far below both.
- */
-export const MAX_JSON_DEPTH = 1000;
 
 /** U+0000 (Postgres text and jsonb refuse it) or a UTF-16 surrogate without its pair (not valid Unicode). */
 const UNSTORABLE = /\u0000|\p{Cs}/u;

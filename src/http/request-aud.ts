@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { decodeJwt } from 'jose';
 import type { AppEnv } from '../app-env.ts';
-import { validationFailed } from './errors.ts';
+import { validationFailed } from '../core/errors.ts';
 
 /** users.aud is varchar(255): a longer audience can match no user and must not reach an INSERT. */
 function storable(aud: string): string {

@@ -2,7 +2,7 @@
 // the code factors (verify.ts) and WebAuthn factors (webauthn.ts).
 import { type ChallengeRow, deleteChallenge, lockChallenge } from '../db/mfa.ts';
 import type { Deps } from '../deps.ts';
-import { type ApiError, unprocessable } from '../http/errors.ts';
+import { type ApiError, unprocessable } from '../core/errors.ts';
 
 export const challengeNotFound = () => unprocessable('mfa_factor_not_found', 'MFA factor with the provided challenge ID not found');
 const ipMismatch = () => unprocessable('mfa_ip_address_mismatch', 'Challenge and verify IP addresses mismatch.');

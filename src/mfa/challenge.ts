@@ -1,5 +1,5 @@
 // POST /factors/{id}/challenge — GoTrue: mfa.go ChallengeFactor (challengeTOTPFactor,
-// challengePhoneFactor, challengeWebAuthnFactor). A phone challenge's code is texted after the commit (flows/outbox.ts);
+// challengePhoneFactor, challengeWebAuthnFactor). A phone challenge's code is texted after the commit (accounts/outbox.ts);
 // a failed send takes the challenge, the stamp and the counted text back.
 import type { AuthContext } from '../app-env.ts';
 import { generateOtp } from '../crypto/otp.ts';
@@ -9,9 +9,9 @@ import { type Executor, isUniqueViolation } from '../db/database.ts';
 import { deleteChallenge, type FactorRow, findFactor, insertChallenge, stampChallenged, updateFactor } from '../db/mfa.ts';
 import { consume, release } from '../db/rate-limits.ts';
 import type { Deps } from '../deps.ts';
-import { transactionThenSend } from '../flows/outbox.ts';
-import { parseChannel, renderSms } from '../flows/phone-tokens.ts';
-import { ApiError, unprocessable } from '../http/errors.ts';
+import { transactionThenSend } from '../accounts/outbox.ts';
+import { parseChannel, renderSms } from '../accounts/phone-tokens.ts';
+import { ApiError, unprocessable } from '../core/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
 import { factorLocked, lockSecondsLeft } from './failure-lock.ts';
 import { factorNotFound, requireAal2ToFinish } from './load-factor.ts';

@@ -8,8 +8,8 @@ import { transaction } from '../db/database.ts';
 import { deleteUnverifiedPhoneFactors, type FactorRow, insertFactor, listFactors } from '../db/mfa.ts';
 import { findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { validatePhone } from '../flows/validate.ts';
-import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
+import { validatePhone } from '../accounts/validate.ts';
+import { ApiError, forbidden, unprocessable, validationFailed } from '../core/errors.ts';
 import { deleteStaleFactors } from './load-factor.ts';
 import { totpUri } from './otpauth.ts';
 

@@ -4,7 +4,7 @@
 // day. Meanwhile even the right code is refused, without being compared. A right code resets the
 // count. The caller holds the row's lock from the check to the write, so parallel guesses are
 // counted one after the other and no more than five are compared before the lock.
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 export const MAX_FAILED_VERIFICATIONS = 5;
 /** The longest lock: from then on about five guesses a day. */

@@ -1,12 +1,12 @@
 // GoTrue's loadFactor middleware: a malformed id is 404 validation_failed, a factor that is
 // missing or another user's is 404 mfa_factor_not_found (the same answer: no probing for ids).
 // An unverified factor past its time is deleted first, and so answers as a missing one.
-import { parseUuid } from '../admin/users.ts';
+import { parseUuid } from '../http/uuid.ts';
 import type { AuthContext } from '../app-env.ts';
 import type { Executor } from '../db/database.ts';
 import { deleteExpiredFactors, type FactorRow, findFactor, hasVerifiedFactor } from '../db/mfa.ts';
 import type { Deps } from '../deps.ts';
-import { forbidden, notFound } from '../http/errors.ts';
+import { forbidden, notFound } from '../core/errors.ts';
 
 export const factorNotFound = () => notFound('mfa_factor_not_found', 'Factor not found');
 

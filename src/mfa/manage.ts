@@ -9,11 +9,11 @@ import { deleteFactor, downgradeSessions, type FactorRow, hasVerifiedFactor, lis
 import { deleteRecoverySet } from '../db/mfa-recovery-codes.ts';
 import { findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { notify } from '../flows/notify.ts';
-import { validatePhone } from '../flows/validate.ts';
-import { notFound, unprocessable } from '../http/errors.ts';
+import { notify } from '../accounts/notify.ts';
+import { validatePhone } from '../accounts/validate.ts';
+import { notFound, unprocessable } from '../core/errors.ts';
 import { noSession } from './enroll.ts';
-import { factorJson } from './factor-json.ts';
+import { factorJson } from '../models/factor-json.ts';
 import { deleteStaleFactors, factorIdParam, factorNotFound } from './load-factor.ts';
 import { RECOVERY_CODE_AMR } from './recovery-codes.ts';
 

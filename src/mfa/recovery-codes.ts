@@ -14,7 +14,7 @@ import {
 } from '../db/mfa-recovery-codes.ts';
 import { findUserById } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
+import { ApiError, forbidden, unprocessable, validationFailed } from '../core/errors.ts';
 import { MAX_FRIENDLY_NAME } from './enroll.ts';
 import { factorNotFound } from './load-factor.ts';
 

@@ -7,7 +7,7 @@ import type { Executor } from '../db/database.ts';
 import { deleteLowAalSessions, setSessionAal, upsertAmrClaim } from '../db/mfa.ts';
 import { findSession, insertRefreshToken, revokeSessionTokens, type SessionRow } from '../db/sessions.ts';
 import type { Deps } from '../deps.ts';
-import { forbidden } from '../http/errors.ts';
+import { forbidden } from '../core/errors.ts';
 
 export interface Upgrade {
   userId: string;

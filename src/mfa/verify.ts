@@ -14,10 +14,11 @@ import {
   markChallengeVerified, setChallengeOtpCode, updateFactor,
 } from '../db/mfa.ts';
 import type { Deps } from '../deps.ts';
-import { takeCodeAttempt } from '../flows/code-attempts.ts';
-import { notify } from '../flows/notify.ts';
-import { type TokenResponse, tokenResponse } from '../flows/session.ts';
-import { ApiError, forbidden, unprocessable, validationFailed } from '../http/errors.ts';
+import { takeCodeAttempt } from '../accounts/code-attempts.ts';
+import { notify } from '../accounts/notify.ts';
+import { tokenResponse } from '../accounts/session.ts';
+import type { TokenResponse } from '../accounts/issued-session.ts';
+import { ApiError, forbidden, unprocessable, validationFailed } from '../core/errors.ts';
 import { SmsSendError } from '../sms/provider.ts';
 import { requireVerifyEnabled, UNKNOWN_IP } from './challenge.ts';
 import { challengeExpired, challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';

@@ -3,32 +3,24 @@
 // ("request"); a verified ceremony makes the session aal2 with AMR `mfa/webauthn`.
 import type { AuthContext } from '../app-env.ts';
 import {
-  CeremonyError, newChallenge, parseAuthentication, parseRegistration, PUB_KEY_CRED_PARAMS, type RelyingParty, relyingParty,
-  RelyingPartyMissing, TIMEOUT_MS, userHandle, verifyAssertion, verifyRegistration,
+  CeremonyError, newChallenge, parseAuthentication, parseRegistration, PUB_KEY_CRED_PARAMS,
+  TIMEOUT_MS, userHandle, verifyAssertion, verifyRegistration,
 } from '../crypto/webauthn.ts';
 import { insertAudit } from '../db/audit.ts';
 import { type Executor, transaction } from '../db/database.ts';
 import { type ChallengeRow, deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, listFactors, lockChallenge, updateFactor } from '../db/mfa.ts';
 import { factorCredentialTaken } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
-import { notify } from '../flows/notify.ts';
-import { type TokenResponse, tokenResponse } from '../flows/session.ts';
-import { ApiError, unprocessable, validationFailed } from '../http/errors.ts';
+import { notify } from '../accounts/notify.ts';
+import { tokenResponse } from '../accounts/session.ts';
+import type { TokenResponse } from '../accounts/issued-session.ts';
+import { ApiError, unprocessable, validationFailed } from '../core/errors.ts';
 import { challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
 import { requireAal2ToFinish } from './load-factor.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
-import { goCredential, stdBase64, storedCredential, withSignCount } from './webauthn-credential.ts';
+import { goCredential, stdBase64, storedCredential, withSignCount } from '../accounts/webauthn-credential.ts';
 
-/** GoTrue answers a missing relying party with a 500; the log says which settings are missing. */
-export function requireRelyingParty(deps: Deps): RelyingParty {
-  try {
-    return relyingParty(deps.config.webauthn);
-  } catch (err) {
-    if (err instanceof RelyingPartyMissing) throw new ApiError(500, 'unexpected_failure', 'Failed to initialize WebAuthn', undefined, err);
-    throw err;
-  }
-}
-
+import { requireRelyingParty } from '../accounts/webauthn-rp.ts';
 const verifiedWebauthn = (factors: FactorRow[]) => factors.filter((f) => f.factorType === 'webauthn' && f.status === 'verified' && f.webAuthnCredential);
 
 export interface WebauthnChallenge {

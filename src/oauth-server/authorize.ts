@@ -2,7 +2,7 @@
 // and its exact redirect URI are known, errors are JSON; after that they go back to the client
 // as `?error=…` redirects. A valid request is stored as a pending authorization (no user yet)
 // and the browser is sent to the app's consent page with its authorization_id.
-import { badRequest, validationFailed } from '../http/errors.ts';
+import { badRequest, validationFailed } from '../core/errors.ts';
 import { insertOAuthAuthorization, sweepOAuthAuthorizations } from '../db/oauth-authorizations.ts';
 import { findOAuthClient, type OAuthClientRow } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';

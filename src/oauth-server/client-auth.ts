@@ -5,7 +5,7 @@
 // (authsvc; GoTrue answers 400 invalid_credentials in its own body).
 import type { OAuthClientRow } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
-import { OAuthApiError } from '../http/errors.ts';
+import { OAuthApiError } from '../core/errors.ts';
 import { knownClient } from './metadata-document.ts';
 import { clientSecretMatches } from './secrets.ts';
 

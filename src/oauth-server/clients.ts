@@ -6,7 +6,7 @@ import {
   updateOAuthClient,
 } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, notFound, OAuthApiError, validationFailed } from '../http/errors.ts';
+import { ApiError, notFound, OAuthApiError, validationFailed } from '../core/errors.ts';
 import { newClientSecret } from './secrets.ts';
 
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;

@@ -9,7 +9,7 @@ import {
 import { findOAuthClient } from '../db/oauth-clients.ts';
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { notFound, validationFailed } from '../http/errors.ts';
+import { notFound, validationFailed } from '../core/errors.ts';
 import { isRedirectAllowed } from '../http/redirect.ts';
 import { errorRedirect, withQuery } from './authorize.ts';
 import { publicClientId } from './clients.ts';

@@ -7,7 +7,7 @@ import { signJwt } from '../crypto/jwt.ts';
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ID_TOKEN_TYP } from '../http/auth.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 const ID_TOKEN_LIFETIME_SECONDS = 3600;
 

@@ -4,7 +4,7 @@
 // user's own session token or not ours at all is `{"active": false}` and nothing more.
 import { findOAuthClient, type OAuthClientRow } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
-import { OAuthApiError } from '../http/errors.ts';
+import { OAuthApiError } from '../core/errors.ts';
 import { publicClientId } from './clients.ts';
 import { invalidRequest } from './oauth-errors.ts';
 import { presentedToken } from './presented-token.ts';

@@ -6,8 +6,8 @@
 // public client row, fetched again once its HTTP caching lifetime (within bounds) has passed.
 import type { Deps } from '../deps.ts';
 import { findOAuthClient, findOAuthClientByMetadataUrl, type OAuthClientRow, upsertMetadataClient } from '../db/oauth-clients.ts';
-import { badRequest } from '../http/errors.ts';
-import { urlGuard } from '../flows/custom-provider.ts';
+import { badRequest } from '../core/errors.ts';
+import { urlGuard } from '../accounts/custom-provider.ts';
 import { guardedFetch, UnsafeUrl } from '../oauth/url-guard.ts';
 import { checkGrantTypes, checkMetadata, checkRedirectUris, ClientMetadataError, isUuid } from './clients.ts';
 

@@ -5,7 +5,7 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { isDatabaseUnavailable } from '../db/database.ts';
-import { ApiError, OAuthApiError } from '../http/errors.ts';
+import { ApiError, OAuthApiError } from '../core/errors.ts';
 
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 

@@ -7,7 +7,7 @@ import { transaction } from '../db/database.ts';
 import type { OAuthClientRow } from '../db/oauth-clients.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import type { Deps } from '../deps.ts';
-import type { RequestMeta } from '../flows/session.ts';
+import type { RequestMeta } from '../accounts/issued-session.ts';
 import { invalidRequest } from './oauth-errors.ts';
 import { presentedToken } from './presented-token.ts';
 

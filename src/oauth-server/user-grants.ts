@@ -7,8 +7,8 @@ import { deleteOAuthSessions, findOAuthClientByMetadataUrl } from '../db/oauth-c
 import type { SessionRow } from '../db/sessions.ts';
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { notFound, OAuthApiError, validationFailed } from '../http/errors.ts';
-import type { RequestMeta } from '../flows/session.ts';
+import { notFound, OAuthApiError, validationFailed } from '../core/errors.ts';
+import type { RequestMeta } from '../accounts/issued-session.ts';
 import { isUuid, publicClientId } from './clients.ts';
 import { profileClaims } from './id-token.ts';
 import { parseScopes } from './scopes.ts';

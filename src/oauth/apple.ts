@@ -6,7 +6,8 @@
 import { obj, str } from './claims.ts';
 import { authCodeUrl, exchangeCode } from './oauth2.ts';
 import { appleUser, unverifiedIssuer, verifyOidcToken } from './oidc.ts';
-import { type OAuthProvider, ProviderError, type ProviderSettings } from './provider.ts';
+import type { OAuthProvider, ProviderSettings } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 
 export const APPLE_ISSUERS = ['https://appleid.apple.com', 'https://account.apple.com'];
 

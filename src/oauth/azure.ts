@@ -4,7 +4,8 @@
 // Azure (or CIAM) issuer, and names the discovery document that holds its keys.
 import { chooseHost, standardProvider } from './oauth2.ts';
 import { azureUser, unverifiedIssuer, verifyOidcToken } from './oidc.ts';
-import { type OAuthProvider, ProviderError, type ProviderSettings } from './provider.ts';
+import type { OAuthProvider, ProviderSettings } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 
 const AZURE_ISSUER = /^https:\/\/login[.]microsoftonline[.]com\/([^/]+)\/v2[.]0\/?$/;
 const CIAM_ISSUER = /^https:\/\/[a-z0-9-]+[.]ciamlogin[.]com\/([^/]+)\/v2[.]0\/?$/;

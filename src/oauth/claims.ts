@@ -1,7 +1,7 @@
 // GoTrue's provider.Claims: the identity_data and user_metadata keys a provider fills. Turned into
 // a plain object as GoTrue's structs.Map does: empty strings and zero numbers are left out,
 // email_verified and phone_verified are always there.
-import { MAX_JSON_DEPTH } from '../http/read-json.ts';
+import { MAX_JSON_DEPTH } from '../core/limits.ts';
 
 export interface Claims {
   iss?: string;

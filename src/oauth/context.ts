@@ -2,7 +2,8 @@
 // (OIDC discovery and JWKS, x/oauth2's client-auth style per token URL) and the request context.
 import type { Config, ProviderName } from '../config/types.ts';
 import { PROVIDERS } from '../config/types.ts';
-import { createOidcCache, type OidcCache } from './oidc-cache.ts';
+import { createOidcCache } from './oidc-cache.ts';
+import type { OidcCache } from './provider.ts';
 import type { OAuthContext, OAuthProvider, ProviderSettings } from './provider.ts';
 import { OAUTH_PROVIDERS } from './registry.ts';
 

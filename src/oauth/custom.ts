@@ -7,8 +7,9 @@
 import { obj, type Claims, str } from './claims.ts';
 import { authCodeUrl, exchangeCode, getJson } from './oauth2.ts';
 import { CLAIM_KEYS, genericUser, verifyOidcToken } from './oidc.ts';
-import type { OidcCache, OidcDiscovery } from './oidc-cache.ts';
-import { type CustomProviderName, type OAuthContext, type OAuthProvider, ProviderError, type ProviderSettings, type ProviderUser } from './provider.ts';
+import type { OidcCache, OidcDiscovery } from './provider.ts';
+import type { CustomProviderName, OAuthContext, OAuthProvider, ProviderSettings, ProviderUser } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 import { guardedFetch, type UrlGuard } from './url-guard.ts';
 
 export interface CustomProviderConfig {

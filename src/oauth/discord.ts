@@ -2,7 +2,8 @@
 // documents it (animated hashes start with a_; no avatar: the default one by discriminator mod 5).
 import { obj, str } from './claims.ts';
 import { chooseHost, getJson, standardProvider } from './oauth2.ts';
-import { type OAuthProvider, ProviderError, type ProviderSettings } from './provider.ts';
+import type { OAuthProvider, ProviderSettings } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 
 export function discordProvider(s: ProviderSettings): OAuthProvider {
   const api = `${chooseHost(s.url, 'discord.com')}/api`;

@@ -4,7 +4,8 @@
 import { obj, str } from './claims.ts';
 import { getJson, standardProvider } from './oauth2.ts';
 import { genericUser, verifyOidcToken } from './oidc.ts';
-import { type OAuthProvider, ProviderError, type ProviderSettings } from './provider.ts';
+import type { OAuthProvider, ProviderSettings } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 
 const STANDARD = new Set(['name', 'sub', 'email', 'email_verified']);
 

@@ -3,7 +3,8 @@
 // the email counts as verified.
 import { obj, str } from './claims.ts';
 import { chooseHost, getJson, standardProvider } from './oauth2.ts';
-import { type OAuthProvider, ProviderError, type ProviderSettings } from './provider.ts';
+import type { OAuthProvider, ProviderSettings } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 
 /** GoTrue's GetName: localized[<language>_<country>]. */
 function localizedName(v: unknown): string {

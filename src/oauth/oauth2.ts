@@ -2,7 +2,8 @@
 // (AuthCodeURL), the code exchange (RetrieveToken: client credentials as HTTP Basic first, then in
 // the form after any failure, remembered per token URL; JSON or form-encoded answers) and the
 // Bearer-authenticated user-info GET (provider.makeRequest).
-import { type OAuthContext, type OAuthProvider, type ProviderSettings, type ProviderToken, ProviderError, ProviderTimeout } from './provider.ts';
+import type { OAuthContext, OAuthProvider, ProviderSettings, ProviderToken } from './provider.ts';
+import { ProviderError, ProviderTimeout } from './provider-error.ts';
 import { obj, str } from './claims.ts';
 
 /** Go's url.QueryEscape: unreserved bytes kept, space as '+', everything else %XX. */

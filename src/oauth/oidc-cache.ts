@@ -6,27 +6,8 @@
 import type { JSONWebKeySet } from 'jose';
 import { obj, str } from './claims.ts';
 import { bodyText, type CallContext, send } from './oauth2.ts';
-import type { OAuthContext } from './provider.ts';
-import { ProviderError } from './provider.ts';
-
-export interface OidcDiscovery {
-  issuer: string;
-  authorization_endpoint: string;
-  token_endpoint: string;
-  jwks_uri: string;
-  userinfo_endpoint?: string;
-}
-
-type FetchContext = CallContext & Pick<OAuthContext, 'now'>;
-
-export interface OidcCache {
-  /** `<issuer>/.well-known/openid-configuration`, or `url` when the provider names another. */
-  discovery(ctx: FetchContext, issuer: string, url?: string): Promise<OidcDiscovery>;
-  /** `fresh`: a key id nobody knows (the provider may have rotated its keys); at most once a minute per URL. */
-  jwks(ctx: FetchContext, jwksUri: string, fresh?: boolean): Promise<JSONWebKeySet>;
-  /** Drops what is kept for a URL (a custom provider's discovery document after an admin change). */
-  forget(url: string): void;
-}
+import type { OidcCache, OidcDiscovery, OidcFetchContext } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 
 export const discoveryUrlOf = (issuer: string) => `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 
@@ -38,7 +19,7 @@ export function createOidcCache(ttlMs = OIDC_CACHE_TTL_MS): OidcCache {
   const inflight = new Map<string, Promise<unknown>>();
   const forcedAt = new Map<string, number>();
 
-  async function cached<T>(ctx: FetchContext, url: string, read: (body: Record<string, unknown>) => T, fresh = false): Promise<T> {
+  async function cached<T>(ctx: OidcFetchContext, url: string, read: (body: Record<string, unknown>) => T, fresh = false): Promise<T> {
     const now = ctx.now().getTime();
     const hit = entries.get(url);
     if (hit && !fresh && now - hit.at < ttlMs) return hit.value as T;

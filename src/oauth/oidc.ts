@@ -6,7 +6,8 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose';
 import { base64url, utf8 } from '../crypto/encoding.ts';
 import { type Claims, obj, str } from './claims.ts';
-import { type OAuthContext, ProviderError, type ProviderEmail, type ProviderUser } from './provider.ts';
+import type { OAuthContext, ProviderEmail, ProviderUser } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 
 export interface IdTokenCheck {
   /** Whose discovery document names the keys. */

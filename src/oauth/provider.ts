@@ -1,9 +1,9 @@
 // What the sign-in flow needs from an external identity provider (GoTrue: provider.Provider and
 // provider.OAuthProvider). One small file per provider in this folder holds its endpoints, scopes
 // and user-info mapping; every HTTP call goes through OAuthContext.fetch.
+import type { JSONWebKeySet } from 'jose';
 import type { ProviderName } from '../config/types.ts';
 import type { Claims } from './claims.ts';
-import type { OidcCache } from './oidc-cache.ts';
 
 export interface OAuthContext {
   fetch: typeof fetch;
@@ -22,6 +22,27 @@ export interface OAuthContext {
   oidc: OidcCache;
   /** x/oauth2's AuthStyleCache: which client authentication each token URL accepted. */
   authStyles: Map<string, 'header' | 'params'>;
+}
+
+/** Discovery documents and JWKS of OIDC providers (oidc-cache.ts). */
+export interface OidcDiscovery {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  jwks_uri: string;
+  userinfo_endpoint?: string;
+}
+
+/** What a discovery or JWKS fetch needs of the context. */
+export type OidcFetchContext = Pick<OAuthContext, 'fetch' | 'timeoutMs' | 'signal' | 'userAgent' | 'now'>;
+
+export interface OidcCache {
+  /** `<issuer>/.well-known/openid-configuration`, or `url` when the provider names another. */
+  discovery(ctx: OidcFetchContext, issuer: string, url?: string): Promise<OidcDiscovery>;
+  /** `fresh`: a key id nobody knows (the provider may have rotated its keys); at most once a minute per URL. */
+  jwks(ctx: OidcFetchContext, jwksUri: string, fresh?: boolean): Promise<JSONWebKeySet>;
+  /** Drops what is kept for a URL (a custom provider's discovery document after an admin change). */
+  forget(url: string): void;
 }
 
 /** A provider added at run time through /admin/custom-providers (its identifier). */
@@ -108,14 +129,4 @@ export interface VerifiedIdToken {
   user: ProviderUser;
   /** The verified payload (nonce, at_hash, iss, …). */
   payload: Record<string, unknown>;
-}
-
-/** A provider call that failed; `message` names what failed, never a secret or token. */
-export class ProviderError extends Error {
-  override name = 'ProviderError';
-}
-
-/** A provider call that did not answer in time (its own timeout, or the flow's budget ran out). */
-export class ProviderTimeout extends ProviderError {
-  override name = 'ProviderTimeout';
 }

@@ -2,7 +2,8 @@
 // token; the user is the first of `data`; the email counts as verified.
 import { obj, str } from './claims.ts';
 import { chooseHost, getJson, standardProvider } from './oauth2.ts';
-import { type OAuthProvider, ProviderError, type ProviderSettings } from './provider.ts';
+import type { OAuthProvider, ProviderSettings } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 
 export function twitchProvider(s: ProviderSettings): OAuthProvider {
   const api = chooseHost(s.url, 'api.twitch.tv');

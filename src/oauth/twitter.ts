@@ -6,7 +6,8 @@
 import { obj, str } from './claims.ts';
 import { newNonce, oauth1Header } from './oauth1.ts';
 import { bodyText, chooseHost, send } from './oauth2.ts';
-import { type OAuthContext, type OAuthProvider, ProviderError, type ProviderSettings } from './provider.ts';
+import type { OAuthContext, OAuthProvider, ProviderSettings } from './provider.ts';
+import { ProviderError } from './provider-error.ts';
 
 export function twitterProvider(s: ProviderSettings): OAuthProvider {
   const host = chooseHost(s.url, 'api.twitter.com');

@@ -3,16 +3,17 @@
 // The session is aal1 with AMR `passkey`, as GoTrue's. A passkey is a whole sign-in, so user
 // verification is asked for as PASSKEY_USER_VERIFICATION says (`required` by default; GoTrue:
 // `preferred`, with which a stolen security key without a PIN signs in alone).
-import { parseUuid } from '../admin/users.ts';
+import { parseUuid } from '../http/uuid.ts';
 import { CeremonyError, newChallenge, parseAuthentication, TIMEOUT_MS, verifyAssertion } from '../crypto/webauthn.ts';
 import { fromBase64url } from '../crypto/encoding.ts';
 import { transaction } from '../db/database.ts';
 import { findUserById, isBanned } from '../db/users.ts';
 import { consumeWebauthnChallenge, insertWebauthnChallenge, lockPasskeyByCredentialId, updatePasskey } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
-import { createSession, type RequestMeta, type TokenResponse, tokenResponse } from '../flows/session.ts';
-import { ApiError, forbidden } from '../http/errors.ts';
-import { requireRelyingParty } from '../mfa/webauthn.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
+import { ApiError, forbidden } from '../core/errors.ts';
+import { requireRelyingParty } from '../accounts/webauthn-rp.ts';
 import { type CeremonyInput, challengeFrom, requiresUv, verificationFailed } from './challenge.ts';
 
 export async function authenticationOptions(deps: Deps): Promise<Record<string, unknown>> {

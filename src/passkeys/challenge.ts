@@ -1,8 +1,8 @@
 // The body both passkey verify endpoints read, checked in GoTrue's order (passkey_*.go).
-import { parseUuid } from '../admin/users.ts';
+import { parseUuid } from '../http/uuid.ts';
 import type { CeremonyError } from '../crypto/webauthn.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, validationFailed } from '../http/errors.ts';
+import { ApiError, validationFailed } from '../core/errors.ts';
 
 export interface CeremonyInput {
   challenge_id?: string;

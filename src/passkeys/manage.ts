@@ -1,14 +1,14 @@
 // Listing, renaming and deleting passkeys — GoTrue: passkey_manage.go, passkey_admin.go. An id
 // that is not a UUID and a passkey of another user get the same 404: no probing for ids.
-import { parseUuid } from '../admin/users.ts';
+import { parseUuid } from '../http/uuid.ts';
 import type { AuthContext } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { findUserById } from '../db/users.ts';
 import { deletePasskey, findPasskey, listPasskeys, type PasskeyRow, updatePasskey } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
-import { notify } from '../flows/notify.ts';
-import { notFound, validationFailed } from '../http/errors.ts';
+import { notify } from '../accounts/notify.ts';
+import { notFound, validationFailed } from '../core/errors.ts';
 import { requirePasskeyAal } from './registration.ts';
 
 const passkeyNotFound = () => notFound('validation_failed', 'Passkey not found');

@@ -12,10 +12,10 @@ import { transaction } from '../db/database.ts';
 import type { UserRow } from '../db/users.ts';
 import { consumeWebauthnChallenge, countPasskeys, insertPasskey, insertWebauthnChallenge, listPasskeys } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
-import { notify } from '../flows/notify.ts';
-import { ApiError, forbidden, unprocessable } from '../http/errors.ts';
-import { requireRelyingParty } from '../mfa/webauthn.ts';
-import { stdBase64 } from '../mfa/webauthn-credential.ts';
+import { notify } from '../accounts/notify.ts';
+import { ApiError, forbidden, unprocessable } from '../core/errors.ts';
+import { requireRelyingParty } from '../accounts/webauthn-rp.ts';
+import { stdBase64 } from '../accounts/webauthn-credential.ts';
 import { type CeremonyInput, challengeFrom, requiresUv, verificationFailed } from './challenge.ts';
 
 const tooMany = () => unprocessable('too_many_passkeys', 'Maximum number of passkeys reached');
@@ -93,7 +93,7 @@ export async function registrationVerify(deps: Deps, auth: AuthContext, input: C
     await insertAudit(tx, { actor: auth.user, action: 'passkey_created', traits: { passkey_id: inserted.id }, ip, now });
     return inserted;
   });
-  // After the commit; never fails the registration (flows/notify.ts). Review L3.
+  // After the commit; never fails the registration (accounts/notify.ts). Review L3.
   await notify(deps, { kind: 'passkey_added', user: auth.user }, ip);
   return { id: row.id, friendly_name: row.friendlyName, created_at: row.createdAt.toISOString() };
 }

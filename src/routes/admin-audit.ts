@@ -4,7 +4,7 @@ import { pageBounds, paginationHeaders, parsePage } from '../admin/pagination.ts
 import type { AppEnv } from '../app-env.ts';
 import { AUDIT_SCOPES, type AuditRow, findAuditEntries } from '../db/audit-query.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
-import { validationFailed } from '../http/errors.ts';
+import { validationFailed } from '../core/errors.ts';
 
 /** Go serialises the payload map with its keys sorted, nested maps too. */
 function sortKeys(v: unknown): unknown {

@@ -6,7 +6,7 @@ import {
 } from '../admin/custom-providers.ts';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../core/errors.ts';
 import { readJson } from '../http/read-json.ts';
 
 export const adminCustomProviderRoutes = new Hono<AppEnv>();

@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import * as z from 'zod';
 import { generateLink } from '../admin/generate-link.ts';
 import type { AppEnv } from '../app-env.ts';
-import { validateEmail } from '../flows/validate.ts';
+import { validateEmail } from '../accounts/validate.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { bearerToken } from '../http/auth.ts';
 import { optRecord, optStr, readJson } from '../http/read-json.ts';

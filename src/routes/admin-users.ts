@@ -6,9 +6,8 @@ import * as z from 'zod';
 import { paginationHeaders, parsePage, parseSort } from '../admin/pagination.ts';
 import { adminListSessions } from '../admin/sessions.ts';
 import { adminSignOutUser } from '../admin/sign-out.ts';
-import {
-  type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser, userIdParam,
-} from '../admin/users.ts';
+import { type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser } from '../admin/users.ts';
+import { userIdParam } from '../http/uuid.ts';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { bearerToken } from '../http/auth.ts';

@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { CONSOLE_ASSETS } from '../console/assets.generated.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 /** Only the console's own script and style sheet, API calls to this origin, no framing. */
 export const CONSOLE_CSP =

@@ -5,11 +5,11 @@ import type { AppEnv } from '../app-env.ts';
 import {
   callbackRedirectBase, errorRedirect, externalAuthorizeUrl, finishExternalCallback, loadCallbackState, oauthErrorParams,
 } from '../flows/external.ts';
-import { requireAal2WhenMfa } from '../flows/aal2-rule.ts';
+import { requireAal2WhenMfa } from '../accounts/aal2-rule.ts';
 import { unlinkIdentity } from '../flows/identities.ts';
 import { requireAuth } from '../http/auth.ts';
 import { bindStateToBrowser, browserStarted, unbindState } from '../http/oauth-binding.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { ApiError, notFound } from '../core/errors.ts';
 import { bucketFor, rateLimitKey } from '../http/rate-limit.ts';
 import { hasUnstorableChars, readBodyText } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';

@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { inviteUser } from '../flows/invite.ts';
-import { validateEmail } from '../flows/validate.ts';
+import { validateEmail } from '../accounts/validate.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { optRecord, optStr, readJson } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';

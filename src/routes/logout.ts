@@ -5,7 +5,7 @@ import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { deleteSessions, type LogoutScope } from '../db/sessions.ts';
 import { requireAuth } from '../http/auth.ts';
-import { validationFailed } from '../http/errors.ts';
+import { validationFailed } from '../core/errors.ts';
 import { requestMeta } from '../http/request-meta.ts';
 
 const SCOPES = new Set<LogoutScope>(['global', 'local', 'others']);

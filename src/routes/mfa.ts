@@ -3,11 +3,11 @@
 // middleware: bearer, not anonymous, the factor's look-up, the per-IP limit, then the body.
 import { Hono, type MiddlewareHandler } from 'hono';
 import * as z from 'zod';
-import { parseUuid, userIdParam } from '../admin/users.ts';
+import { parseUuid, userIdParam } from '../http/uuid.ts';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { requireAuth } from '../http/auth.ts';
-import { forbidden } from '../http/errors.ts';
+import { forbidden } from '../core/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
 import { optStr, readJson, readOptionalJson } from '../http/read-json.ts';
 import { requestMeta } from '../http/request-meta.ts';

@@ -7,7 +7,7 @@ import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { requireAuth, requireAuthOrOAuthClient } from '../http/auth.ts';
-import { ApiError, forbidden, notFound, OAuthApiError, validationFailed } from '../http/errors.ts';
+import { ApiError, forbidden, notFound, OAuthApiError, validationFailed } from '../core/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
 import { optStr, readForm, readJson } from '../http/read-json.ts';
 import { requestMeta } from '../http/request-meta.ts';

@@ -2,12 +2,12 @@
 // PASSKEY_ENABLED is off, before authentication; the admin routes are not gated (as GoTrue's).
 import { Hono, type MiddlewareHandler } from 'hono';
 import * as z from 'zod';
-import { userIdParam } from '../admin/users.ts';
+import { userIdParam } from '../http/uuid.ts';
 import type { AppEnv } from '../app-env.ts';
 import { requireAdmin } from '../http/admin-auth.ts';
 import { requireAuth } from '../http/auth.ts';
 import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
-import { forbidden, notFound } from '../http/errors.ts';
+import { forbidden, notFound } from '../core/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
 import { optStr, readJson, readOptionalJson } from '../http/read-json.ts';
 import { requestMeta } from '../http/request-meta.ts';

@@ -5,7 +5,7 @@ import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { errorRedirect, oauthErrorParams } from '../flows/external.ts';
 import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { ApiError, notFound } from '../core/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
 import { optBool, optStr, readForm, readJson } from '../http/read-json.ts';
 import { requestAud } from '../http/request-aud.ts';

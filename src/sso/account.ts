@@ -7,9 +7,9 @@ import { insertAudit } from '../db/audit.ts';
 import { findIdentitiesByEmails, findIdentityByProviderId, providersOfUser, touchIdentity } from '../db/identities.ts';
 import type { SsoProvider } from '../db/sso.ts';
 import { findUserById, insertIdentity, insertUser, isBanned, updateUser, type UserRow } from '../db/users.ts';
-import type { LinkContext } from '../flows/external-accounts.ts';
-import { mergeMetadata } from '../flows/update-user.ts';
-import { ApiError, forbidden, unprocessable } from '../http/errors.ts';
+import type { LinkContext } from '../accounts/external-accounts.ts';
+import { mergeMetadata } from '../accounts/metadata.ts';
+import { ApiError, forbidden, unprocessable } from '../core/errors.ts';
 import { beforeUserCreated } from '../hooks/user-created.ts';
 import { assertVouched } from './domains.ts';
 

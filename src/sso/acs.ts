@@ -10,9 +10,10 @@ import {
   updateSamlProviderRow, useAssertionId,
 } from '../db/sso.ts';
 import type { Deps } from '../deps.ts';
-import { createSession, type RequestMeta, tokenResponse } from '../flows/session.ts';
-import { fragment } from '../flows/verify.ts';
-import { ApiError, badRequest, notFound, unprocessable, validationFailed } from '../http/errors.ts';
+import { createSession, tokenResponse } from '../accounts/session.ts';
+import type { RequestMeta } from '../accounts/issued-session.ts';
+import { fragment } from '../http/fragment.ts';
+import { ApiError, badRequest, notFound, unprocessable, validationFailed } from '../core/errors.ts';
 import { isRedirectAllowed } from '../http/redirect.ts';
 import { hasUnstorableChars } from '../http/read-json.ts';
 import { storableData } from '../oauth/claims.ts';
@@ -24,7 +25,7 @@ import { mapAttributes, samlEmail, samlUserId, type AttributeMapping } from './a
 import { parseIdpMetadata, refreshedMetadata } from './providers.ts';
 import { checkResponse, InvalidAssertion } from './response-checks.ts';
 import { samlXmlOf } from './runtime.ts';
-import { type SamlResponse, SamlXmlError } from './saml-xml.ts';
+import { type SamlResponse, SamlXmlError } from '../crypto/saml-xml.ts';
 import { spUrls } from './sp.ts';
 
 export interface AcsForm {

@@ -2,7 +2,7 @@
 // subject-id attribute, else a NameID that is not transient), the email (the mapping, else
 // well-known attributes, else an emailAddress NameID), and the attribute mapping
 // `{"keys": {"<claim>": {"name" | "names", "default", "array"}}}`.
-import type { SamlAssertion } from './saml-xml.ts';
+import type { SamlAssertion } from '../crypto/saml-xml.ts';
 import { NAMEID_EMAIL, NAMEID_TRANSIENT } from './sp.ts';
 
 const SUBJECT_ID = 'urn:oasis:names:tc:SAML:attribute:subject-id';

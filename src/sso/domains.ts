@@ -5,7 +5,7 @@
 // not kept unconfirmed. `allow_any_email_domain` opts an IdP out, for one that legitimately
 // asserts other domains (a tenant's guests, a subsidiary's addresses). GoTrue checks nothing.
 import type { SsoProvider } from '../db/sso.ts';
-import { forbidden } from '../http/errors.ts';
+import { forbidden } from '../core/errors.ts';
 
 /** The part after the last `@`, lower-cased; '' without one. */
 export function emailDomain(email: string): string {

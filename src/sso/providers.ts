@@ -8,13 +8,13 @@ import {
   insertSsoDomains, insertSsoProvider, listSsoProviders, type SsoProvider, updateSamlProviderRow, updateSsoProviderRow,
 } from '../db/sso.ts';
 import type { Deps } from '../deps.ts';
-import { urlGuard } from '../flows/custom-provider.ts';
-import { ApiError, badRequest, notFound, unprocessable, validationFailed } from '../http/errors.ts';
+import { urlGuard } from '../accounts/custom-provider.ts';
+import { ApiError, badRequest, notFound, unprocessable, validationFailed } from '../core/errors.ts';
 import { optBool, optStr } from '../http/read-json.ts';
 import { checkProviderUrl, guardedFetch, UnsafeUrl } from '../oauth/url-guard.ts';
 import type { AttributeMapping } from './attributes.ts';
 import { samlXmlOf } from './runtime.ts';
-import { type IdpMetadata, SamlXmlError } from './saml-xml.ts';
+import { type IdpMetadata, SamlXmlError } from '../crypto/saml-xml.ts';
 import { NAMEID_EMAIL, NAMEID_PERSISTENT, NAMEID_TRANSIENT, NAMEID_UNSPECIFIED } from './sp.ts';
 
 const Mapper = z.object({

@@ -2,7 +2,7 @@
 // with its 180 s clock skew and 90 s issue delay). The records come from the signed XML only
 // (saml-xml.ts). Each failure names its reason; GoTrue answers them all with 400
 // validation_failed "SAML Assertion is not valid".
-import type { SamlResponse } from './saml-xml.ts';
+import type { SamlResponse } from '../crypto/saml-xml.ts';
 
 export const MAX_CLOCK_SKEW_MS = 180_000;
 const MAX_ISSUE_DELAY_MS = 90_000;

@@ -1,7 +1,7 @@
 // The service provider authsvc is (GoTrue: api/saml.go newSAMLServiceProvider, SAMLMetadata):
 // its URLs, under SAML_EXTERNAL_URL (else API_EXTERNAL_URL) + /sso/, and its metadata.
 import type { Config } from '../config/types.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { type SamlKey, samlKey } from './keys.ts';
 import { xmlEscape } from './xml-text.ts';
 

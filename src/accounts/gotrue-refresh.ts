@@ -1,7 +1,7 @@
 // Refresh tokens GoTrue issued, after a move from GoTrue with the database (issue 31). They miss
-// the SHA-256 look-up of flows/session.ts (the fast path costs what it did) and come here inside
+// the SHA-256 look-up of accounts/session.ts (the fast path costs what it did) and come here inside
 // its transaction. A live GoTrue token is *adopted*: it becomes an authsvc row under its SHA-256,
-// which flows/session.ts then rotates like any other, so the first refresh answers a child in
+// which accounts/session.ts then rotates like any other, so the first refresh answers a child in
 // authsvc's format and a retry of the GoTrue token inside the reuse interval gets that same
 // child back. A GoTrue token that GoTrue itself had already rotated is answered here, under
 // authsvc's reuse rules (DESIGN.md): only the immediate predecessor of the session's current
@@ -27,14 +27,24 @@ import {
 } from '../db/sessions.ts';
 import { findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
-import type { IssuedSession, RequestMeta } from './session.ts';
-
-/** Throws the refusal (a soft-deleted user, ban, expiry, newer login) of a refresh of `session` now, as flows/session.ts does. */
-export type Admit = (session: SessionRow, user: UserRow, tokenUpdatedAt: Date | null) => Promise<void>;
+import { ApiError, badRequest } from '../core/errors.ts';
+import type { IssuedSession, RequestMeta } from './issued-session.ts';
 
 export type GoTrueAdoption =
   /** The token is now an authsvc row under its SHA-256: rotate it as usual. */
+  | { row: RefreshTokenRow }
+  /**
+   * A token GoTrue had rotated, or a signed one: the caller admits the refresh of `session` now
+   * (ban, expiry, newer login, …), then hands this to finishGoTrueAdoption.
+   */
+  | { admit: PendingAdoption };
+
+export type PendingAdoption = { session: SessionRow; user: UserRow; tokenUpdatedAt: Date | null } & (
+  | { kind: 'legacy'; token: string; digest: string }
+  | { kind: 'signed'; signed: SignedRefreshToken; key: Uint8Array }
+);
+
+export type AdoptionOutcome =
   | { row: RefreshTokenRow }
   /** A GoTrue-era retry: the child GoTrue had issued, answered again. */
   | { ok: IssuedSession }
@@ -44,17 +54,20 @@ const alreadyUsed = () => badRequest('refresh_token_already_used', 'Invalid Refr
 
 /** Undefined when `token` is not a refresh token GoTrue issued on this database. */
 export async function adoptGoTrueToken(
-  deps: Deps, tx: Executor, token: string, hash: string, meta: RequestMeta, admit: Admit,
+  deps: Deps, tx: Executor, token: string, hash: string,
 ): Promise<GoTrueAdoption | undefined> {
   // GoTrue's rule: 12 characters is a legacy token, anything longer is parsed as a signed one.
-  if (token.length === LEGACY_REFRESH_TOKEN_LENGTH) return adoptLegacy(deps, tx, token, hash, meta, admit);
+  if (token.length === LEGACY_REFRESH_TOKEN_LENGTH) return adoptLegacy(deps, tx, token, hash);
   const signed = parseSignedRefreshToken(token);
-  return signed ? adoptSigned(deps, tx, signed, hash, meta, admit) : undefined;
+  return signed ? adoptSigned(deps, tx, signed, hash) : undefined;
 }
 
-async function adoptLegacy(
-  deps: Deps, tx: Executor, token: string, hash: string, meta: RequestMeta, admit: Admit,
-): Promise<GoTrueAdoption | undefined> {
+/** The rest of an adoption once the caller has admitted the refresh (GoTrue's reuse rules for its own tokens). */
+export function finishGoTrueAdoption(deps: Deps, tx: Executor, p: PendingAdoption, hash: string, meta: RequestMeta): Promise<AdoptionOutcome | undefined> {
+  return p.kind === 'legacy' ? finishLegacy(deps, tx, p, meta) : finishSigned(deps, tx, p, hash, meta);
+}
+
+async function adoptLegacy(deps: Deps, tx: Executor, token: string, hash: string): Promise<GoTrueAdoption | undefined> {
   const digest = legacyRefreshDigest(deps.keys.refreshChildKey, token);
   const first = await findLegacyRefreshToken(tx, token, digest);
   if (!first) {
@@ -79,12 +92,18 @@ async function adoptLegacy(
   }
   const user = await findUserById(tx, session.userId);
   if (!user) return undefined;
-  await admit(session, user, row.updatedAt);
+  return { admit: { kind: 'legacy', session, user, tokenUpdatedAt: row.updatedAt, token, digest } };
+}
+
+async function finishLegacy(
+  deps: Deps, tx: Executor, p: PendingAdoption & { kind: 'legacy' }, meta: RequestMeta,
+): Promise<AdoptionOutcome> {
+  const { session, user, token, digest } = p;
   const now = deps.now();
   const active = await findActiveRefreshToken(tx, session.id);
   const isImmediateChild = active !== undefined && (active.parent === token || active.parent === digest)
     && active.token?.length === LEGACY_REFRESH_TOKEN_LENGTH;
-  if (isImmediateChild && withinReuseInterval(deps, row.updatedAt, now)) {
+  if (isImmediateChild && withinReuseInterval(deps, p.tokenUpdatedAt, now)) {
     await touchRefreshed(tx, session.id, now, meta);
     return { ok: { user, session, refreshToken: active.token! } };
   }
@@ -92,9 +111,7 @@ async function adoptLegacy(
   return { reuse: alreadyUsed() };
 }
 
-async function adoptSigned(
-  deps: Deps, tx: Executor, signed: SignedRefreshToken, hash: string, meta: RequestMeta, admit: Admit,
-): Promise<GoTrueAdoption | undefined> {
+async function adoptSigned(deps: Deps, tx: Executor, signed: SignedRefreshToken, hash: string): Promise<GoTrueAdoption | undefined> {
   const session = await findSession(tx, signed.sessionId, { forUpdate: true });
   // GoTrue: a session not set up for signed tokens is as if it did not exist.
   if (!session || session.refreshTokenHmacKey == null || session.refreshTokenCounter == null) return undefined;
@@ -104,9 +121,16 @@ async function adoptSigned(
   if (!checkSignedRefreshToken(signed, key)) return undefined;
   const user = await findUserById(tx, session.userId);
   if (!user) return undefined;
-  await admit(session, user, null);
+  return { admit: { kind: 'signed', session, user, tokenUpdatedAt: null, signed, key } };
+}
+
+async function finishSigned(
+  deps: Deps, tx: Executor, p: PendingAdoption & { kind: 'signed' }, hash: string, meta: RequestMeta,
+): Promise<AdoptionOutcome | undefined> {
+  const { session, user, signed, key } = p;
   const now = deps.now();
-  const counter = session.refreshTokenCounter;
+  // adoptSigned checked the counter is set.
+  const counter = session.refreshTokenCounter!;
   const notIssued = () => badRequest('validation_failed', 'Invalid Refresh Token: Not Issued By This Server');
   if (counter < 0) {
     // Adopted at counter -counter - 1 (below): that token is found by its hash before this, so a
@@ -138,7 +162,7 @@ async function adoptSigned(
 
 // GoTrue's answer to reuse of a signed token: the session goes (its signed tokens have no rows
 // to revoke).
-async function reuse(deps: Deps, tx: Executor, session: SessionRow, user: UserRow): Promise<GoTrueAdoption> {
+async function reuse(deps: Deps, tx: Executor, session: SessionRow, user: UserRow): Promise<AdoptionOutcome> {
   if (deps.config.security.refreshTokenRotationEnabled) await deleteSessions(tx, user.id, 'local', session.id);
   return { reuse: alreadyUsed() };
 }
@@ -156,7 +180,7 @@ async function gotrueSessionKey(deps: Deps, session: SessionRow): Promise<Uint8A
   }
 }
 
-// An interval of 0 means no window at all, as in flows/session.ts.
+// An interval of 0 means no window at all, as in accounts/session.ts.
 function withinReuseInterval(deps: Deps, since: Date | null, now: Date): boolean {
   const interval = deps.config.security.refreshTokenReuseInterval;
   return interval > 0 && now.getTime() <= (since?.getTime() ?? 0) + interval * 1000;

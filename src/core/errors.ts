@@ -26,6 +26,9 @@ export function weakPasswordError(message: string, reasons: WeakPasswordReason[]
   return new ApiError(422, 'weak_password', message, { weak_password: { reasons } });
 }
 
+/** GoTrue's answer when the address is another user's. */
+export const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
+
 /**
  * An OAuth error body `{error, error_description}`: GoTrue's OAuthError (400; the id_token and
  * web3 grants' refusals), and RFC 6749 §5.2 / RFC 6750 §3 answers of the OAuth server's endpoints,

@@ -9,10 +9,10 @@ import { type OneTimeTokenType, putOneTimeToken, restoreOneTimeToken } from '../
 import { consume, release } from '../db/rate-limits.ts';
 import { type NewUser, restoreUserColumns, updateUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 import type { MailKind } from '../mail/mailer.ts';
 import type { Outbox } from './outbox.ts';
-import type { Pkce } from './pkce.ts';
+import type { Pkce } from './pkce-params.ts';
 
 // Magic links may be re-requested sooner than confirmation and recovery emails (DESIGN.md).
 export const MAGIC_LINK_MAX_FREQUENCY = 60;

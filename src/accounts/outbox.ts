@@ -5,7 +5,7 @@
 import { deleteAuditEntries } from '../db/audit.ts';
 import { type AuditSink, type Executor, transaction } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { emailHookCalls, type QueuedMail, sendEmailThroughHook } from '../hooks/send-email.ts';
 import { sendSmsThroughHook } from '../hooks/send-sms.ts';
 import { MAIL_LABEL, type MailRequest } from '../mail/mailer.ts';

@@ -1,7 +1,7 @@
 // The user and identity objects exactly as GoTrue serialises them (field order included).
 import type { FactorRow } from '../db/mfa.ts';
 import type { IdentityRow, UserRow } from '../db/users.ts';
-import { factorJson } from '../mfa/factor-json.ts';
+import { factorJson } from './factor-json.ts';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : undefined);
 

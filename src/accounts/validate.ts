@@ -1,5 +1,5 @@
 // Input formats (GoTrue §6.7).
-import { ApiError, validationFailed } from '../http/errors.ts';
+import { ApiError, validationFailed } from '../core/errors.ts';
 
 const EMAIL_RE = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 const PHONE_RE = /^[1-9][0-9]{1,14}$/;

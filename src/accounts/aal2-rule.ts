@@ -4,7 +4,7 @@
 // unlinking (review 2026-12-01 M2), where GoTrue checks nothing.
 import type { Executor } from '../db/database.ts';
 import { hasVerifiedFactor } from '../db/mfa.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 /** 401 `insufficient_aal` unless `aal` is aal2 or the user has no verified factor; `what` completes GoTrue's message. */
 export async function requireAal2WhenMfa(ex: Executor, userId: string, aal: string | null | undefined, what: string): Promise<void> {

@@ -7,7 +7,7 @@ import { type OneTimeTokenType, putOneTimeToken, restoreOneTimeToken } from '../
 import { consume, release } from '../db/rate-limits.ts';
 import { type NewUser, restoreUserColumns, type TokenColumn, updateUser, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, validationFailed } from '../http/errors.ts';
+import { ApiError, validationFailed } from '../core/errors.ts';
 import type { SmsChannel } from '../sms/provider.ts';
 import type { Outbox } from './outbox.ts';
 

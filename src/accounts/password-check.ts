@@ -3,7 +3,7 @@
 import { isPwnedPassword } from '../crypto/hibp.ts';
 import { type WeakPassword, assertPasswordLength, checkPasswordStrength } from '../crypto/password-policy.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, weakPasswordError } from '../http/errors.ts';
+import { ApiError, weakPasswordError } from '../core/errors.ts';
 import { errorFields } from '../telemetry/logger.ts';
 
 const PWNED_MESSAGE = 'Password is known to be weak and easy to guess, please choose a different one.';

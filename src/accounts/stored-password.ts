@@ -5,7 +5,7 @@
 import { DecryptionError, decryptString, parseEncryptedString } from '../crypto/encrypted-string.ts';
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 /** The user's password hash in clear ('' when there is none); a hash no key opens is a 500, as GoTrue. */
 export async function storedPasswordHash(deps: Deps, user: UserRow): Promise<string> {

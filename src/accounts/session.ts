@@ -13,45 +13,14 @@ import {
   findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken,
   listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, sessionsOfUser, touchSession,
 } from '../db/sessions.ts';
-import { type FactorRow, hasVerifiedFactor, listFactors } from '../db/mfa.ts';
-import { findUserById, type IdentityRow, isBanned, listIdentities, type UserRow } from '../db/users.ts';
+import { hasVerifiedFactor, listFactors } from '../db/mfa.ts';
+import { findUserById, isBanned, listIdentities, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { customizeAccessToken } from '../hooks/custom-access-token.ts';
-import { ApiError, badRequest, OAuthApiError } from '../http/errors.ts';
-import { type Admit, adoptGoTrueToken } from './gotrue-refresh.ts';
-import { userJson } from './user-json.ts';
-
-export type AmrMethod =
-  | 'password' | 'otp' | 'magiclink' | 'recovery' | 'invite' | 'email/signup' | 'email_change'
-  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml' | 'passkey' | 'oauth_provider/authorization_code' | 'web3';
-
-export interface RequestMeta {
-  ip?: string;
-  userAgent?: string;
-}
-
-export interface IssuedSession {
-  user: UserRow;
-  session: SessionRow;
-  refreshToken: string;
-  /** Known when the session was just written: the access token and user JSON need no re-read. */
-  amr?: { method: string; timestamp: number }[];
-  identities?: IdentityRow[];
-  /** The user's MFA factors, when already read. */
-  factors?: FactorRow[];
-  /** An OAuth client's public id for the `client_id` claim, when it is not the session's client uuid (a metadata document's URL). */
-  clientId?: string;
-  /**
-   * The custom access token hook's `authentication_method` when it is not the new session's AMR
-   * method (`amr`) or a refresh (`token_refresh`): an MFA verification.
-   */
-  method?: string;
-}
-
-export interface TokenResponse {
-  body: Record<string, unknown>;
-  headers: Record<string, string>;
-}
+import { ApiError, badRequest, OAuthApiError } from '../core/errors.ts';
+import { adoptGoTrueToken, finishGoTrueAdoption } from './gotrue-refresh.ts';
+import type { AmrMethod, IssuedSession, RequestMeta, TokenResponse } from './issued-session.ts';
+import { userJson } from '../models/user-json.ts';
 
 const REFRESH_TOKEN_RE = /^[A-Za-z0-9_-]{12,128}$/;
 
@@ -282,13 +251,19 @@ async function admitRefresh(deps: Deps, tx: Executor, session: SessionRow, user:
 async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta, as: RefreshAs): Promise<TokenResponse> {
   const cfg = deps.config.security;
   const outcome = await transaction(deps.db, async (tx): Promise<RefreshOutcome & { tx?: Executor }> => {
-    const admit: Admit = (session, user, tokenUpdatedAt) => admitRefresh(deps, tx, session, user, tokenUpdatedAt, as);
     let found = await findRefreshToken(tx, hash);
     if (!found) {
-      // GoTrue's own token formats miss the hash look-up (flows/gotrue-refresh.ts).
-      const gotrue = await adoptGoTrueToken(deps, tx, token, hash, meta, admit);
-      if (gotrue && !('row' in gotrue)) return gotrue;
-      found = gotrue?.row;
+      // GoTrue's own token formats miss the hash look-up (accounts/gotrue-refresh.ts).
+      const adoption = await adoptGoTrueToken(deps, tx, token, hash);
+      if (adoption && 'admit' in adoption) {
+        const p = adoption.admit;
+        await admitRefresh(deps, tx, p.session, p.user, p.tokenUpdatedAt, as);
+        const outcome = await finishGoTrueAdoption(deps, tx, p, hash, meta);
+        if (outcome && !('row' in outcome)) return outcome;
+        found = outcome?.row;
+      } else {
+        found = adoption?.row;
+      }
     }
     if (!found) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
     if (!found.sessionId) throw badRequest('session_not_found', 'Invalid Refresh Token: No Valid Session Found');
@@ -299,7 +274,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     if (!row) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
     const user = await findUserById(tx, session.userId);
     if (!user) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
-    await admit(session, user, row.updatedAt);
+    await admitRefresh(deps, tx, session, user, row.updatedAt, as);
     const now = deps.now();
     // With refresh_token_counter set, the column holds GoTrue's signing key, not a child key.
     const sessionKey = session.refreshTokenCounter == null ? session.refreshTokenHmacKey || null : null;

@@ -13,7 +13,7 @@ import {
   findUserById, type IdentityRow, insertIdentity, insertUser, isBanned, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest, forbidden, notFound, unprocessable } from '../http/errors.ts';
+import { ApiError, badRequest, forbidden, notFound, unprocessable } from '../core/errors.ts';
 import type { ProviderEmail } from '../oauth/provider.ts';
 import { requireAal2WhenMfa } from './aal2-rule.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
@@ -21,7 +21,7 @@ import { queueEmailToken } from './email-tokens.ts';
 import { findLinkedTokens } from './link-tokens.ts';
 import type { Notification } from './notify.ts';
 import type { Outbox } from './outbox.ts';
-import { mergeMetadata } from './update-user.ts';
+import { mergeMetadata } from './metadata.ts';
 import { beforeUserCreated } from '../hooks/user-created.ts';
 
 export interface ExternalIdentity {
