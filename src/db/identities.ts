@@ -10,11 +10,6 @@ export async function findIdentityByProviderId(ex: Executor, providerId: string,
   return rows[0];
 }
 
-export async function findIdentityById(ex: Executor, id: string): Promise<IdentityRow | undefined> {
-  const rows = await ex.orm.select().from(ex.t.identities).where(eq(ex.t.identities.id, id)).limit(1);
-  return rows[0];
-}
-
 /** Identities whose (lower-cased) email is one of `emails`. */
 export async function findIdentitiesByEmails(ex: Executor, emails: string[]): Promise<IdentityRow[]> {
   if (emails.length === 0) return [];
