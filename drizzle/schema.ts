@@ -1,6 +1,6 @@
 // Table definitions. The Postgres schema name comes from DB_NAMESPACE at run time, so tables
 // are built by a factory. The SQL in migrations/ is written by hand (a `{{namespace}}` template);
-// test/migrate.test.ts keeps these definitions equal to what the migrations create.
+// test/units/migrate.test.ts keeps these definitions equal to what the migrations create.
 import { sql } from 'drizzle-orm';
 import {
   bigint, bigserial, customType, boolean, doublePrecision, inet, integer, json, jsonb, pgSchema, smallint, text, timestamp, unique, uuid, varchar,

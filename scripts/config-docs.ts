@@ -1,6 +1,6 @@
 // The configuration table of docs/configuration.md, generated from CONFIG_VARIABLES.
 // `npm run docs:config` rewrites the table between the markers in that file (`-- --stdout` prints
-// it instead); test/readme.test.ts fails when the file and the schema drift apart.
+// it instead); test/units/readme.test.ts fails when the file and the schema drift apart.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_VARIABLES } from '../src/config/fields.ts';

@@ -1,5 +1,5 @@
 // The Workers bundle has no file system: every file in migrations/ is imported here as text
-// (wrangler.toml's Text rule). test/workers-bundle.test.ts fails when a migration is missing here.
+// (wrangler.toml's Text rule). test/runtime/workers-bundle.test.ts fails when a migration is missing here.
 import m0001 from '../../migrations/0001_init.sql';
 import m0002 from '../../migrations/0002_rate_limits.sql';
 import m0003 from '../../migrations/0003_oauth_flow_state.sql';

@@ -1,6 +1,6 @@
 // Every operation the app serves, as the OpenAPI document describes it. Request bodies are the zod
 // schemas the handlers parse with (imported from the route files, so the two cannot drift);
-// test/openapi.test.ts holds this table equal to the Hono app's route list. A built function,
+// test/routes/openapi.test.ts holds this table equal to the Hono app's route list. A built function,
 // not a constant: nothing here is evaluated until GET /openapi.json is first asked for.
 import type * as z from 'zod';
 import { CustomProviderBody } from '../admin/custom-providers.ts';

@@ -19,7 +19,7 @@ export const BASE_ENV: Record<string, string> = {
   AUTHSVC_DB_DRIVER: 'postgres',
   DATABASE_URL: 'memory://',
   AUTHSVC_LOG_LEVEL: 'error',
-  // Test files share a database; the hourly email limit is exercised in email-limit.test.ts.
+  // Test files share a database; the hourly email limit is exercised in app/email-limit.test.ts.
   AUTHSVC_RATE_LIMIT_EMAIL_SENT: '100000',
 };
 

@@ -1,4 +1,4 @@
-// A Worker for test/smtp-tls.test.ts: POST the options of createWorkerSmtpTransport as JSON and it
+// A Worker for test/runtime/smtp-tls.test.ts: POST the options of createWorkerSmtpTransport as JSON and it
 // sends one message through worker-mailer on cloudflare:sockets, answering { ok } or the error.
 import { type WorkerSmtpOptions, createWorkerSmtpTransport } from '../../src/adapters/workers-smtp.ts';
 

@@ -1,5 +1,5 @@
 // A self-signed certificate made at test time, for test SMTP servers that speak TLS. Node can make
-// keys but not certificates, so the DER is assembled by hand (as in test/mail.test.ts): a P-256 key,
+// keys but not certificates, so the DER is assembled by hand (as in test/units/mail.test.ts): a P-256 key,
 // CN localhost, SAN localhost + 127.0.0.1 + any extra IPv4 addresses, valid for a day.
 import { generateKeyPairSync, sign } from 'node:crypto';
 

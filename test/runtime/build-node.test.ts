@@ -1,0 +1,36 @@
+// `npm start` runs compiled JavaScript (issue 18): dist/node is built at install (`prepare`) or by
+// `npm run build`, and bin/authsvc.js runs it with source maps, never building it (issue 26:
+// test/runtime/read-only-package.test.ts proves a start writes nothing into the package).
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
+// @ts-expect-error plain JavaScript module without types
+import { ENTRY, OUT, buildNode, isFresh, newestSource } from '../../scripts/build-node.mjs';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+test('a build is fresh until a source changes; its source maps name the TypeScript files', async () => {
+  await buildNode();
+  expect(isFresh()).toBe(true);
+  expect(statSync(join(OUT, 'build.json')).mtimeMs).toBeGreaterThanOrEqual(newestSource());
+  const map = JSON.parse(readFileSync(`${ENTRY}.map`, 'utf8')) as { sources: string[] };
+  expect(map.sources).toContain('../../src/adapters/node-cli.ts');
+  // The lazily loaded drivers and SMTP are chunks of their own, not part of the entry.
+  const entry = readFileSync(ENTRY, 'utf8');
+  expect(entry).not.toMatch(/from\s+["']@electric-sql\/pglite["']/);
+  expect(entry).not.toMatch(/from\s+["']nodemailer["']/);
+  expect(entry).not.toMatch(/from\s+["']pg["']/);
+  // What a default start never runs stays out of the entry, so it is neither read nor parsed at
+  // start (idle RSS, docs/runtimes.md): zod's 40 locales (`import * as z` lets them be dropped),
+  // the WebAuthn library and its ASN.1/X.509 stack, the Web3 curves, the QR encoder.
+  const lazy = [/zod\/v4\/locales\/(?!en\.)/, /@simplewebauthn/, /@peculiar/, /asn1js/, /@noble\/curves/, /qrcode-generator/];
+  for (const pattern of lazy) expect(map.sources.filter((s) => pattern.test(s)), String(pattern)).toEqual([]);
+}, 30_000);
+
+test('bin/authsvc.js runs the compiled server: the CLI answers from dist/node', () => {
+  const out = execFileSync(process.execPath, [join(ROOT, 'bin', 'authsvc.js'), '--version'], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  expect(out.trim()).toContain(pkg.version);
+  expect(isFresh()).toBe(true);
+});

@@ -1,0 +1,279 @@
+// The admin console in a real browser: Debian's Chromium (/usr/bin/chromium, or CHROMIUM_PATH)
+// driven by playwright-core against the real app on a real port and database. It signs in with
+// the service-role key, searches, creates a user whose metadata holds HTML and script payloads
+// (they must show as text and run nothing), bans it, signs it out everywhere, reads the audit
+// log, the settings (secrets masked) and health, and takes a screenshot of each screen, light
+// and dark and at phone width: into a temporary directory, or into docs/console/ (the pictures
+// docs/console.md shows) with UPDATE_CONSOLE_SCREENSHOTS=1, so a test run leaves the checkout
+// as it was. No Chromium is a failure, never a skip: `.ci/run` installs it.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ServerType, serve } from '@hono/node-server';
+import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { signJwt } from '../../src/crypto/jwt.ts';
+import type { Database } from '../../src/db/database.ts';
+import { CONSOLE_CSP } from '../../src/routes/console.ts';
+import { TEST_JWT_SECRET, buildTestApp, type TestApp } from '../helpers/app.ts';
+import { openTestDb } from '../helpers/db.ts';
+import { freePort } from '../helpers/free-port.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const UPDATE_SHOTS = process.env.UPDATE_CONSOLE_SCREENSHOTS === '1';
+const SHOTS = UPDATE_SHOTS ? join(import.meta.dirname, '..', '..', 'docs', 'console') : mkdtempSync(join(tmpdir(), 'authsvc-console-shots-'));
+const WAIT = 30_000;
+const FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync',
+];
+const XSS_IMG = '<img src=x onerror="window.__xss=1">';
+const XSS_SCRIPT = '"><script>window.__xss=2</script>';
+
+let db: Database;
+let t: TestApp;
+let server: ServerType;
+let base: string;
+let profile: string;
+let context: BrowserContext;
+let page: Page;
+let serviceKey: string;
+let xssUserId = '';
+
+async function shot(name: string): Promise<void> {
+  const png = await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+  expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+}
+const main = () => page.locator('main');
+
+async function signIn(): Promise<void> {
+  // Keyboard only: the token field has the focus; Enter submits.
+  await page.getByLabel('Service-role key or admin JWT').waitFor();
+  await page.keyboard.type(serviceKey);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
+}
+
+const MISSING = `Chromium is not installed at ${CHROMIUM}: the console's browser tests need it. Install Debian's package (apt-get install -y chromium; .ci/run does this when it is missing) or set CHROMIUM_PATH.`;
+
+// A failure, never a skip: without a browser these tests prove nothing.
+test('Debian\'s Chromium is there to drive', () => {
+  expect(existsSync(CHROMIUM), MISSING).toBe(true);
+});
+
+describe('the console in Chromium', { timeout: 120_000 }, () => {
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(MISSING);
+    db = await openTestDb();
+    t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_CONSOLE_ENABLED: 'true' });
+    serviceKey = await signJwt(t.deps.keys, { role: 'service_role', iss: 'supabase', exp: Math.floor(Date.now() / 1000) + 3600 });
+    const admin = { authorization: `Bearer ${serviceKey}` };
+    for (let i = 1; i <= 24; i++) {
+      const res = await t.request('POST', '/admin/users', { email: `person-${String(i).padStart(2, '0')}@example.com`, password: 'correct-horse-1', email_confirm: true, user_metadata: { name: `Person ${i}`, ...(i === 13 ? { full_name: 'Grace Hopper' } : {}) } }, admin);
+      expect(res.status).toBe(200);
+    }
+    const port = await freePort();
+    server = serve({ fetch: t.app.fetch, port, hostname: '127.0.0.1' });
+    base = `http://127.0.0.1:${port}`;
+    profile = mkdtempSync(join(tmpdir(), 'authsvc-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1200, height: 820 }, locale: 'en-GB', timezoneId: 'UTC',
+      colorScheme: 'light', timeout: 120_000,
+    });
+    context.setDefaultTimeout(WAIT);
+    page = context.pages()[0] ?? await context.newPage();
+    mkdirSync(SHOTS, { recursive: true });
+  }, 180_000);
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    if (!UPDATE_SHOTS) rmSync(SHOTS, { recursive: true, force: true });
+    await new Promise<void>((done) => (server ? server.close(() => done()) : done()));
+    await db?.close();
+  });
+
+  test('is served with the strict CSP; a wrong token is refused; the service-role key signs in', async () => {
+    const res = await page.goto(`${base}/console/`);
+    expect(res?.status()).toBe(200);
+    expect(res?.headers()['content-security-policy']).toBe(CONSOLE_CSP);
+    expect(res?.headers()['x-content-type-options']).toBe('nosniff');
+    await page.getByLabel('Service-role key or admin JWT').waitFor();
+    await shot('signin-light');
+    await page.getByLabel('Service-role key or admin JWT').fill('not-a-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), { timeout: WAIT }).toContain('not accepted');
+    await page.getByLabel('Service-role key or admin JWT').fill('');
+    await page.getByLabel('Service-role key or admin JWT').focus();
+    await signIn();
+    // Kept in memory only: nothing in storage or cookies.
+    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([0, 0, '']);
+    expect(await page.locator('#users-total').textContent()).toBe('24 in all');
+    await shot('users-light');
+  });
+
+  test('searches by email and pages', async () => {
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('person-07');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('#users-total').textContent(), { timeout: WAIT }).toBe('1 in all');
+    expect(await main().locator('tbody tr').allTextContents()).toEqual([expect.stringContaining('person-07@example.com')]);
+    // GoTrue's filter also matches user_metadata.full_name, case aside.
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('hopper');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('#users-total').textContent(), { timeout: WAIT }).toBe('1 in all');
+    expect(await main().locator('tbody tr').allTextContents()).toEqual([expect.stringContaining('person-13@example.com')]);
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.getByText('Page 1 of 2').count(), { timeout: WAIT }).toBe(1);
+    await page.getByRole('button', { name: 'Next →' }).click();
+    await page.getByText('Page 2 of 2').waitFor();
+    expect(await main().locator('tbody tr').count()).toBe(4);
+    // Oldest first: person-01 leads page 1.
+    await page.getByRole('combobox', { name: 'Sort' }).selectOption('asc');
+    await page.getByText('Page 1 of 2').waitFor();
+    expect(await main().locator('tbody tr').first().textContent()).toContain('person-01@example.com');
+  });
+
+  test('creates a user whose metadata holds markup: it shows as text and runs nothing', async () => {
+    const form = page.locator('#create-user');
+    await form.locator('input[name=email]').fill('mallory@example.com');
+    await form.locator('input[name=password]').fill('correct-horse-1');
+    await form.getByLabel('User metadata (JSON)').fill(JSON.stringify({ name: XSS_IMG, bio: XSS_SCRIPT }));
+    await form.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('heading', { name: 'mallory@example.com' }).waitFor();
+    xssUserId = decodeURIComponent(new URL(page.url()).hash.split('/')[2] ?? '');
+    const shown = await page.locator('#user-metadata').textContent();
+    expect(shown).toContain(XSS_IMG.replaceAll('"', '\\"'));
+    expect(shown).toContain(XSS_SCRIPT.replaceAll('"', '\\"'));
+    expect(await page.locator('#user-metadata').isVisible()).toBe(true);
+    expect(await main().locator('img, script').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    await shot('user-light');
+  });
+
+  test('bans the user (Escape cancels the confirmation), then signs it out everywhere', async () => {
+    // A session of the user's own shows in the Sessions table, and is gone after "Sign out everywhere".
+    const signedIn = await t.request('POST', '/token?grant_type=password', { email: 'mallory@example.com', password: 'correct-horse-1' }, { 'user-agent': 'mallory-agent/1' });
+    expect(signedIn.status).toBe(200);
+    await page.evaluate(() => { location.hash = '#/users'; });
+    await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
+    await page.evaluate((id) => { location.hash = `#/users/${encodeURIComponent(id)}`; }, xssUserId);
+    await expect.poll(() => page.locator('#user-sessions').textContent(), { timeout: WAIT }).toContain('mallory-agent/1');
+    await page.getByRole('combobox', { name: 'Ban duration' }).selectOption('24h');
+    await page.getByRole('button', { name: 'Ban', exact: true }).click();
+    await page.getByRole('dialog').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    expect((await (await t.request('GET', `/admin/users/${xssUserId}`, undefined, { authorization: `Bearer ${serviceKey}` })).json()).banned_until).toBeUndefined();
+
+    await page.getByRole('button', { name: 'Ban', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Ban' }).click();
+    await main().locator('.tag', { hasText: 'banned' }).waitFor();
+    const banned = await (await t.request('GET', `/admin/users/${xssUserId}`, undefined, { authorization: `Bearer ${serviceKey}` })).json() as { banned_until: string };
+    expect(Date.parse(banned.banned_until) - Date.now()).toBeGreaterThan(23 * 3600_000);
+    await page.getByRole('button', { name: 'Unban' }).waitFor();
+
+    await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Sign out everywhere' }).click();
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Every session of the user is ended');
+    await expect.poll(() => page.locator('#user-sessions').textContent(), { timeout: WAIT }).toContain('None.');
+  });
+
+  test('invites, sends a magic link, confirms, and deletes for good', async () => {
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
+    await page.locator('#invite-user input[name=invite_email]').fill('invitee@example.com');
+    await page.locator('#invite-user').getByRole('button', { name: 'Send invitation' }).click();
+    // The status line comes with the list's re-render: wait for it before typing into the new form.
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Invitation sent to invitee@example.com');
+    expect(t.mails.filter((m) => m.to === 'invitee@example.com').map((m) => m.kind)).toEqual(['invite']);
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('invitee');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'invitee@example.com' }).click();
+    await page.getByRole('heading', { name: 'invitee@example.com' }).waitFor();
+    expect(await main().locator('.tag', { hasText: 'unconfirmed' }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Send magic link' }).click();
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Magic link sent to invitee@example.com');
+    expect(t.mails.filter((m) => m.to === 'invitee@example.com').map((m) => m.kind)).toEqual(['invite', 'magic_link']);
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await main().locator('.tag', { hasText: /^confirmed$/ }).waitFor();
+    const id = decodeURIComponent(new URL(page.url()).hash.split('/')[2] ?? '');
+    await page.getByRole('button', { name: 'Delete (hard)' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete (hard)' }).click();
+    await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
+    expect((await t.request('GET', `/admin/users/${id}`, undefined, { authorization: `Bearer ${serviceKey}` })).status).toBe(404);
+    await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+  });
+
+  test('reads and filters the audit log', async () => {
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const table = page.locator('#audit-table');
+    await expect.poll(() => table.textContent(), { timeout: WAIT }).toContain('user_modified');
+    expect(await table.textContent()).toContain('mallory@example.com');
+    await page.getByRole('combobox', { name: 'Filter on' }).selectOption('action');
+    await page.getByRole('searchbox', { name: 'Filter text' }).fill('logout');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(async () => (await table.locator('tbody tr').allTextContents()).join('\n'), { timeout: WAIT }).toMatch(/^[^\n]*logout[^\n]*mallory@example\.com[^\n]*$/);
+    await page.getByRole('searchbox', { name: 'Filter text' }).fill('');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => table.locator('tbody tr').count(), { timeout: WAIT }).toBeGreaterThan(2);
+    await shot('audit-light');
+  });
+
+  test('shows the settings with secrets masked, and health', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Effective configuration (secrets masked)' }).waitFor();
+    const row = page.locator('tr', { has: page.locator('code', { hasText: /^JWT_SECRET$/ }) });
+    expect(await row.locator('td').nth(1).textContent()).toBe('********');
+    expect(await page.locator('body').textContent()).not.toContain(TEST_JWT_SECRET);
+    expect(await page.locator('.chips').textContent()).toContain('email');
+    await shot('settings-light');
+    await page.getByRole('link', { name: 'Health' }).click();
+    await expect.poll(() => page.locator('#health-status').textContent(), { timeout: WAIT }).toBe('Healthy: the database answers');
+    expect(await main().textContent()).toContain(t.deps.version);
+    await shot('health-light');
+  });
+
+  test('dark, and at phone width', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const screens: [string, string, string][] = [
+      ['users', '#/users', 'Users'], ['user', `#/users/${xssUserId}`, 'mallory@example.com'], ['audit', '#/audit', 'Audit log'],
+      ['settings', '#/settings', 'Settings'], ['health', '#/health', 'Health'],
+    ];
+    for (const [name, hash, heading] of screens) {
+      await page.evaluate((h) => { location.hash = h; }, hash);
+      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      await page.locator('.loading').waitFor({ state: 'detached' });
+      await shot(`${name}-dark`);
+    }
+    // Dark colours really apply (the page is not light with a dark screenshot name).
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(bg).toBe('rgb(17, 19, 24)');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: 'light' });
+    for (const [name, hash, heading] of [screens[0]!, screens[1]!]) {
+      await page.evaluate((h) => { location.hash = h; }, hash);
+      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      await page.locator('.loading').waitFor({ state: 'detached' });
+      // Nothing wider than the phone's screen.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await shot(`${name}-phone`);
+    }
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.getByLabel('Service-role key or admin JWT').waitFor();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.setViewportSize({ width: 1200, height: 820 });
+    await shot('signin-dark');
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  });
+
+  test('under /auth/v1/console/ it calls the API under /auth/v1/', async () => {
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto(`${base}/auth/v1/console/`);
+    const listed = page.waitForRequest((r) => new URL(r.url()).pathname === '/auth/v1/admin/users');
+    await signIn();
+    expect((await listed).headers().authorization).toBe(`Bearer ${serviceKey}`);
+    expect(await page.locator('#users-total').textContent()).toMatch(/^\d+ in all$/);
+  });
+});
