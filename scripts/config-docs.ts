@@ -1,10 +1,13 @@
-// The configuration table of docs/configuration.md, generated from CONFIG_VARIABLES.
+// The configuration tables of docs/configuration.md, one per section, generated from the settings
+// (src/config/sections/).
 // `npm run docs:config` rewrites the table between the markers in that file (`-- --stdout` prints
 // it instead); test/units/readme.test.ts fails when the file and the schema drift apart.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_VARIABLES } from '../src/config/fields.ts';
-import { PROVIDERS } from '../src/config/types.ts';
+import { PROVIDERS } from '../src/config/kinds.ts';
+import { TITLED_SECTIONS } from '../src/config/sections/index.ts';
+import { settingsOf } from '../src/config/setting.ts';
 
 export const CONFIG_DOC = join(import.meta.dirname, '..', 'docs', 'configuration.md');
 export const START = '<!-- config:start -->\n';
@@ -12,12 +15,20 @@ export const END = '<!-- config:end -->';
 
 const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
+/** One table per section, under its title. */
 export function configTable(): string {
+  const byName = new Map(CONFIG_VARIABLES.map((v) => [v.name, v]));
   const providerPrefixes = PROVIDERS.map((p) => `EXTERNAL_${p.toUpperCase()}_`);
-  const rows = ['| Variable | Default | Meaning |', '|---|---|---|'];
-  let providersDone = false;
-  for (const v of CONFIG_VARIABLES) {
-    if (providerPrefixes.some((p) => v.name.startsWith(p))) {
+  const out: string[] = [];
+  for (const [title, section] of TITLED_SECTIONS) {
+    out.push(`### ${title}`, '', '| Variable | Default | Meaning |', '|---|---|---|');
+    let providersDone = false;
+    for (const { name } of settingsOf(section)) {
+      const v = byName.get(name)!;
+      if (!providerPrefixes.some((p) => name.startsWith(p))) {
+        out.push(`| \`${v.name}\` | ${cell(v.default) || '—'} | ${cell(v.description)} |`);
+        continue;
+      }
       if (providersDone) continue;
       providersDone = true;
       // GitHub's rows stand for all (Apple and Google ignore _URL, and only ID-token providers
@@ -26,14 +37,13 @@ export function configTable(): string {
       for (const row of CONFIG_VARIABLES.filter((x) => x.name.startsWith('EXTERNAL_GITHUB_'))) {
         const suffix = row.name.slice('EXTERNAL_GITHUB_'.length);
         const p = template(suffix);
-        const sub = CONFIG_VARIABLES.find((x) => x.name === `EXTERNAL_${p.toUpperCase()}_${suffix}`)!;
-        rows.push(`| \`EXTERNAL_<PROVIDER>_${suffix}\` | ${cell(sub.default) || '—'} | ${cell(sub.description.replaceAll(p, 'the provider'))} |`);
+        const sub = byName.get(`EXTERNAL_${p.toUpperCase()}_${suffix}`)!;
+        out.push(`| \`EXTERNAL_<PROVIDER>_${suffix}\` | ${cell(sub.default) || '—'} | ${cell(sub.description.replaceAll(p, 'the provider'))} |`);
       }
-      continue;
     }
-    rows.push(`| \`${v.name}\` | ${cell(v.default) || '—'} | ${cell(v.description)} |`);
+    out.push('');
   }
-  return rows.join('\n');
+  return out.join('\n').trimEnd();
 }
 
 /** The table between the markers of a document, or undefined when a marker is missing. */

@@ -9,7 +9,7 @@
 // is logged and never reaches the client, as in GoTrue. The rules that apply to any email apply:
 // EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES, RATE_LIMIT_EMAIL_SENT (not under MAILER_AUTOCONFIRM, as for
 // every email), and the send email hook replaces the mailer when it is on.
-import type { NotificationKind } from '../config/types.ts';
+import type { NotificationKind } from '../config/kinds.ts';
 import { transaction } from '../db/database.ts';
 import { consume, release } from '../db/rate-limits.ts';
 import type { UserRow } from '../db/users.ts';

@@ -96,7 +96,7 @@ async function main(argv: string[], runtime: Runtime, atExit: (() => Promise<voi
     const deps = await buildNodeDeps(config, db, logger);
     const running = await runtime.listen(deps);
     logger.info(`authsvc ${VERSION} listening on http://${config.api.host || 'localhost'}:${running.port}`, {
-      port: running.port, database: config.db.kind, runtime: runtime.name,
+      port: running.port, database: config.db.connection.kind, runtime: runtime.name,
     });
     const signal = await (runtime.stopSignal ?? processStopSignal)();
     logger.info(`received ${signal}: finishing in-flight requests, then stopping`);

@@ -62,13 +62,14 @@ export function createNodeLogger(config: Config): NodeLogger {
 
 export async function openDatabase(config: Config): Promise<Database> {
   const { db } = config;
+  const { connection } = db;
   // Only the driver the configuration names is loaded: PGlite's WASM module alone is tens of MB.
-  if (db.kind === 'postgres') {
+  if (connection.kind === 'postgres') {
     const { openPostgres } = await import('./db-postgres.ts');
-    return openPostgres({ url: db.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize, traced: config.tracing.enabled, ...databaseTimeouts(config) });
+    return openPostgres({ url: connection.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize, traced: config.tracing.enabled, ...databaseTimeouts(config) });
   }
   const { openPglite } = await import('./db-pglite.ts');
-  return openPglite({ dataDir: db.kind === 'pglite' ? db.dataDir : undefined, namespace: db.namespace, traced: config.tracing.enabled });
+  return openPglite({ dataDir: connection.kind === 'pglite' ? connection.dataDir : undefined, namespace: db.namespace, traced: config.tracing.enabled });
 }
 
 /**

@@ -305,7 +305,7 @@ export async function handleRequest(request: Request, env: WorkersEnv, ctx: Work
     return failure({ msg: 'authsvc cannot start: invalid configuration', problems, ...(problems ? {} : describeError(err)) });
   }
   const { config } = state.base;
-  const db = openNeon({ url: config.db.url, namespace: config.db.namespace, tables: state.tables, traced: config.tracing.enabled, ...state.neon });
+  const db = openNeon({ url: config.db.connection.url, namespace: config.db.namespace, tables: state.tables, traced: config.tracing.enabled, ...state.neon });
   try {
     if (!state.migrated) {
       const applied = await ensureMigrated(db);

@@ -1,15 +1,14 @@
 // The effective configuration as GET /admin/config shows it: every setting by its variable name
-// (without prefix), its parsed value, and secrets masked. A setting is secret by its name (keys,
-// secrets, passwords, tokens, OTLP headers, test OTPs); a URL anywhere in a value loses its password,
-// and a value that is a URL the values of its query (a hook's `?apikey=…`).
-import { FIELD_NAMES } from './fields.ts';
+// (without prefix), its parsed value, and secrets masked. A setting is secret by its declaration's
+// flag (keys, secrets, passwords, tokens, OTLP headers, test OTPs); a URL anywhere in a value loses
+// its password, and a value that is a URL the values of its query (a hook's `?apikey=…`).
+import { SETTINGS } from './fields.ts';
 import type { Config } from './types.ts';
 
-// `_KEY_NEXT`: a rotation's next key (SAML_PRIVATE_KEY_NEXT) is as secret as the current one.
-const SECRET_NAME = /(SECRETS?|_PASS|PASSWORD|_KEY|_KEYS|_KEY_NEXT|TOKEN|_OTLP_HEADERS|_TEST_OTP)$/;
 export const MASK = '********';
 
-export const isSecretSetting = (name: string): boolean => SECRET_NAME.test(name);
+const SECRET = new Set(SETTINGS.filter((s) => s.secret).map((s) => s.name as string));
+export const isSecretSetting = (name: string): boolean => SECRET.has(name);
 
 export interface ShownSetting {
   name: string;
@@ -43,8 +42,7 @@ function clean(v: unknown): unknown {
 export function maskedSettings(config: Config): ShownSetting[] {
   const values = config.effective?.values ?? {};
   const set = config.effective?.set ?? new Set<string>();
-  return FIELD_NAMES.map((name) => {
-    const secret = isSecretSetting(name);
+  return SETTINGS.map(({ name, secret }) => {
     const raw = values[name];
     const present = raw !== undefined && raw !== '' && !(Array.isArray(raw) && raw.length === 0);
     return { name, secret, set: set.has(name), value: secret ? (present ? MASK : null) : clean(raw) };

@@ -1,6 +1,6 @@
-// The account-change notifications' settings (fields.ts makes MAILER_NOTIFICATIONS_<KIND>_ENABLED,
+// The account-change notifications' settings (sections/mail.ts makes MAILER_NOTIFICATIONS_<KIND>_ENABLED,
 // MAILER_SUBJECTS_<KIND>_NOTIFICATION and MAILER_TEMPLATES_<KIND>_NOTIFICATION of each).
-import type { NotificationKind } from './types.ts';
+import type { NotificationKind } from './kinds.ts';
 
 // Each one's default subject, when it is sent (the _ENABLED description) and what the subject and
 // template descriptions call it. Subjects are GoTrue's defaults; the passkey ones are authsvc's own

@@ -1,8 +1,8 @@
 // Value syntax, as GoTrue reads each kind of setting. Parsers throw; the field wrappers
-// (fields.ts) turn a throw into a zod issue.
+// (setting.ts) turn a throw into a zod issue.
 import { parseDurationSeconds } from './duration.ts';
 import { readPkcs1RsaKey } from './pkcs1.ts';
-import type { SendLimit } from './types.ts';
+import type { SendLimit } from './kinds.ts';
 
 const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
 const GO_FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);

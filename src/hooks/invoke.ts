@@ -2,7 +2,7 @@
 // the transport from HOOK_<KIND>_URI, and applies the error object. Each call is a span and one
 // log line with the hook's name, transport, outcome and duration (never the URI, the payload or
 // a secret: an https URI may carry a token).
-import type { HookKind } from '../config/types.ts';
+import type { HookKind } from '../config/kinds.ts';
 import { callHookFunction } from '../db/hooks.ts';
 import { type Database, type Executor, transaction } from '../db/database.ts';
 import type { Deps } from '../deps.ts';

@@ -1,6 +1,6 @@
 // The mailer interface: routes hand it what to send; transports (log now; SMTP and Resend in
 // the email-flows work) decide how. Messages are semantic so transports can render templates.
-import type { NotificationKind } from '../config/types.ts';
+import type { NotificationKind } from '../config/kinds.ts';
 import type { Logger } from '../telemetry/logger.ts';
 
 /** An email that carries a one-time token. */

@@ -1,7 +1,7 @@
 // From the configuration to a provider client: settings per EXTERNAL_<P>_*, the per-Deps caches
 // (OIDC discovery and JWKS, x/oauth2's client-auth style per token URL) and the request context.
-import type { Config, ProviderName } from '../config/types.ts';
-import { PROVIDERS } from '../config/types.ts';
+import { type ProviderName, PROVIDERS } from '../config/kinds.ts';
+import type { Config } from '../config/types.ts';
 import { createOidcCache } from './oidc-cache.ts';
 import type { OidcCache } from './provider.ts';
 import type { OAuthContext, OAuthProvider, ProviderSettings } from './provider.ts';

@@ -2,7 +2,7 @@
 // provider.OAuthProvider). One small file per provider in this folder holds its endpoints, scopes
 // and user-info mapping; every HTTP call goes through OAuthContext.fetch.
 import type { JSONWebKeySet } from 'jose';
-import type { ProviderName } from '../config/types.ts';
+import type { ProviderName } from '../config/kinds.ts';
 import type { Claims } from './claims.ts';
 
 export interface OAuthContext {

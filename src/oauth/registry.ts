@@ -1,5 +1,5 @@
 // Which provider module serves each name of EXTERNAL_<P>_*; one line per provider.
-import type { ProviderName } from '../config/types.ts';
+import type { ProviderName } from '../config/kinds.ts';
 import { appleProvider } from './apple.ts';
 import { azureProvider } from './azure.ts';
 import { bitbucketProvider } from './bitbucket.ts';

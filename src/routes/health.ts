@@ -1,7 +1,7 @@
 // GET /health, GET /settings, GET /.well-known/jwks.json
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
-import { PROVIDERS } from '../config/types.ts';
+import { PROVIDERS } from '../config/kinds.ts';
 import { isDatabaseUnavailable, pingDatabase } from '../db/database.ts';
 import { databaseUnavailable } from '../http/error-body.ts';
 import { serverMetadata } from '../oauth-server/discovery.ts';

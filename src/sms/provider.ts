@@ -1,6 +1,6 @@
 // What the phone flows need from an SMS provider (GoTrue: sms_provider.SmsProvider). One small
 // file per provider in this folder sends exactly the request GoTrue sends, through deps.fetch.
-import type { SmsProviderName } from '../config/types.ts';
+import type { SmsProviderName } from '../config/kinds.ts';
 
 export type SmsChannel = 'sms' | 'whatsapp';
 

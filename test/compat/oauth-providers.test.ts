@@ -6,7 +6,7 @@
 // decides between a session and a confirmation email; every request carries authsvc's User-Agent.
 import { desc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { PROVIDERS } from '../../src/config/types.ts';
+import { PROVIDERS } from '../../src/config/kinds.ts';
 import type { Database } from '../../src/db/database.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';

@@ -6,7 +6,8 @@ import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
 import { CONFIG_VARIABLES, type FieldName, support } from '../../src/config/fields.ts';
-import type { Config, Support } from '../../src/config/types.ts';
+import type { Config } from '../../src/config/types.ts';
+import type { Support } from '../../src/config/setting.ts';
 import { GOTRUE_ENV } from '../helpers/config-env.ts';
 
 type Env = Record<string, string>;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.ts';
 import { CONFIG_VARIABLES } from '../../src/config/fields.ts';
 import { lookup } from '../../src/config/names.ts';
-import { type Config, PROVIDERS } from '../../src/config/types.ts';
+import type { Config } from '../../src/config/types.ts';
+import { PROVIDERS } from '../../src/config/kinds.ts';
 import { parseRequiredCharacters } from '../../src/config/values.ts';
 import { parseDurationSeconds, parseGoDuration } from '../../src/config/duration.ts';
 import { GOTRUE_ENV } from '../helpers/config-env.ts';
@@ -87,7 +88,7 @@ describe('parseConfig: names', () => {
     const config = ok({});
     expect(config.siteUrl).toBe('https://app.example.com');
     expect(config.api.externalUrl).toBe('https://auth.example.com');
-    expect(config.db).toMatchObject({ driver: 'postgres', kind: 'postgres', url: BASE.DATABASE_URL, namespace: 'auth', maxPoolSize: 0 });
+    expect(config.db).toMatchObject({ driver: 'postgres', connection: { kind: 'postgres', url: BASE.DATABASE_URL }, namespace: 'auth', maxPoolSize: 0 });
     expect(config.jwt.secret).toBe(BASE.GOTRUE_JWT_SECRET);
     expect(config.mailer.transport).toBe('smtp');
     expect(config.local).toBe(false);
@@ -109,7 +110,7 @@ describe('parseConfig: names', () => {
     expect(ok({ PORT: '9000', GOTRUE_API_PORT: '9001' }).api.port).toBe(9001);
     expect(ok({ LOG_LEVEL: 'debug' }).log.level).toBe('debug');
     expect(ok({ LOG_LEVEL: 'debug', GOTRUE_LOG_LEVEL: 'error' }).log.level).toBe('error');
-    expect(ok({ GOTRUE_DB_DATABASE_URL: 'postgresql://other/db' }).db.url).toBe('postgresql://other/db');
+    expect(ok({ GOTRUE_DB_DATABASE_URL: 'postgresql://other/db' }).db.connection.url).toBe('postgresql://other/db');
     expect(ok({ GOTRUE_DB_NAMESPACE: 'auth2' }).db.namespace).toBe('auth2');
     expect(ok({ OTEL_SERVICE_NAME: 'auth', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318' }).otel)
       .toMatchObject({ serviceName: 'auth', exporterOtlpEndpoint: 'http://otel:4318' });
@@ -349,7 +350,7 @@ describe('parseConfig: local mode', () => {
     expect(config.local).toBe(true);
     expect(config.siteUrl).toBe('http://localhost:3000');
     expect(config.api.externalUrl).toBe('http://localhost:9999');
-    expect(config.db).toMatchObject({ driver: 'postgres', kind: 'pglite', dataDir: './.authsvc' });
+    expect(config.db).toMatchObject({ driver: 'postgres', connection: { kind: 'pglite', dataDir: './.authsvc' } });
     expect(config.smtp.adminEmail).toBe('admin@localhost');
     expect(config.mailer.transport).toBe('log');
     expect(notices).toHaveLength(6);
@@ -366,7 +367,7 @@ describe('parseConfig: local mode', () => {
   it('keeps given values and gives no notice for them', () => {
     const { config, notices } = parseOk(BASE, { local: true });
     expect(config.siteUrl).toBe('https://app.example.com');
-    expect(config.db.kind).toBe('postgres');
+    expect(config.db.connection.kind).toBe('postgres');
     expect(config.mailer.transport).toBe('smtp');
     expect(notices).toEqual([]);
   });
@@ -384,7 +385,7 @@ describe('parseConfig: DATABASE_URL', () => {
     ['pglite:///var/lib/authsvc', { kind: 'pglite', dataDir: '/var/lib/authsvc' }],
     ['memory://', { kind: 'memory', url: 'memory://' }],
   ])('%s', (url, expected) => {
-    expect(ok({ DATABASE_URL: url }).db).toMatchObject(expected);
+    expect(ok({ DATABASE_URL: url }).db.connection).toMatchObject(expected);
   });
 
   it.each(['mysql://h/db', 'pglite://', 'just-a-path', 'sqlite:./x.db'])('rejects %s', (url) => {
