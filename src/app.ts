@@ -110,29 +110,18 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
   // readJson and readForm for bodies.
   app.use('*', checkRequestTarget);
 
-  const api = new Hono<AppEnv>({ strict: false })
-    .route('/', healthRoutes)
-    .route('/', signupRoutes)
-    .route('/', tokenRoutes)
-    .route('/', userRoutes)
-    .route('/', logoutRoutes)
-    .route('/', verifyRoutes)
-    .route('/', otpRoutes)
-    .route('/', inviteRoutes)
-    .route('/', adminUsersRoutes)
-    .route('/', adminGenerateLinkRoutes)
-    .route('/', adminAuditRoutes)
-    .route('/', adminConfigRoutes(deps.now()))
-    .route('/', adminCustomProviderRoutes)
-    .route('/', adminSsoRoutes)
-    .route('/', externalRoutes)
-    .route('/', mfaRoutes)
-    .route('/', passkeyRoutes)
-    .route('/', oauthServerRoutes)
-    .route('/', ssoRoutes)
-    .route('/', featureGateRoutes)
-    .route('/', consoleRoutes)
-    .route('/', openapiRoutes());
+  // Mounted in this order; the feature gates answer for the paths of a switched-off feature that
+  // no route took. /openapi.json describes every group's operations.
+  const groups = [
+    healthRoutes, signupRoutes, tokenRoutes, userRoutes, logoutRoutes, verifyRoutes, otpRoutes, inviteRoutes,
+    adminUsersRoutes, adminGenerateLinkRoutes, adminAuditRoutes, adminConfigRoutes(deps.now()), adminCustomProviderRoutes,
+    adminSsoRoutes, externalRoutes, mfaRoutes, passkeyRoutes, oauthServerRoutes, ssoRoutes,
+  ];
+  const api = new Hono<AppEnv>({ strict: false });
+  for (const g of groups) api.route('/', g.app);
+  api.route('/', featureGateRoutes).route('/', consoleRoutes.app);
+  const openapi = openapiRoutes(() => [...groups, consoleRoutes].flatMap((g) => g.operations));
+  api.route('/', openapi.app);
   app.route('/', api);
   // supabase-js calls `<project url>/auth/v1/…` (Supabase's gateway prefix): serving it too
   // lets `createClient('http://localhost:8081', key)` work with no proxy in front.

@@ -1,10 +1,10 @@
-// The OpenAPI 3.1 document: the route table's operations, their bodies converted from the very zod
+// The OpenAPI 3.1 document: the operations the routes declare (http/route.ts), their bodies converted from the very zod
 // schemas the handlers parse with (zod 4's own z.toJSONSchema, JSON Schema 2020-12 as OpenAPI 3.1
 // reads it), GoTrue's error shapes and the two bearer schemes. Built once per app, on the first
 // GET /openapi.json (routes/openapi.ts): never on another request's path.
 import * as z from 'zod';
 import { components } from './components.ts';
-import { type Operation, type Param, type Reply, routeTable } from './route-table.ts';
+import type { Operation, Param, Reply } from '../http/route.ts';
 
 type Json = Record<string, unknown>;
 
@@ -118,9 +118,9 @@ const TAGS = [
  * The document. `server` is the mount it is served under ('/' or '/auth/v1'), so a client that
  * fetched it from either finds the operations at the same prefix (relative: no host).
  */
-export function openApiDocument(version: string, server: string): Json {
+export function openApiDocument(version: string, server: string, operations: readonly Operation[]): Json {
   const paths: Record<string, Json> = {};
-  for (const op of routeTable()) {
+  for (const op of operations) {
     const item = paths[op.path] ?? {};
     paths[op.path] = item;
     if (item[op.method]) throw new Error(`openapi: ${op.method.toUpperCase()} ${op.path} listed twice`);

@@ -1,10 +1,9 @@
 // GET /admin/audit — GoTrue: api.adminAuditLog (admin roles only)
-import { Hono } from 'hono';
 import { pageBounds, paginationHeaders, parsePage } from '../admin/pagination.ts';
-import type { AppEnv } from '../app-env.ts';
 import { AUDIT_SCOPES, type AuditRow, findAuditEntries } from '../db/audit-query.ts';
-import { requireAdmin } from '../http/admin-auth.ts';
 import { validationFailed } from '../core/errors.ts';
+import { routeGroup } from '../http/route.ts';
+import { json, paging, pagingHeaders } from '../openapi/parts.ts';
 
 /** Go serialises the payload map with its keys sorted, nested maps too. */
 function sortKeys(v: unknown): unknown {
@@ -19,11 +18,15 @@ function entryJson(e: AuditRow): Record<string, unknown> {
   return { id: e.id, payload: sortKeys(e.payload ?? {}), created_at: e.createdAt?.toISOString(), ip_address: e.ipAddress };
 }
 
-export const adminAuditRoutes = new Hono<AppEnv>();
+export const adminAuditRoutes = routeGroup('admin');
 
-adminAuditRoutes.get('/admin/audit', requireAdmin, async (c) => {
+adminAuditRoutes.route({
+  method: 'get', path: '/admin/audit', summary: 'Audit log', gotrue: 'adminAuditLog', auth: 'admin',
+  query: [...paging, { name: 'query', description: '`scope:text`, scope one of author, action, type.' }],
+  replies: { 200: { ...json({ type: 'array', items: { $ref: '#/components/schemas/AuditEntry' } }), headers: pagingHeaders } },
+}, async (c) => {
   // Paging exactly as GET /admin/users: GoTrue's paginate() and addPaginationHeaders.
-  const paging = parsePage(c.req.query('page'), c.req.query('per_page'));
+  const page = parsePage(c.req.query('page'), c.req.query('per_page'));
   const query = c.req.query('query') ?? '';
   let fields: readonly string[] | undefined;
   let text: string | undefined;
@@ -34,7 +37,7 @@ adminAuditRoutes.get('/admin/audit', requireAdmin, async (c) => {
     if (!fields || sep < 0) throw validationFailed(`Invalid query scope: ${query}`);
     text = query.slice(sep + 1);
   }
-  const { entries, total } = await findAuditEntries(c.get('deps').db, { fields, text, ...pageBounds(paging) });
-  const { link, totalCount } = paginationHeaders(c.req.url, paging, total);
+  const { entries, total } = await findAuditEntries(c.get('deps').db, { fields, text, ...pageBounds(page) });
+  const { link, totalCount } = paginationHeaders(c.req.url, page, total);
   return c.json(entries.map(entryJson), 200, { Link: link, 'X-Total-Count': totalCount });
 });

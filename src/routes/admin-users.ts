@@ -1,6 +1,5 @@
 // /admin/users — GoTrue: adminUsers, adminUserCreate, adminUserGet, adminUserUpdate, adminUserDelete
 import type { Context } from 'hono';
-import { Hono } from 'hono';
 import { decodeJwt } from 'jose';
 import * as z from 'zod';
 import { paginationHeaders, parsePage, parseSort } from '../admin/pagination.ts';
@@ -9,11 +8,12 @@ import { adminSignOutUser } from '../admin/sign-out.ts';
 import { type AdminContext, adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser } from '../admin/users.ts';
 import { userIdParam } from '../http/uuid.ts';
 import type { AppEnv } from '../app-env.ts';
-import { requireAdmin } from '../http/admin-auth.ts';
 import { bearerToken } from '../http/auth.ts';
-import { optBool, optRecord, optStr, readJson, readOptionalJson } from '../http/read-json.ts';
+import { optBool, optRecord, optStr } from '../http/read-json.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
+import { routeGroup } from '../http/route.ts';
+import { empty, json, paging, pagingHeaders } from '../openapi/parts.ts';
 
 export const AdminUserBody = z.object({
   id: optStr, aud: optStr, role: optStr, email: optStr, phone: optStr, password: optStr, password_hash: optStr,
@@ -27,9 +27,13 @@ function admin(c: Context<AppEnv>): AdminContext {
   return { role: typeof role === 'string' ? role : '', ip: requestMeta(c).ip };
 }
 
-export const adminUsersRoutes = new Hono<AppEnv>();
+export const adminUsersRoutes = routeGroup('admin');
 
-adminUsersRoutes.get('/admin/users', requireAdmin, async (c) => {
+adminUsersRoutes.route({
+  method: 'get', path: '/admin/users', summary: 'List users', gotrue: 'adminUsers', auth: 'admin',
+  query: [...paging, { name: 'sort', description: '`created_at [asc|desc]`.' }, { name: 'filter', description: 'Substring of the email or name.' }],
+  replies: { 200: { ...json('UserList'), headers: pagingHeaders } },
+}, async (c) => {
   const page = parsePage(c.req.query('page'), c.req.query('per_page'));
   const ascending = parseSort(c.req.queries('sort') ?? []);
   const aud = requestAud(c);
@@ -40,42 +44,55 @@ adminUsersRoutes.get('/admin/users', requireAdmin, async (c) => {
   return c.json(body);
 });
 
-adminUsersRoutes.post('/admin/users', requireAdmin, async (c) => {
-  const body = await readJson(c, AdminUserBody);
+adminUsersRoutes.route({
+  method: 'post', path: '/admin/users', summary: 'Create a user', gotrue: 'adminUserCreate', auth: 'admin', body: AdminUserBody, replies: { 200: json('User') },
+}, async (c, body) => {
   return c.json(await adminCreateUser(c.get('deps'), body, { ...admin(c), aud: requestAud(c) }));
 });
 
 // Not a GoTrue route: the spec's "create the user named by user_id".
-adminUsersRoutes.post('/admin/users/:user_id', requireAdmin, async (c) => {
+adminUsersRoutes.route({
+  method: 'post', path: '/admin/users/{user_id}', summary: 'Create the user with this id (not a GoTrue route)', auth: 'admin', body: AdminUserBody, replies: { 200: json('User') },
+}, async (c, body) => {
   const pathId = userIdParam(c.req.param('user_id'));
-  const body = await readJson(c, AdminUserBody);
   return c.json(await adminCreateUser(c.get('deps'), body, { ...admin(c), aud: requestAud(c), pathId }));
 });
 
-adminUsersRoutes.get('/admin/users/:user_id', requireAdmin, async (c) => {
+adminUsersRoutes.route({
+  method: 'get', path: '/admin/users/{user_id}', summary: 'Get a user', gotrue: 'adminUserGet', auth: 'admin', replies: { 200: json('User') },
+}, async (c) => {
   return c.json(await adminGetUser(c.get('deps'), userIdParam(c.req.param('user_id'))));
 });
 
-adminUsersRoutes.put('/admin/users/:user_id', requireAdmin, async (c) => {
+adminUsersRoutes.route({
+  method: 'put', path: '/admin/users/{user_id}', summary: 'Update a user', gotrue: 'adminUserUpdate', auth: 'admin', body: AdminUserBody, replies: { 200: json('User') },
+}, async (c, body) => {
   const id = userIdParam(c.req.param('user_id'));
-  const body = await readJson(c, AdminUserBody);
   return c.json(await adminUpdateUser(c.get('deps'), id, body, admin(c)));
 });
 
-adminUsersRoutes.delete('/admin/users/:user_id', requireAdmin, async (c) => {
+adminUsersRoutes.route({
+  method: 'delete', path: '/admin/users/{user_id}', summary: 'Delete a user (hard, or soft with should_soft_delete)', gotrue: 'adminUserDelete', auth: 'admin',
+  body: DeleteBody, bodyOptional: true, replies: { 200: empty },
+}, async (c, body) => {
   const id = userIdParam(c.req.param('user_id'));
-  const body = await readOptionalJson(c, DeleteBody);
   await adminDeleteUser(c.get('deps'), id, body.should_soft_delete ?? false, admin(c));
   return c.json({});
 });
 
 // Not a GoTrue route: end every session of the user (admin/sign-out.ts). The console's "Sign out everywhere".
-adminUsersRoutes.post('/admin/users/:user_id/logout', requireAdmin, async (c) => {
+adminUsersRoutes.route({
+  method: 'post', path: '/admin/users/{user_id}/logout', summary: 'End every session of the user (not a GoTrue route)', auth: 'admin',
+  replies: { 204: { description: 'Signed out.' }, 404: { description: '`user_not_found`.', error: true } },
+}, async (c) => {
   await adminSignOutUser(c.get('deps'), userIdParam(c.req.param('user_id')), admin(c));
   return c.body(null, 204);
 });
 
 // Not a GoTrue route: the user's sessions (admin/sessions.ts), for the console's user page.
-adminUsersRoutes.get('/admin/users/:user_id/sessions', requireAdmin, async (c) => {
+adminUsersRoutes.route({
+  method: 'get', path: '/admin/users/{user_id}/sessions', summary: 'The user\'s sessions, newest first (not a GoTrue route; no tokens or keys)', auth: 'admin',
+  replies: { 200: { description: 'Sessions: id, created_at, updated_at, refreshed_at, aal, factor_id, not_after, user_agent, ip, oauth_client_id, tag.', schema: { type: 'array', items: { type: 'object' } } }, 404: { description: '`user_not_found`.', error: true } },
+}, async (c) => {
   return c.json(await adminListSessions(c.get('deps'), userIdParam(c.req.param('user_id'))));
 });

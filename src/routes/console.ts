@@ -5,10 +5,11 @@
 // paths answer the same 404 as any unknown path. Plain routes, no middleware: no other path runs
 // a line of this file.
 import type { Context } from 'hono';
-import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { CONSOLE_ASSETS } from '../console/assets.generated.ts';
 import { ApiError } from '../core/errors.ts';
+import { type Reply, routeGroup } from '../http/route.ts';
+import { redirect } from '../openapi/parts.ts';
 
 /** Only the console's own script and style sheet, API calls to this origin, no framing. */
 export const CONSOLE_CSP =
@@ -41,7 +42,15 @@ function serve(name: string) {
   };
 }
 
-export const consoleRoutes = new Hono<AppEnv>()
-  .get('/console', serve('index.html'))
-  .get('/console/app.js', serve('app.js'))
-  .get('/console/app.css', serve('app.css'));
+const page = (what: string): Record<string, Reply> => ({
+  200: { description: `${what}; ETag, Cache-Control: no-cache, a strict Content-Security-Policy.` }, 304: { description: 'If-None-Match names the current ETag.' },
+  404: { description: '`not_found`: CONSOLE_ENABLED is false.', error: true },
+});
+
+export const consoleRoutes = routeGroup('console')
+  .route({
+    method: 'get', path: '/console', summary: 'Admin console: the page (text/html) (not a GoTrue route)',
+    replies: { ...page('the page (text/html)'), 301: redirect('From /console to /console/.') },
+  }, serve('index.html'))
+  .route({ method: 'get', path: '/console/app.js', summary: 'Admin console: its script (not a GoTrue route)', replies: page('its script') }, serve('app.js'))
+  .route({ method: 'get', path: '/console/app.css', summary: 'Admin console: its style sheet (not a GoTrue route)', replies: page('its style sheet') }, serve('app.css'));

@@ -1,13 +1,12 @@
 // GET /authorize, GET|POST /callback — GoTrue: api.ExternalProviderRedirect, api.ExternalProviderCallback
 // GET /user/identities/authorize, DELETE /user/identities/{id} — GoTrue: api.LinkIdentity, api.DeleteIdentity
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import {
   callbackRedirectBase, errorRedirect, externalAuthorizeUrl, finishExternalCallback, loadCallbackState, oauthErrorParams,
 } from '../flows/external.ts';
 import { requireAal2WhenMfa } from '../accounts/aal2-rule.ts';
 import { unlinkIdentity } from '../flows/identities.ts';
-import { requireAuth } from '../http/auth.ts';
 import { bindStateToBrowser, browserStarted, unbindState } from '../http/oauth-binding.ts';
 import { ApiError, notFound } from '../core/errors.ts';
 import { bucketFor, rateLimitKey } from '../http/rate-limit.ts';
@@ -16,8 +15,19 @@ import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 import { errorFields } from '../telemetry/logger.ts';
+import { type Param, routeGroup } from '../http/route.ts';
+import { empty, json, redirect, redirectTo, str } from '../openapi/parts.ts';
 
-export const externalRoutes = new Hono<AppEnv>();
+export const externalRoutes = routeGroup('oauth');
+
+const provider: Param = { name: 'provider', required: true, description: 'The OAuth provider (github, google, …).' };
+const authorizeQuery: Param[] = [
+  provider, redirectTo, { name: 'scopes', description: 'Extra scopes, space-separated.' },
+  { name: 'code_challenge', description: 'PKCE challenge.' }, { name: 'code_challenge_method', schema: { enum: ['s256', 'plain', 'S256'] } },
+  { name: 'invite_token' },
+];
+const callbackQuery: Param[] = [{ name: 'state' }, { name: 'code' }, { name: 'error' }, { name: 'error_description' }];
+const done = { 302: redirect('To the redirect target, with a session, a PKCE code or an error.'), 303: redirect('To SITE_URL with an error: the state was not usable.') };
 
 function queryOf(c: Context<AppEnv>): URLSearchParams {
   return new URL(c.req.url).searchParams;
@@ -36,7 +46,10 @@ async function limitAuthorize(c: Context<AppEnv>): Promise<void> {
   }
 }
 
-externalRoutes.get('/authorize', async (c) => {
+externalRoutes.route({
+  method: 'get', path: '/authorize', summary: 'Sign in with an OAuth provider: redirect to it', gotrue: 'ExternalProviderRedirect',
+  query: authorizeQuery, replies: { 302: redirect('To the provider.') },
+}, async (c) => {
   const deps = c.get('deps');
   await limitAuthorize(c);
   const query = queryOf(c);
@@ -83,12 +96,24 @@ async function callback(c: Context<AppEnv>) {
   }
 }
 
-externalRoutes.get('/callback', callback);
-externalRoutes.post('/callback', callback);
+externalRoutes.route({
+  method: 'get', path: '/callback', summary: 'The provider\'s redirect back', gotrue: 'ExternalProviderCallback', query: callbackQuery, replies: done,
+}, callback);
+externalRoutes.route({
+  method: 'post', path: '/callback', summary: 'The provider\'s form POST back (Apple\'s form_post)', gotrue: 'ExternalProviderCallback',
+  query: callbackQuery, form: { type: 'object', properties: { state: str, code: str, user: str, error: str, error_description: str } }, replies: done,
+}, callback);
 
 const manualLinkingDisabled = () => notFound('manual_linking_disabled', 'Manual linking is disabled');
 
-externalRoutes.get('/user/identities/authorize', requireAuth, async (c) => {
+externalRoutes.route({
+  method: 'get', path: '/user/identities/authorize', summary: 'Link an OAuth identity to the signed-in user', tag: 'user', gotrue: 'LinkIdentity', auth: 'user',
+  query: [...authorizeQuery, { name: 'skip_http_redirect', description: '`true`: answer the URL as JSON.', schema: { enum: ['true', 'false'] } }],
+  replies: {
+    200: json('UrlResponse', 'With skip_http_redirect=true.'), 302: redirect('To the provider.'),
+    401: { description: '`insufficient_aal`: a verified factor exists and the session is aal1 (checked again when the link completes).', error: true },
+  },
+}, async (c) => {
   const deps = c.get('deps');
   if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
   const { user, session } = c.get('auth');
@@ -106,7 +131,10 @@ externalRoutes.get('/user/identities/authorize', requireAuth, async (c) => {
   return c.redirect(url, 302);
 });
 
-externalRoutes.delete('/user/identities/:identity_id', requireAuth, async (c) => {
+externalRoutes.route({
+  method: 'delete', path: '/user/identities/{identity_id}', summary: 'Unlink an identity (aal2 when MFA is on)', tag: 'user', gotrue: 'DeleteIdentity', auth: 'user',
+  replies: { 200: empty, 401: { description: '`insufficient_aal`: a verified factor exists and the session is aal1.', error: true } },
+}, async (c) => {
   const deps = c.get('deps');
   if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
   await unlinkIdentity(deps, c.get('auth'), c.req.param('identity_id'), requestAud(c), requestMeta(c));

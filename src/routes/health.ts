@@ -1,22 +1,22 @@
 // GET /health, GET /settings, GET /.well-known/jwks.json
-import { Hono } from 'hono';
-import type { AppEnv } from '../app-env.ts';
 import { PROVIDERS } from '../config/kinds.ts';
 import { isDatabaseUnavailable, pingDatabase } from '../db/database.ts';
 import { databaseUnavailable } from '../http/error-body.ts';
 import { serverMetadata } from '../oauth-server/discovery.ts';
+import { routeGroup } from '../http/route.ts';
+import { json } from '../openapi/parts.ts';
 
 // GoTrue lists these too; authsvc does not implement them, so they always read false.
 const GOTRUE_ONLY_PROVIDERS = ['snapchat', 'fly', 'kakao', 'linkedin_oidc', 'slack_oidc', 'zoom'] as const;
 
-export const healthRoutes = new Hono<AppEnv>();
+export const healthRoutes = routeGroup('health');
 
 const PING_TIMEOUT_MS = 2_000;
 
 // GoTrue: api.HealthCheck. GoTrue's answer never touches the database; authsvc's asks it for
 // `select 1` (at most 2 s) and answers 503 database_unavailable when it cannot, so a load
 // balancer stops sending it requests it could only fail (docs/reliability.md, Fault injection).
-healthRoutes.get('/health', async (c) => {
+healthRoutes.route({ method: 'get', path: '/health', summary: 'Liveness, with a database ping', gotrue: 'HealthCheck', replies: { 200: json('Health') } }, async (c) => {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), PING_TIMEOUT_MS); });
   try {
@@ -35,7 +35,7 @@ healthRoutes.get('/health', async (c) => {
 });
 
 // GoTrue: api.Settings
-healthRoutes.get('/settings', (c) => {
+healthRoutes.route({ method: 'get', path: '/settings', summary: 'Public settings: enabled providers, signup, autoconfirm', gotrue: 'Settings', replies: { 200: json('Settings') } }, (c) => {
   const cfg = c.get('deps').config;
   const external: Record<string, boolean> = { anonymous_users: cfg.external.anonymousUsers.enabled };
   for (const p of PROVIDERS) external[p] = cfg.external.providers[p].enabled;
@@ -56,14 +56,14 @@ healthRoutes.get('/settings', (c) => {
 });
 
 // GoTrue: api.WellKnownOpenID — the discovery document (served whether or not the OAuth server is on).
-healthRoutes.get('/.well-known/openid-configuration', (c) => {
+healthRoutes.route({ method: 'get', path: '/.well-known/openid-configuration', summary: 'OpenID discovery document', gotrue: 'WellKnownOpenID', replies: { 200: json('OpenIdConfiguration') } }, (c) => {
   const { config, keys } = c.get('deps');
   c.header('Cache-Control', 'public, max-age=600');
   return c.json(serverMetadata(config, keys.algorithms));
 });
 
 // GoTrue: api.WellKnownJwks — public halves of asymmetric keys only.
-healthRoutes.get('/.well-known/jwks.json', (c) => {
+healthRoutes.route({ method: 'get', path: '/.well-known/jwks.json', summary: 'Public signing keys', gotrue: 'WellKnownJwks', replies: { 200: json('Jwks') } }, (c) => {
   c.header('Cache-Control', 'public, max-age=600');
   return c.json({ keys: c.get('deps').keys.publicJwks });
 });

@@ -1,23 +1,24 @@
 // POST /invite — GoTrue: api.Invite (admin roles only)
 import { decodeJwt } from 'jose';
-import { Hono } from 'hono';
 import * as z from 'zod';
-import type { AppEnv } from '../app-env.ts';
 import { inviteUser } from '../flows/invite.ts';
 import { validateEmail } from '../accounts/validate.ts';
-import { requireAdmin } from '../http/admin-auth.ts';
-import { optRecord, optStr, readJson } from '../http/read-json.ts';
+import { optRecord, optStr } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
+import { routeGroup } from '../http/route.ts';
+import { json, redirectTo } from '../openapi/parts.ts';
 
 export const InviteBody = z.object({ email: optStr, data: optRecord });
 
-export const inviteRoutes = new Hono<AppEnv>();
+export const inviteRoutes = routeGroup('admin');
 
-inviteRoutes.post('/invite', requireAdmin, async (c) => {
+inviteRoutes.route({
+  method: 'post', path: '/invite', summary: 'Invite a user by email', gotrue: 'Invite', auth: 'admin',
+  body: InviteBody, query: [redirectTo], replies: { 200: json('User') },
+}, async (c, b) => {
   const cfg = c.get('deps').config;
-  const b = await readJson(c, InviteBody);
   const email = validateEmail(b.email);
   const role = String(decodeJwt(c.req.header('authorization')!.slice(7)).role);
   const user = await inviteUser(c.get('deps'), {

@@ -1,5 +1,5 @@
 // POST /recover, /magiclink, /otp, /resend — GoTrue: api.Recover, api.MagicLink, api.Otp, api.Resend
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { resendEmailChange } from '../flows/email-change.ts';
@@ -8,13 +8,14 @@ import { parseChannel } from '../accounts/phone-tokens.ts';
 import { requestSmsOtp, resendPhoneCode } from '../flows/phone.ts';
 import { type Pkce, parsePkce } from '../accounts/pkce-params.ts';
 import { validateEmail, validatePhone } from '../accounts/validate.ts';
-import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
+import { CaptchaFields } from '../http/captcha.ts';
 import { ApiError, validationFailed } from '../core/errors.ts';
-import { enforceRateLimit } from '../http/rate-limit.ts';
-import { optBool, optRecord, optStr, readJson } from '../http/read-json.ts';
+import { optBool, optRecord, optStr } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
+import { routeGroup } from '../http/route.ts';
+import { empty, json, redirectTo } from '../openapi/parts.ts';
 
 const PkceFields = { code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields };
 export const RecoverBody = z.object({ email: optStr, ...PkceFields });
@@ -27,12 +28,12 @@ function emailRequest(c: Context<AppEnv>, email: string, pkce: Pkce | undefined)
   return { email, aud: requestAud(c), redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList), meta: requestMeta(c), pkce };
 }
 
-export const otpRoutes = new Hono<AppEnv>();
+export const otpRoutes = routeGroup('passwordless');
 
-otpRoutes.post('/recover', async (c) => {
-  await enforceRateLimit(c, 'recover');
-  const b = await readJson(c, RecoverBody);
-  await requireCaptcha(c, b);
+otpRoutes.route({
+  method: 'post', path: '/recover', summary: 'Send a password-recovery email', gotrue: 'Recover',
+  rateLimit: 'recover', body: RecoverBody, captcha: true, query: [redirectTo], replies: { 200: empty },
+}, async (c, b) => {
   if (!b.email) throw validationFailed('Password recovery requires an email');
   const pkce = parsePkce(b);
   const email = validateEmail(b.email);
@@ -40,10 +41,10 @@ otpRoutes.post('/recover', async (c) => {
   return c.json({});
 });
 
-otpRoutes.post('/magiclink', async (c) => {
-  await enforceRateLimit(c, 'magiclink');
-  const b = await readJson(c, MagicLinkBody);
-  await requireCaptcha(c, b);
+otpRoutes.route({
+  method: 'post', path: '/magiclink', summary: 'Send a magic link', gotrue: 'MagicLink',
+  rateLimit: 'magiclink', body: MagicLinkBody, captcha: true, query: [redirectTo], replies: { 200: empty },
+}, async (c, b) => {
   if (!b.email) throw new ApiError(422, 'validation_failed', 'Password recovery requires an email');
   const pkce = parsePkce(b);
   const email = validateEmail(b.email);
@@ -51,10 +52,10 @@ otpRoutes.post('/magiclink', async (c) => {
   return c.json({});
 });
 
-otpRoutes.post('/otp', async (c) => {
-  await enforceRateLimit(c, 'otp');
-  const b = await readJson(c, OtpBody);
-  await requireCaptcha(c, b);
+otpRoutes.route({
+  method: 'post', path: '/otp', summary: 'Send a one-time code by email or SMS', gotrue: 'Otp',
+  rateLimit: 'otp', body: OtpBody, captcha: true, query: [redirectTo], replies: { 200: json('MessageId', 'Empty for email; the SMS message id for phone.') },
+}, async (c, b) => {
   if (b.email && b.phone) throw validationFailed('Only an email address or phone number should be provided');
   if (b.email && b.channel) throw validationFailed('Channel should only be specified with Phone OTP');
   if (!b.email && !b.phone) throw validationFailed('One of email or phone must be set');
@@ -73,10 +74,10 @@ otpRoutes.post('/otp', async (c) => {
   return c.json({});
 });
 
-otpRoutes.post('/resend', async (c) => {
-  await enforceRateLimit(c, 'resend');
-  const b = await readJson(c, ResendBody);
-  await requireCaptcha(c, b);
+otpRoutes.route({
+  method: 'post', path: '/resend', summary: 'Resend a signup, email-change, SMS or phone-change code', gotrue: 'Resend',
+  rateLimit: 'resend', body: ResendBody, captcha: true, query: [redirectTo], replies: { 200: json('MessageId') },
+}, async (c, b) => {
   const types = ['signup', 'email_change', 'sms', 'phone_change'];
   if (!b.type || !types.includes(b.type)) throw validationFailed('Missing one of these types: signup, email_change, sms, phone_change');
   const pkce = parsePkce(b);

@@ -1,33 +1,35 @@
 // POST /signup — GoTrue: api.Signup / api.SignupAnonymously
-import { Hono } from 'hono';
 import * as z from 'zod';
-import type { AppEnv } from '../app-env.ts';
 import { assertNewPassword } from '../accounts/password-check.ts';
 import { parseChannel } from '../accounts/phone-tokens.ts';
 import { signupWithPhone } from '../flows/phone.ts';
 import { parsePkce } from '../accounts/pkce-params.ts';
 import { signupAnonymously, signupWithEmail } from '../flows/signup.ts';
 import { validateEmail, validatePhone } from '../accounts/validate.ts';
-import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
+import { CaptchaFields } from '../http/captcha.ts';
 import { ApiError, validationFailed } from '../core/errors.ts';
 import { enforceRateLimit } from '../http/rate-limit.ts';
-import { optRecord, optStr, readJson } from '../http/read-json.ts';
+import { optRecord, optStr } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
+import { routeGroup } from '../http/route.ts';
+import { json, redirectTo } from '../openapi/parts.ts';
 
 export const SignupBody = z.object({
   email: optStr, phone: optStr, password: optStr, data: optRecord, channel: optStr,
   code_challenge: optStr, code_challenge_method: optStr, ...CaptchaFields,
 });
 
-export const signupRoutes = new Hono<AppEnv>();
+export const signupRoutes = routeGroup('auth');
 
-signupRoutes.post('/signup', async (c) => {
+signupRoutes.route({
+  method: 'post', path: '/signup', summary: 'Sign up with email or phone and a password; anonymously with neither', gotrue: 'Signup',
+  // The bucket depends on the body (anonymous or not), so the handler takes it.
+  body: SignupBody, captcha: true, query: [redirectTo], replies: { 200: json('SessionOrUser') },
+}, async (c, body) => {
   const deps = c.get('deps');
   const cfg = deps.config;
-  const body = await readJson(c, SignupBody);
-  await requireCaptcha(c, body);
   await enforceRateLimit(c, !body.email && !body.phone ? 'anonymous' : 'signup');
   if (cfg.disableSignup) throw new ApiError(422, 'signup_disabled', 'Signups not allowed for this instance');
   const data = body.data ?? {};

@@ -1,7 +1,5 @@
 // POST /token?grant_type=password|refresh_token|pkce|id_token — GoTrue: api.Token
-import { Hono } from 'hono';
 import * as z from 'zod';
-import type { AppEnv } from '../app-env.ts';
 import { passwordGrant } from '../flows/password-grant.ts';
 import { idTokenGrant } from '../flows/id-token.ts';
 import { pkceGrant } from '../flows/pkce.ts';
@@ -14,6 +12,8 @@ import { enforceRateLimit } from '../http/rate-limit.ts';
 import { optBool, optStr, readJson } from '../http/read-json.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
+import { routeGroup } from '../http/route.ts';
+import { json, oneOf } from '../openapi/parts.ts';
 
 export const PasswordBody = z.object({ email: optStr, phone: optStr, password: optStr, ...CaptchaFields });
 export const RefreshBody = z.object({ refresh_token: optStr });
@@ -36,9 +36,18 @@ export const IdTokenBody = z.object({
   id_token: optStr, access_token: optStr, nonce: optStr, provider: optStr, client_id: optStr, issuer: optStr, link_identity: optBool,
 });
 
-export const tokenRoutes = new Hono<AppEnv>();
+export const tokenRoutes = routeGroup('auth');
 
-tokenRoutes.post('/token', async (c) => {
+// The grant type picks the bucket and the body, so the handler reads them.
+tokenRoutes.route({
+  method: 'post', path: '/token', summary: 'Sign in / refresh: password, refresh_token, pkce, id_token or web3 grant', gotrue: 'Token', auth: 'user-optional',
+  query: [{ name: 'grant_type', required: true, schema: { enum: ['password', 'refresh_token', 'pkce', 'id_token', 'web3'] } }],
+  bodyReadByHandler: { password: PasswordBody, refresh_token: RefreshBody, pkce: PkceBody, id_token: IdTokenBody, web3: Web3Body },
+  replies: {
+    200: json('Session'),
+    400: { description: 'GoTrue\'s error body; id_token linking without a token answers the OAuth shape.', schema: oneOf('ErrorLegacy', 'Error2024', 'OAuthError') },
+  },
+}, async (c) => {
   const deps = c.get('deps');
   const grantType = c.req.query('grant_type');
   // GoTrue: RATE_LIMIT_WEB3 replaces the /token limiter for this grant.

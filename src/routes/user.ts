@@ -1,7 +1,5 @@
 // GET /user, PUT /user — GoTrue: api.UserGet / api.UserUpdate
-import { Hono } from 'hono';
 import * as z from 'zod';
-import type { AppEnv } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { findUserById } from '../db/users.ts';
 import { queueEmailToken } from '../accounts/email-tokens.ts';
@@ -9,21 +7,21 @@ import { transactionThenSend } from '../accounts/outbox.ts';
 import { queuePhoneToken, testOtp } from '../accounts/phone-tokens.ts';
 import { updateCurrentUser } from '../flows/update-user.ts';
 import { userJson } from '../models/user-json.ts';
-import { requireAuth } from '../http/auth.ts';
 import { ApiError, validationFailed } from '../core/errors.ts';
-import { enforceRateLimit } from '../http/rate-limit.ts';
-import { optRecord, optStr, readJson } from '../http/read-json.ts';
+import { optRecord, optStr } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestMeta } from '../http/request-meta.ts';
+import { routeGroup } from '../http/route.ts';
+import { json, redirectTo } from '../openapi/parts.ts';
 
 export const UpdateBody = z.object({
   email: optStr, phone: optStr, password: optStr, nonce: optStr, channel: optStr, current_password: optStr,
   data: optRecord, app_metadata: optRecord, code_challenge: optStr, code_challenge_method: optStr,
 });
 
-export const userRoutes = new Hono<AppEnv>();
+export const userRoutes = routeGroup('user');
 
-userRoutes.get('/user', requireAuth, async (c) => {
+userRoutes.route({ method: 'get', path: '/user', summary: 'The signed-in user', gotrue: 'UserGet', auth: 'user', replies: { 200: json('User') } }, async (c) => {
   const { user, claims, identities } = c.get('auth');
   const aud = c.req.header('x-jwt-aud');
   const tokenAud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
@@ -31,16 +29,17 @@ userRoutes.get('/user', requireAuth, async (c) => {
   return c.json(userJson(user, identities, c.get('auth').factors));
 });
 
-userRoutes.put('/user', requireAuth, async (c) => {
-  await enforceRateLimit(c, 'user');
-  const body = await readJson(c, UpdateBody);
+userRoutes.route({
+  method: 'put', path: '/user', summary: 'Update the signed-in user', gotrue: 'UserUpdate', auth: 'user',
+  rateLimit: 'user', body: UpdateBody, query: [redirectTo], replies: { 200: json('User') },
+}, async (c, body) => {
   const cfg = c.get('deps').config;
   const meta = { ip: requestMeta(c).ip, redirectTo: redirectTarget(c, cfg.siteUrl, cfg.uriAllowList) };
   return c.json(await updateCurrentUser(c.get('deps'), c.get('auth'), body, meta));
 });
 
 // GET /reauthenticate — GoTrue: api.Reauthenticate (by email, or by SMS for a user without one)
-userRoutes.get('/reauthenticate', requireAuth, async (c) => {
+userRoutes.route({ method: 'get', path: '/reauthenticate', summary: 'Send a reauthentication nonce', gotrue: 'Reauthenticate', auth: 'user', replies: { 200: json('MessageId') } }, async (c) => {
   const deps = c.get('deps');
   const { user } = c.get('auth');
   if (!user.email && !user.phone) throw validationFailed('Reauthentication requires the user to have an email or a phone number');

@@ -1,5 +1,5 @@
 // POST /verify and GET /verify — GoTrue: api.Verify (email types; SMS types come with phone support)
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { type EmailChangeResult, verifyEmailChange } from '../flows/email-change.ts';
@@ -9,10 +9,12 @@ import { isEmailVerifyType, verifyEmailToken } from '../flows/verify.ts';
 import { errorFragment, fragment } from '../http/fragment.ts';
 import { ApiError, forbidden, validationFailed } from '../core/errors.ts';
 import { enforceRateLimit, rateLimitKey } from '../http/rate-limit.ts';
-import { optStr, readJson } from '../http/read-json.ts';
+import { optStr } from '../http/read-json.ts';
 import { redirectTarget } from '../http/redirect.ts';
 import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
+import { routeGroup } from '../http/route.ts';
+import { json, oneOf, redirect, redirectTo } from '../openapi/parts.ts';
 
 export const VerifyBody = z.object({ type: optStr, token: optStr, token_hash: optStr, email: optStr, phone: optStr, redirect_to: optStr });
 
@@ -39,12 +41,13 @@ function emailChangeJson(c: Context<AppEnv>, r: EmailChangeResult) {
   return c.json({ ...r.token.body, type: 'email_change' }, 200, r.token.headers);
 }
 
-export const verifyRoutes = new Hono<AppEnv>();
+export const verifyRoutes = routeGroup('auth');
 
-verifyRoutes.post('/verify', async (c) => {
+verifyRoutes.route({
+  method: 'post', path: '/verify', summary: 'Verify an email/SMS code or a token hash', gotrue: 'Verify', rateLimit: 'verify', body: VerifyBody,
+  replies: { 200: json(oneOf('VerifiedSession', 'EmailChangeHalf'), 'A session (with the verified type, except for SMS codes), or the first half of a secure email change.') },
+}, async (c, b) => {
   const deps = c.get('deps');
-  await enforceRateLimit(c, 'verify');
-  const b = await readJson(c, VerifyBody);
   if (!b.type) throw validationFailed('Verify requires a verification type');
   if (Boolean(b.token) === Boolean(b.token_hash)) throw validationFailed('Verify requires either a token or a token hash');
   const aud = requestAud(c);
@@ -73,7 +76,12 @@ verifyRoutes.post('/verify', async (c) => {
   return c.json({ ...v.token!.body, type: v.type }, 200, v.token!.headers);
 });
 
-verifyRoutes.get('/verify', async (c) => {
+verifyRoutes.route({
+  method: 'get', path: '/verify', summary: 'Follow an email link (a HEAD does not consume it)', gotrue: 'Verify',
+  query: [{ name: 'type', required: true }, { name: 'token', required: true }, redirectTo],
+  replies: { 303: redirect('To the redirect target: a session or message in the fragment, a PKCE code in the query, or an error in both.') },
+}, async (c) => {
+  // The bucket is taken after the query is checked (as GoTrue), so the handler takes it.
   const deps = c.get('deps');
   const type = c.req.query('type');
   const token = c.req.query('token');

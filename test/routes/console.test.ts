@@ -92,7 +92,7 @@ describe('GET /console/', () => {
   });
 
   test('is three GET routes and no middleware: no other path runs any of it', () => {
-    const routes = inspectRoutes(consoleRoutes);
+    const routes = inspectRoutes(consoleRoutes.app);
     expect(routes.map((r) => `${r.method} ${r.path} ${r.isMiddleware}`)).toEqual([
       'GET /console false', 'GET /console/app.js false', 'GET /console/app.css false',
     ]);
