@@ -4,7 +4,7 @@
 // else a new user. An unverified provider email never links to anyone and never becomes an
 // account's address (review 2026-11-25, H2, M2, L1).
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
-import type { Executor } from '../db/database.ts';
+import { CommitThenFail, type Executor } from '../db/database.ts';
 import { findSession } from '../db/sessions.ts';
 import {
   deleteOtherIdentities, findIdentitiesByEmails, findIdentityByProviderId, findUsersByEmails, providersOfUser, touchIdentity,
@@ -52,13 +52,6 @@ export interface AccountContext extends LinkContext, NoticeContext {
   redirectTo: string;
   /** Set by signInExternal when it made a new account (the after user created hook's user). */
   createdUserId?: string;
-}
-
-/** Committed, then shown to the user: the writes stay (the identity seen), but there is no session. */
-export class CommitThenFail extends Error {
-  constructor(readonly error: ApiError) {
-    super(error.message);
-  }
 }
 
 const providerId = (x: ExternalIdentity) => String(x.data.sub ?? '');

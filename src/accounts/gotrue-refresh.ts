@@ -19,7 +19,7 @@ import {
 } from '../crypto/gotrue-refresh-token.ts';
 import { fromBase64url, sha256Hex } from '../crypto/encoding.ts';
 import { DecryptionError, openSecret } from '../crypto/encrypted-string.ts';
-import type { Executor } from '../db/database.ts';
+import { CommitThenFail, type Executor } from '../db/database.ts';
 import { findLegacyRefreshToken, rewriteRefreshToken, setRefreshTokenCounter } from '../db/gotrue-tokens.ts';
 import {
   deleteSessions, findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken, type RefreshTokenRow,
@@ -47,10 +47,10 @@ export type PendingAdoption = { session: SessionRow; user: UserRow; tokenUpdated
 export type AdoptionOutcome =
   | { row: RefreshTokenRow }
   /** A GoTrue-era retry: the child GoTrue had issued, answered again. */
-  | { ok: IssuedSession }
-  | { reuse: ApiError };
+  | { ok: IssuedSession };
 
-const alreadyUsed = () => badRequest('refresh_token_already_used', 'Invalid Refresh Token: Already Used');
+// Reuse: the revocation commits, then the refresh is refused.
+const alreadyUsed = () => new CommitThenFail(badRequest('refresh_token_already_used', 'Invalid Refresh Token: Already Used'));
 
 /** Undefined when `token` is not a refresh token GoTrue issued on this database. */
 export async function adoptGoTrueToken(
@@ -108,7 +108,7 @@ async function finishLegacy(
     return { ok: { user, session, refreshToken: active.token! } };
   }
   if (deps.config.security.refreshTokenRotationEnabled) await revokeSessionTokens(tx, session.id, now);
-  return { reuse: alreadyUsed() };
+  throw alreadyUsed();
 }
 
 async function adoptSigned(deps: Deps, tx: Executor, signed: SignedRefreshToken, hash: string): Promise<GoTrueAdoption | undefined> {
@@ -164,7 +164,7 @@ async function finishSigned(
 // to revoke).
 async function reuse(deps: Deps, tx: Executor, session: SessionRow, user: UserRow): Promise<AdoptionOutcome> {
   if (deps.config.security.refreshTokenRotationEnabled) await deleteSessions(tx, user.id, 'local', session.id);
-  return { reuse: alreadyUsed() };
+  throw alreadyUsed();
 }
 
 /** GoTrue's Session.GetRefreshTokenHmacKey: base64url, possibly sealed with SECURITY_DB_ENCRYPTION_*. */

@@ -3,7 +3,7 @@
 // database has only one, so every other request would wait). If a send fails or times out, the
 // writes the request made for it are taken back, so a failed send still leaves nothing behind.
 import { deleteAuditEntries } from '../db/audit.ts';
-import { type AuditSink, type Executor, transaction } from '../db/database.ts';
+import { type AuditSink, type Executor, type TransactionOutcome, transaction, transactionOutcome } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../core/errors.ts';
 import { emailHookCalls, type QueuedMail, sendEmailThroughHook } from '../hooks/send-email.ts';
@@ -56,12 +56,20 @@ export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Prom
  * "Error sending … email". Audit entries written by `fn` are taken back with the rest.
  */
 export async function transactionThenSend<T>(deps: Deps, fn: (tx: Executor, out: Outbox) => Promise<T>): Promise<T> {
+  // A CommitThenFail's writes are committed, so its mail goes out too (the confirmation of an
+  // unverified provider address); then its error is the answer.
+  const outcome = await transactionThenSendOutcome(deps, fn);
+  if ('failed' in outcome) throw outcome.failed;
+  return outcome.ok;
+}
+
+async function transactionThenSendOutcome<T>(deps: Deps, fn: (tx: Executor, out: Outbox) => Promise<T>): Promise<TransactionOutcome<T>> {
   const mails: QueuedMail[] = [];
   const texts: QueuedSms[] = [];
   const undos: Undo[] = [];
   const auditIds: string[] = [];
   const out: Outbox = { mail: (mail, userId) => mails.push({ mail, userId }), sms: (s) => texts.push(s), undo: (u) => undos.push(u) };
-  const result = await transaction(deps.db, (tx) => fn(withAuditCapture(tx, auditIds), out));
+  const result = await transactionOutcome(deps.db, (tx) => fn(withAuditCapture(tx, auditIds), out));
   for (const text of texts) {
     try {
       await sendSms(deps, text);

@@ -7,7 +7,7 @@ import type { Config } from '../config/types.ts';
 import { base32, fromBase64url, hmacSha256, sha256Hex, utf8 } from '../crypto/encoding.ts';
 import { signJwt } from '../crypto/jwt.ts';
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
-import { type Executor, transaction } from '../db/database.ts';
+import { CommitThenFail, type Executor, transaction } from '../db/database.ts';
 import { insertSessionWithToken, rotateRefreshToken } from '../db/session-statements.ts';
 import {
   findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken,
@@ -115,8 +115,27 @@ export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSess
   };
 }
 
-/** `token`: issued inside the transaction (the custom access token hook). */
-type RefreshOutcome = { ok: IssuedSession; token?: TokenResponse } | { reuse: ApiError };
+// The custom access token hook runs in the transaction that issues the session, so that its
+// refusal takes the session back; without the hook the token is signed after the commit (the
+// embedded database has one connection: a transaction must not wait on signing and reads).
+
+/** `fn` in a transaction when the custom access token hook is on, else straight on the database. */
+export function inHookTransaction<T>(deps: Deps, fn: (ex: Executor) => Promise<T>): Promise<T> {
+  return deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled ? transaction(deps.db, fn) : fn(deps.db);
+}
+
+/** A session issued in a transaction, and its token when the hook had to make it there. */
+export type PendingToken = { issued: IssuedSession; token?: TokenResponse };
+
+/** In the issuing transaction: the token now when the hook is on, else later (tokenAfterCommit). */
+export async function tokenInTransaction(deps: Deps, tx: Executor, issued: IssuedSession): Promise<PendingToken> {
+  return deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled ? { issued, token: await tokenResponse(deps, tx, issued) } : { issued };
+}
+
+/** After the commit: the token made in the transaction, or one made now. */
+export function tokenAfterCommit(deps: Deps, p: PendingToken): Promise<TokenResponse> {
+  return p.token ? Promise.resolve(p.token) : tokenResponse(deps, deps.db, p.issued);
+}
 
 /** Who refreshes: an ordinary client of /token, or the OAuth client authenticated at /oauth/token. */
 export interface RefreshAs {
@@ -152,18 +171,13 @@ export async function refreshSession(deps: Deps, token: string, meta: RequestMet
     tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
     timebox: deps.config.sessions.timebox, inactivityTimeout: deps.config.sessions.inactivityTimeout,
   };
-  if (deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) {
-    // The same one statement, in a transaction with the hook: its refusal takes the rotation back.
-    // Nothing rotated (the statement changed nothing): the transactional path answers, as below.
-    const answered = await transaction(deps.db, async (tx) => {
-      const rotated = await rotateRefreshToken(tx, rotation);
-      return rotated ? tokenResponse(deps, tx, { ...rotated, refreshToken: child, method: 'token_refresh' }) : undefined;
-    });
-    return answered ?? refreshInTransaction(deps, token, hash, meta, as);
-  }
-  const rotated = await rotateRefreshToken(deps.db, rotation);
-  if (rotated) return tokenResponse(deps, deps.db, { ...rotated, refreshToken: child });
-  return refreshInTransaction(deps, token, hash, meta, as);
+  // One statement; with the hook, in a transaction with it (its refusal takes the rotation back).
+  // Nothing rotated (the statement changed nothing): the transactional path answers.
+  const answered = await inHookTransaction(deps, async (ex) => {
+    const rotated = await rotateRefreshToken(ex, rotation);
+    return rotated ? tokenResponse(deps, ex, { ...rotated, refreshToken: child, method: 'token_refresh' }) : undefined;
+  });
+  return answered ?? refreshInTransaction(deps, token, hash, meta, as);
 }
 
 /**
@@ -250,7 +264,7 @@ async function admitRefresh(deps: Deps, tx: Executor, session: SessionRow, user:
 
 async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta, as: RefreshAs): Promise<TokenResponse> {
   const cfg = deps.config.security;
-  const outcome = await transaction(deps.db, async (tx): Promise<RefreshOutcome & { tx?: Executor }> => {
+  const pending = await transaction(deps.db, async (tx): Promise<PendingToken> => {
     let found = await findRefreshToken(tx, hash);
     if (!found) {
       // GoTrue's own token formats miss the hash look-up (accounts/gotrue-refresh.ts).
@@ -259,7 +273,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
         const p = adoption.admit;
         await admitRefresh(deps, tx, p.session, p.user, p.tokenUpdatedAt, as);
         const outcome = await finishGoTrueAdoption(deps, tx, p, hash, meta);
-        if (outcome && !('row' in outcome)) return outcome;
+        if (outcome && 'ok' in outcome) return tokenInTransaction(deps, tx, outcome.ok);
         found = outcome?.row;
       } else {
         found = adoption?.row;
@@ -296,7 +310,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       if (!(isImmediateChild && withinInterval)) {
         if (cfg.refreshTokenRotationEnabled) await revokeSessionTokens(tx, session.id, now);
         // Committed on purpose: the family stays revoked although the request fails.
-        return { reuse: badRequest('refresh_token_already_used', 'Invalid Refresh Token: Already Used') };
+        throw new CommitThenFail(badRequest('refresh_token_already_used', 'Invalid Refresh Token: Already Used'));
       }
       child = candidate;
     }
@@ -306,9 +320,7 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       ...(meta.ip ? { ip: meta.ip } : {}),
     });
     const ok = { user, session: as.check ? as.check(session) : session, refreshToken: child, clientId: as.clientId };
-    if (deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return { ok, token: await tokenResponse(deps, tx, ok) };
-    return { ok };
+    return tokenInTransaction(deps, tx, ok);
   });
-  if ('reuse' in outcome) throw outcome.reuse;
-  return outcome.token ?? tokenResponse(deps, deps.db, outcome.ok);
+  return tokenAfterCommit(deps, pending);
 }

@@ -63,14 +63,40 @@ export interface Database extends Executor {
 }
 
 /** Runs `fn` in one transaction; rows it locks stay locked until it returns. Not nested. */
-export function transaction<T>(ex: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
+export async function transaction<T>(ex: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
+  const outcome = await transactionOutcome(ex, fn);
+  if ('failed' in outcome) throw outcome.failed;
+  return outcome.ok;
+}
+
+/**
+ * Thrown inside a transaction: what it wrote commits, and then `error` is what the caller gets (a
+ * refresh-token reuse revokes the family and answers 400; a wrong MFA code is counted and refused).
+ */
+export class CommitThenFail extends Error {
+  constructor(readonly error: unknown) {
+    super(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** The transaction's result, or the error of a CommitThenFail once its writes committed. */
+export type TransactionOutcome<T> = { ok: T } | { failed: unknown };
+
+/** transaction(), answering a CommitThenFail as `{ failed }` instead of throwing it (for callers with work after a commit, e.g. the outbox). */
+export function transactionOutcome<T>(ex: Executor, fn: (tx: Executor) => Promise<T>): Promise<TransactionOutcome<T>> {
   const { begin } = ex as Partial<Database>;
   if (!begin) return Promise.reject(new Error('transaction() needs a database, not a transaction (nothing nests them)'));
-  return begin(async (conn) => {
-    const result = await fn({ orm: conn.orm, runner: conn.runner, t: ex.t, audit: ex.audit, signal: ex.signal });
+  return begin(async (conn): Promise<TransactionOutcome<T>> => {
+    let outcome: TransactionOutcome<T>;
+    try {
+      outcome = { ok: await fn({ orm: conn.orm, runner: conn.runner, t: ex.t, audit: ex.audit, signal: ex.signal }) };
+    } catch (err) {
+      if (!(err instanceof CommitThenFail)) throw err;
+      outcome = { failed: err.error };
+    }
     // The client has had its 504 already: what it asked for must not happen after all.
     if (ex.signal?.aborted) throw new Error('the request timed out before its transaction could commit');
-    return result;
+    return outcome;
   });
 }
 

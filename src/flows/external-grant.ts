@@ -6,7 +6,7 @@
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
-import { type AccountContext, CommitThenFail } from '../accounts/external-accounts.ts';
+import type { AccountContext } from '../accounts/external-accounts.ts';
 import { type Notification, notifyAll } from '../accounts/notify.ts';
 import { transactionThenSend } from '../accounts/outbox.ts';
 import { createSession, tokenResponse } from '../accounts/session.ts';
@@ -19,17 +19,10 @@ export async function externalGrant(
   const notices: Notification[] = [];
   const outcome = await transactionThenSend(deps, async (tx, out) => {
     const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: deps.config.siteUrl, notices };
-    let user: UserRow;
-    try {
-      user = await account(c);
-      created = c.createdUserId;
-    } catch (err) {
-      if (err instanceof CommitThenFail) return { failed: err.error };
-      throw err;
-    }
+    const user = await account(c);
+    created = c.createdUserId;
     return { token: await tokenResponse(deps, tx, await createSession(deps, tx, user, method, meta)) };
   });
-  if ('failed' in outcome) throw outcome.failed;
   if (created) await afterUserCreated(deps, created);
   await notifyAll(deps, notices, meta.ip);
   return outcome.token;

@@ -21,7 +21,7 @@ import { ProviderError } from '../oauth/provider-error.ts';
 import { errorFields } from '../telemetry/logger.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
 import {
-  type AccountContext, acceptInviteExternal, CommitThenFail, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
+  type AccountContext, acceptInviteExternal, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
 } from '../accounts/external-accounts.ts';
 import { customClient, isCustomName, lookupCustomProvider } from '../accounts/custom-provider.ts';
 import { type Notification, notifyAll } from '../accounts/notify.ts';
@@ -257,17 +257,13 @@ export async function finishExternalCallback(
       url.searchParams.set('code', locked.authCode);
       return { location: url.toString() };
     }
+    // A CommitThenFail from these (an unverified provider address): the confirmation email is
+    // sent and the writes stay; the user sees why there is no session.
     let signedIn;
-    try {
-      if (locked.linkingTargetId) signedIn = await linkIdentityExternal(c, identity, { userId: locked.linkingTargetId, sessionId: locked.linkingSessionId });
-      else if (locked.inviteToken) signedIn = await acceptInviteExternal(c, identity, invitation);
-      else signedIn = await signInExternal(c, identity);
-      created = c.createdUserId;
-    } catch (err) {
-      // The confirmation email is sent and the writes stay; the user sees why there is no session.
-      if (err instanceof CommitThenFail) return { failed: err.error };
-      throw err;
-    }
+    if (locked.linkingTargetId) signedIn = await linkIdentityExternal(c, identity, { userId: locked.linkingTargetId, sessionId: locked.linkingSessionId });
+    else if (locked.inviteToken) signedIn = await acceptInviteExternal(c, identity, invitation);
+    else signedIn = await signInExternal(c, identity);
+    created = c.createdUserId;
     if (locked.codeChallenge && locked.authCode) {
       await issueFlowStateCode(tx, locked.id, { userId: signedIn.id, providerAccessToken: token.accessToken, providerRefreshToken: token.refreshToken, now: deps.now() });
       const url = new URL(base);
@@ -284,7 +280,6 @@ export async function finishExternalCallback(
     if (token.refreshToken) f.provider_refresh_token = token.refreshToken;
     return { location: `${base}#${fragment(f)}` };
   });
-  if ('failed' in outcome) throw outcome.failed;
   // GoTrue: once the new account is committed; its error is the answer (the account stays).
   if (created) await afterUserCreated(deps, created);
   await notifyAll(deps, notices, meta.ip);

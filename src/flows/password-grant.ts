@@ -1,5 +1,4 @@
 // grant_type=password — GoTrue: api.ResourceOwnerPasswordGrant
-import { transaction } from '../db/database.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { findUserByEmail, findUserByPhone, isBanned } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
@@ -7,7 +6,7 @@ import { passwordAttemptDecision } from '../hooks/verification-attempts.ts';
 import { ApiError, badRequest, validationFailed } from '../core/errors.ts';
 import { passwordWeakness } from '../accounts/password-check.ts';
 import { storedPasswordHash } from '../accounts/stored-password.ts';
-import { createSession, tokenResponse } from '../accounts/session.ts';
+import { createSession, inHookTransaction, tokenResponse } from '../accounts/session.ts';
 import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 import { formatPhone } from '../accounts/validate.ts';
 
@@ -55,10 +54,6 @@ export async function passwordGrant(
   const login = { actor: user, action: 'login' as const, traits: { provider: p.email ? 'email' : 'phone' }, ip: meta.ip, now: deps.now() };
   // GoTrue always serialises weak_password on this grant: null when the password is fine.
   const extra = { weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null };
-  // The custom access token hook runs in the session's transaction: its refusal leaves no session.
-  if (cfg.hooks.CUSTOM_ACCESS_TOKEN.enabled) {
-    return transaction(deps.db, async (tx) => tokenResponse(deps, tx, await createSession(deps, tx, user, 'password', meta, [login]), extra));
-  }
-  const issued = await createSession(deps, deps.db, user, 'password', meta, [login]);
-  return tokenResponse(deps, deps.db, issued, extra);
+  // With the custom access token hook, in one transaction with it: its refusal leaves no session.
+  return inHookTransaction(deps, async (ex) => tokenResponse(deps, ex, await createSession(deps, ex, user, 'password', meta, [login]), extra));
 }

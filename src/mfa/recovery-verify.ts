@@ -6,11 +6,11 @@
 import type { AuthContext } from '../app-env.ts';
 import { timingSafeEqual } from '../crypto/encoding.ts';
 import { insertAudit } from '../db/audit.ts';
-import { transaction } from '../db/database.ts';
+import { CommitThenFail, transaction } from '../db/database.ts';
 import { hasVerifiedFactor } from '../db/mfa.ts';
 import { findRecoverySet, unusedRecoveryCodes, updateRecoverySet, useRecoveryCode } from '../db/mfa-recovery-codes.ts';
 import type { Deps } from '../deps.ts';
-import { tokenResponse } from '../accounts/session.ts';
+import { tokenAfterCommit, tokenInTransaction } from '../accounts/session.ts';
 import type { TokenResponse } from '../accounts/issued-session.ts';
 import { ApiError, forbidden, unprocessable, validationFailed } from '../core/errors.ts';
 import { afterFailure, lockSecondsLeft, RESET_FAILURES } from './failure-lock.ts';
@@ -35,7 +35,7 @@ export async function verifyRecoveryCode(
   const session = auth.session;
   if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a recovery code');
   const now = deps.now();
-  const outcome = await transaction(deps.db, async (tx) => {
+  const pending = await transaction(deps.db, async (tx) => {
     const set = await findRecoverySet(tx, auth.user.id, { forUpdate: true });
     // Codes left from before their user's last factor went (since issue 39 they go with it) lift nothing.
     if (!set || !(await hasVerifiedFactor(tx, auth.user.id))) throw factorNotFound();
@@ -52,18 +52,14 @@ export async function verifyRecoveryCode(
       traits: { factor_id: set.id, factor_type: RECOVERY_CODE_TYPE, success: match !== undefined },
     });
     if (match === undefined || !(await useRecoveryCode(tx, match, now))) {
-      // Returned, not thrown: the count must be committed.
+      // The count is committed, then the code refused.
       await updateRecoverySet(tx, set.id, { ...afterFailure(set, RECOVERY_LOCK_SECONDS, now), updatedAt: now });
-      return { failed: true } as const;
+      throw new CommitThenFail(unprocessable('mfa_verification_failed', 'Invalid recovery code entered'));
     }
     await updateRecoverySet(tx, set.id, { ...RESET_FAILURES, updatedAt: now });
     const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: set.id, method: RECOVERY_CODE_AMR, now });
-    // The custom access token hook runs in this transaction: its refusal takes the upgrade back.
-    if (!deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return upgraded;
-    return { ...upgraded, token: await tokenResponse(deps, tx, { user: auth.user, ...upgraded, method: RECOVERY_CODE_AMR }) };
+    // With the custom access token hook, signed here: its refusal takes the upgrade back.
+    return tokenInTransaction(deps, tx, { user: auth.user, ...upgraded, method: RECOVERY_CODE_AMR });
   });
-  if ('failed' in outcome) throw unprocessable('mfa_verification_failed', 'Invalid recovery code entered');
-  if ('token' in outcome) return outcome.token.body;
-  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken, method: RECOVERY_CODE_AMR });
-  return issued.body;
+  return (await tokenAfterCommit(deps, pending)).body;
 }

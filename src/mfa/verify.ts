@@ -8,7 +8,7 @@ import { DecryptionError, openSecret, sealSecret } from '../crypto/encrypted-str
 import { fromBase32, matchTotp } from '../crypto/totp.ts';
 import { insertAudit } from '../db/audit.ts';
 import { deleteSessions } from '../db/sessions.ts';
-import { transaction } from '../db/database.ts';
+import { CommitThenFail, transaction } from '../db/database.ts';
 import {
   deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, lockChallenge,
   markChallengeVerified, setChallengeOtpCode, updateFactor,
@@ -16,7 +16,7 @@ import {
 import type { Deps } from '../deps.ts';
 import { takeCodeAttempt } from '../accounts/code-attempts.ts';
 import { notify } from '../accounts/notify.ts';
-import { tokenResponse } from '../accounts/session.ts';
+import { tokenAfterCommit, tokenInTransaction } from '../accounts/session.ts';
 import type { TokenResponse } from '../accounts/issued-session.ts';
 import { ApiError, forbidden, unprocessable, validationFailed } from '../core/errors.ts';
 import { SmsSendError } from '../sms/provider.ts';
@@ -110,7 +110,7 @@ export async function verifyFactor(
         if (!(err instanceof SmsSendError)) throw err;
         // GoTrue answers before its hook is asked; the failure counts all the same.
         await countFailure();
-        return { failed: forbidden('otp_expired', 'Token has expired or is invalid') } as const;
+        throw new CommitThenFail(forbidden('otp_expired', 'Token has expired or is invalid'));
       }
     } else {
       const otp = challenge!.otpCode !== null ? await openStored(deps, challengeId, challenge!.otpCode) : undefined;
@@ -128,7 +128,8 @@ export async function verifyFactor(
     await reseal?.();
     if (!valid) {
       await countFailure();
-      return { failed: unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered') } as const;
+      // Committed: the count, and the re-encryption above (GoTrue writes it on a wrong code too).
+      throw new CommitThenFail(unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered'));
     }
     await insertAudit(tx, {
       actor: auth.user, action: 'verification_attempted', ip: ipIn, now,
@@ -138,25 +139,19 @@ export async function verifyFactor(
     await updateFactor(tx, factor.id, { status: 'verified', updatedAt: now, ...RESET_FAILURES, ...(step !== undefined ? { lastTotpStep: step } : {}) });
     const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: factor.id, method: AMR_METHOD[type], now });
     await deleteOtherUnverifiedFactors(tx, auth.user.id, type, factor.id);
-    // The custom access token hook runs in this transaction: its refusal takes the upgrade back.
-    if (!deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled) return upgraded;
-    const token = await tokenResponse(deps, tx, { user: auth.user, ...upgraded, method: AMR_METHOD[type] });
-    return { ...upgraded, token };
+    // With the custom access token hook, signed here: its refusal takes the upgrade back.
+    return { pending: await tokenInTransaction(deps, tx, { user: auth.user, ...upgraded, method: AMR_METHOD[type] }) };
   });
   if ('rejected' in outcome && outcome.rejected !== undefined) {
     // GoTrue's models.Logout: every session of the user ends.
     await deleteSessions(deps.db, auth.user.id, 'global');
     throw forbidden('mfa_verification_rejected', outcome.rejected);
   }
-  // Returned, not thrown, so that the re-encryption above is committed (as GoTrue writes it on a wrong code too).
-  if ('failed' in outcome) throw outcome.failed;
   if ('expired' in outcome) {
     await deleteChallenge(deps.db, challengeId);
     throw challengeExpired(challengeId);
   }
-  const body = 'token' in outcome
-    ? outcome.token.body
-    : (await tokenResponse(deps, deps.db, { user: auth.user, session: outcome.session, refreshToken: outcome.refreshToken, method: AMR_METHOD[type] })).body;
+  const { body } = await tokenAfterCommit(deps, outcome.pending);
   // The factor's first verification enrols it (GoTrue: MAILER_NOTIFICATIONS_MFA_FACTOR_ENROLLED_ENABLED).
   if (factor.status !== 'verified') await notify(deps, { kind: 'mfa_factor_enrolled', user: auth.user, factorType: type }, ipIn);
   return body;

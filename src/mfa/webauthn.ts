@@ -7,12 +7,12 @@ import {
   TIMEOUT_MS, userHandle, verifyAssertion, verifyRegistration,
 } from '../crypto/webauthn.ts';
 import { insertAudit } from '../db/audit.ts';
-import { type Executor, transaction } from '../db/database.ts';
+import { CommitThenFail, type Executor, transaction } from '../db/database.ts';
 import { type ChallengeRow, deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, listFactors, lockChallenge, updateFactor } from '../db/mfa.ts';
 import { factorCredentialTaken } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
 import { notify } from '../accounts/notify.ts';
-import { tokenResponse } from '../accounts/session.ts';
+import { tokenAfterCommit, tokenInTransaction } from '../accounts/session.ts';
 import type { TokenResponse } from '../accounts/issued-session.ts';
 import { ApiError, unprocessable, validationFailed } from '../core/errors.ts';
 import { challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
@@ -119,7 +119,7 @@ export async function verifyWebAuthnFactor(
     return locked.id;
   };
 
-  const outcome = await transaction(deps.db, async (tx) => {
+  const pending = await transaction(deps.db, async (tx) => {
     // Consumed by any attempt, proven or not: a challenge answers one ceremony.
     const challenge = await lockChallenge(tx, challengeId, factor.id);
     if (challengeRefusal(deps, challenge, ip, true)) throw challengeNotFound();
@@ -128,9 +128,13 @@ export async function verifyWebAuthnFactor(
     try {
       factorId = await prove(tx);
     } catch (err) {
-      // Returned, not thrown, so that the challenge's deletion is committed.
-      if (err instanceof CeremonyError) return { failed: refused(err), reason: ceremonyReason(err) } as const;
-      throw err;
+      if (!(err instanceof CeremonyError)) throw err;
+      // The reason only: neither the challenge nor the credential (docs/mfa.md).
+      deps.logger.warn('WebAuthn verification refused', {
+        user_id: auth.user.id, factor_id: factor.id, ceremony: create ? 'create' : 'request', reason: ceremonyReason(err),
+      });
+      // The challenge's deletion is committed.
+      throw new CommitThenFail(refused(err));
     }
     await insertAudit(tx, {
       actor: auth.user, action: 'verification_attempted', ip, now,
@@ -138,17 +142,10 @@ export async function verifyWebAuthnFactor(
     });
     const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId, method: 'mfa/webauthn', now });
     await deleteOtherUnverifiedFactors(tx, auth.user.id, 'webauthn', factorId);
-    return upgraded;
+    // With the custom access token hook, signed here: its refusal takes the upgrade back.
+    return tokenInTransaction(deps, tx, { user: auth.user, session: upgraded.session, refreshToken: upgraded.refreshToken });
   });
-  if ('failed' in outcome) {
-    // The reason only: neither the challenge nor the credential (docs/mfa.md).
-    deps.logger.warn('WebAuthn verification refused', {
-      user_id: auth.user.id, factor_id: factor.id, ceremony: create ? 'create' : 'request', reason: outcome.reason,
-    });
-    throw outcome.failed;
-  }
-  const upgraded = outcome;
-  const issued = await tokenResponse(deps, deps.db, { user: auth.user, session: upgraded.session, refreshToken: upgraded.refreshToken });
+  const issued = await tokenAfterCommit(deps, pending);
   if (create) await notify(deps, { kind: 'mfa_factor_enrolled', user: auth.user, factorType: 'webauthn' }, ip);
   return issued.body;
 }

@@ -2,7 +2,7 @@
 // authorization_code (PKCE S256, single use) and refresh_token. Refusals are OAuth error bodies.
 import { base64url, timingSafeEqual, utf8 } from '../crypto/encoding.ts';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { transaction } from '../db/database.ts';
+import { CommitThenFail, transaction } from '../db/database.ts';
 import { lockOAuthAuthorizationByCode, updateOAuthAuthorization } from '../db/oauth-authorizations.ts';
 import type { OAuthClientRow } from '../db/oauth-clients.ts';
 import { deleteSessions, type SessionRow, touchSession } from '../db/sessions.ts';
@@ -84,7 +84,7 @@ const s256 = (verifier: string) => base64url(sha256(utf8(verifier)));
 
 type Exchange = {
   ok: { issued: IssuedSession; signed: { token: string; claims: Record<string, unknown> }; user: UserRow; scope: string; nonce: string | null };
-} | { refused: OAuthApiError };
+};
 
 async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, meta: RequestMeta): Promise<Record<string, unknown>> {
   if (!p.code) throw invalidRequest('code is required for authorization_code grant');
@@ -99,7 +99,7 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
       // committed although the request fails.
       await deleteSessions(tx, auth.userId ?? '', 'local', auth.sessionId);
       await updateOAuthAuthorization(tx, auth.id, { sessionId: null });
-      return { refused: invalidGrant('Invalid authorization code') };
+      throw new CommitThenFail(invalidGrant('Invalid authorization code'));
     }
     if (auth.status !== 'approved') throw invalidGrant('Invalid authorization code');
     const now = deps.now();
@@ -137,7 +137,6 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
     const signed = await signAccessToken(deps, tx, issued);
     return { ok: { issued, signed, user: created.user, scope: auth.scope, nonce: auth.nonce } };
   });
-  if ('refused' in outcome) throw outcome.refused;
   const { issued, signed, user, scope, nonce } = outcome.ok;
   const scopes = parseScopes(scope);
   const idTokenFor = scopes.includes('openid')

@@ -10,7 +10,7 @@ import { transaction } from '../db/database.ts';
 import { findUserById, isBanned } from '../db/users.ts';
 import { consumeWebauthnChallenge, insertWebauthnChallenge, lockPasskeyByCredentialId, updatePasskey } from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
-import { createSession, tokenResponse } from '../accounts/session.ts';
+import { createSession, tokenAfterCommit, tokenInTransaction } from '../accounts/session.ts';
 import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 import { ApiError, forbidden } from '../core/errors.ts';
 import { requireRelyingParty } from '../accounts/webauthn-rp.ts';
@@ -54,7 +54,7 @@ export async function authenticationVerify(deps: Deps, input: CeremonyInput, met
   const rp = requireRelyingParty(deps);
   const expected = { challenge: String((challenge.sessionData as { challenge?: unknown }).challenge ?? ''), rp, requireUserVerification: requiresUv(deps) };
 
-  const outcome = await transaction(deps.db, async (tx) => {
+  const pending = await transaction(deps.db, async (tx) => {
     const userId = handleUserId(response.response.userHandle);
     const found = userId ? await findUserById(tx, userId) : undefined;
     // A soft-deleted user is a missing one (review M3): GoTrue's answer too, as its soft delete
@@ -65,7 +65,7 @@ export async function authenticationVerify(deps: Deps, input: CeremonyInput, met
     const passkey = user ? await lockPasskeyByCredentialId(tx, fromBase64url(response.rawId)) : undefined;
     if (!user || !passkey || passkey.userId !== user.id) {
       const reason = found?.deletedAt ? 'the user is soft-deleted' : 'unknown user or credential';
-      return { failed: verificationFailed(new CeremonyError(`assertion refused: ${reason}`)) };
+      throw verificationFailed(new CeremonyError(`assertion refused: ${reason}`));
     }
     let result: Awaited<ReturnType<typeof verifyAssertion>>;
     try {
@@ -73,16 +73,15 @@ export async function authenticationVerify(deps: Deps, input: CeremonyInput, met
         id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.signCount, backupEligible: passkey.backupEligible,
       });
     } catch (err) {
-      if (err instanceof CeremonyError) return { failed: verificationFailed(err) };
-      throw err;
+      throw err instanceof CeremonyError ? verificationFailed(err) : err;
     }
     if (user.email && !user.emailConfirmedAt) throw forbidden('email_not_confirmed', 'Email not confirmed');
     if (user.phone && !user.phoneConfirmedAt) throw forbidden('phone_not_confirmed', 'Phone not confirmed');
     if (isBanned(user, now)) throw forbidden('user_banned', 'User is banned');
     await updatePasskey(tx, passkey.id, { signCount: result.counter, backedUp: result.backedUp, lastUsedAt: now, updatedAt: now });
     const login = { actor: user, action: 'login' as const, traits: { passkey_id: passkey.id }, ip: meta.ip, now };
-    return { issued: await createSession(deps, tx, user, 'passkey', meta, [login]) };
+    // With the custom access token hook, signed here: its refusal takes the session back.
+    return tokenInTransaction(deps, tx, await createSession(deps, tx, user, 'passkey', meta, [login]));
   });
-  if ('failed' in outcome) throw outcome.failed;
-  return tokenResponse(deps, deps.db, outcome.issued);
+  return tokenAfterCommit(deps, pending);
 }
