@@ -7,21 +7,10 @@ import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { CommitThenFail, type Executor } from '../db/database.ts';
 import { findSession } from '../db/sessions.ts';
 import {
-  deleteOtherIdentities,
-  findIdentitiesByEmails,
-  findIdentityByProviderId,
-  findUsersByEmails,
-  providersOfUser,
-  touchIdentity,
+  deleteOtherIdentities, findIdentitiesByEmails, findIdentityByProviderId, findUsersByEmails, providersOfUser, touchIdentity,
 } from '../db/identities.ts';
 import {
-  findUserById,
-  type IdentityRow,
-  insertIdentity,
-  insertUser,
-  isBanned,
-  updateUser,
-  type UserRow,
+  findUserById, type IdentityRow, insertIdentity, insertUser, isBanned, updateUser, type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, forbidden, notFound, unprocessable } from '../core/errors.ts';
@@ -71,15 +60,7 @@ async function addIdentity(c: LinkContext, user: UserRow, x: ExternalIdentity): 
   const now = c.deps.now();
   const sub = providerId(x);
   if (!sub) throw new ApiError(500, 'unexpected_failure', 'Error creating identity');
-  return insertIdentity(c.tx, {
-    providerId: sub,
-    userId: user.id,
-    identityData: x.data,
-    provider: x.provider,
-    lastSignInAt: now,
-    createdAt: now,
-    updatedAt: now,
-  });
+  return insertIdentity(c.tx, { providerId: sub, userId: user.id, identityData: x.data, provider: x.provider, lastSignInAt: now, createdAt: now, updatedAt: now });
 }
 
 /** UpdateAppMetaDataProviders: `providers` from the identities, `provider` the oldest. */
@@ -92,19 +73,12 @@ async function refreshProviders(c: LinkContext, user: UserRow, patch: Record<str
 
 /** UpdateUserMetaData: keys set, null values removed. */
 async function mergeUserMetadata(c: LinkContext, user: UserRow, data: Record<string, unknown>): Promise<UserRow> {
-  return updateUser(c.tx, user.id, {
-    rawUserMetaData: mergeMetadata(user.rawUserMetaData ?? {}, data),
-    updatedAt: c.deps.now(),
-  });
+  return updateUser(c.tx, user.id, { rawUserMetaData: mergeMetadata(user.rawUserMetaData ?? {}, data), updatedAt: c.deps.now() });
 }
 
 async function confirm(c: LinkContext, user: UserRow): Promise<UserRow> {
   const now = c.deps.now();
-  return updateUser(c.tx, user.id, {
-    emailConfirmedAt: user.emailConfirmedAt ?? now,
-    confirmationToken: '',
-    updatedAt: now,
-  });
+  return updateUser(c.tx, user.id, { emailConfirmedAt: user.emailConfirmedAt ?? now, confirmationToken: '', updatedAt: now });
 }
 
 /**
@@ -114,12 +88,8 @@ async function confirm(c: LinkContext, user: UserRow): Promise<UserRow> {
  */
 async function removeUnconfirmedIdentities(c: LinkContext, user: UserRow, identity: IdentityRow): Promise<UserRow> {
   let u = user;
-  if (identity.provider !== 'email' && identity.provider !== 'phone')
-    u = await updateUser(c.tx, u.id, { encryptedPassword: null });
-  u = await updateUser(c.tx, u.id, {
-    rawUserMetaData: identity.identityData as Record<string, unknown>,
-    updatedAt: c.deps.now(),
-  });
+  if (identity.provider !== 'email' && identity.provider !== 'phone') u = await updateUser(c.tx, u.id, { encryptedPassword: null });
+  u = await updateUser(c.tx, u.id, { rawUserMetaData: identity.identityData as Record<string, unknown>, updatedAt: c.deps.now() });
   await deleteOtherIdentities(c.tx, u.id, identity.id);
   return refreshProviders(c, u);
 }
@@ -138,9 +108,7 @@ type Decision =
  */
 function vouchedAddress(x: ExternalIdentity): ProviderEmail {
   const chosen = x.emails.find((e) => e.primary) ?? x.emails.at(-1);
-  return chosen?.verified
-    ? { ...chosen, email: chosen.email.toLowerCase() }
-    : { email: '', verified: false, primary: false };
+  return chosen?.verified ? { ...chosen, email: chosen.email.toLowerCase() } : { email: '', verified: false, primary: false };
 }
 
 /** GoTrue's chosen address when the provider does not vouch for it: a claim, to be confirmed by mail. */
@@ -154,8 +122,7 @@ async function addressHeld(c: LinkContext, email: string, self: string): Promise
   return (await findUsersByEmails(c.tx, [email])).some((u) => u.id !== self);
 }
 
-const verifiedIdentity = (i: IdentityRow) =>
-  (i.identityData as Record<string, unknown> | null)?.email_verified === true;
+const verifiedIdentity = (i: IdentityRow) => (i.identityData as Record<string, unknown> | null)?.email_verified === true;
 
 /**
  * A user whose address may receive a verified identity: one with that address confirmed, or an
@@ -176,41 +143,24 @@ async function decide(c: AccountContext, x: ExternalIdentity): Promise<Decision>
     if (!user) throw new ApiError(500, 'unexpected_failure', 'Database error finding user');
     // The account's own address, and whether the provider vouches for it now.
     const own = (user.email ?? '').toLowerCase();
-    return {
-      kind: 'exists',
-      user,
-      identity: existing,
-      candidate: { email: own, verified: own !== '' && verified.includes(own), primary: true },
-    };
+    return { kind: 'exists', user, identity: existing, candidate: { email: own, verified: own !== '' && verified.includes(own), primary: true } };
   }
   if (verified.length === 0) return { kind: 'create', candidate };
   // Only identities whose own address the provider verified are link targets: an identity whose
   // provider later reports someone else's address, unverified, never is (review M2).
-  const identities = (await findIdentitiesByEmails(c.tx, verified)).filter(
-    (i) => !i.provider.startsWith('sso:') && verifiedIdentity(i),
-  );
+  const identities = (await findIdentitiesByEmails(c.tx, verified)).filter((i) => !i.provider.startsWith('sso:') && verifiedIdentity(i));
   const users = (await findUsersByEmails(c.tx, verified)).filter(linkableUser);
   if (identities.length === 0) {
-    if (users.length === 1)
-      return { kind: 'link', user: (await findUserById(c.tx, users[0]!.id, { forUpdate: true }))!, candidate };
-    if (users.length > 1)
-      throw new ApiError(
-        500,
-        'unexpected_failure',
-        'Multiple accounts with the same email address in the same linking domain detected: default',
-      );
+    if (users.length === 1) return { kind: 'link', user: (await findUserById(c.tx, users[0]!.id, { forUpdate: true }))!, candidate };
+    if (users.length > 1) throw new ApiError(500, 'unexpected_failure', 'Multiple accounts with the same email address in the same linking domain detected: default');
     // The address may still be held where it is no key (an unconfirmed address on a phone
     // account): the new account goes without it rather than fail on the unique index (L1).
-    if (candidate.email && (await emailTaken(c, candidate.email))) candidate = { ...candidate, email: '' };
+    if (candidate.email && await emailTaken(c, candidate.email)) candidate = { ...candidate, email: '' };
     return { kind: 'create', candidate };
   }
   const owner = identities[0]!.userId;
   if (identities.some((i) => i.userId !== owner)) {
-    throw new ApiError(
-      500,
-      'unexpected_failure',
-      'Multiple accounts with the same email address in the same linking domain detected: default',
-    );
+    throw new ApiError(500, 'unexpected_failure', 'Multiple accounts with the same email address in the same linking domain detected: default');
   }
   const user = await findUserById(c.tx, owner, { forUpdate: true });
   if (!user) throw new ApiError(500, 'unexpected_failure', 'Database error finding user');
@@ -223,9 +173,7 @@ async function decide(c: AccountContext, x: ExternalIdentity): Promise<Decision>
  * user being linked to) never counts against itself. An unverified identity claims nothing.
  */
 async function emailTaken(c: LinkContext, email: string, self?: string): Promise<boolean> {
-  for (const i of (await findIdentitiesByEmails(c.tx, [email])).filter(
-    (r) => !r.provider.startsWith('sso:') && r.userId !== self && verifiedIdentity(r),
-  )) {
+  for (const i of (await findIdentitiesByEmails(c.tx, [email])).filter((r) => !r.provider.startsWith('sso:') && r.userId !== self && verifiedIdentity(r))) {
     const owner = await findUserById(c.tx, i.userId);
     if (owner && owner.aud === c.aud) return true;
   }
@@ -243,24 +191,12 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
     identity = await addIdentity(c, d.user, x);
     user = await mergeUserMetadata(c, d.user, x.data);
     user = await refreshProviders(c, user);
-    await insertAudit(c.tx, {
-      actor: user,
-      action: 'identity_linked',
-      traits: { identity_id: identity.id, provider: x.provider, provider_id: identity.providerId },
-      ip: c.ip,
-      now,
-    });
+    await insertAudit(c.tx, { actor: user, action: 'identity_linked', traits: { identity_id: identity.id, provider: x.provider, provider_id: identity.providerId }, ip: c.ip, now });
   } else if (d.kind === 'create') {
     if (deps.config.disableSignup) throw unprocessable('signup_disabled', 'Signups not allowed for this instance');
     user = await insertUser(c.tx, {
-      id: crypto.randomUUID(),
-      aud: c.aud,
-      role: deps.config.jwt.defaultGroupName,
-      email: d.candidate.email || null,
-      rawAppMetaData: { provider: x.provider, providers: [x.provider] },
-      rawUserMetaData: x.data,
-      createdAt: now,
-      updatedAt: now,
+      id: crypto.randomUUID(), aud: c.aud, role: deps.config.jwt.defaultGroupName, email: d.candidate.email || null,
+      rawAppMetaData: { provider: x.provider, providers: [x.provider] }, rawUserMetaData: x.data, createdAt: now, updatedAt: now,
     });
     await beforeUserCreated(deps, c.tx, user, c.ip);
     identity = await addIdentity(c, user, x);
@@ -280,11 +216,7 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
     const vouched = vouchedAddress(x);
     if (vouched.email && !(await emailTaken(c, vouched.email, user.id))) {
       const proven = user.emailConfirmedAt != null || user.phoneConfirmedAt != null;
-      user = await updateUser(c.tx, user.id, {
-        email: vouched.email,
-        ...(proven ? { emailConfirmedAt: user.emailConfirmedAt ?? now } : {}),
-        updatedAt: now,
-      });
+      user = await updateUser(c.tx, user.id, { email: vouched.email, ...(proven ? { emailConfirmedAt: user.emailConfirmedAt ?? now } : {}), updatedAt: now });
       candidate = vouched;
     }
   }
@@ -295,13 +227,7 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
     // The provider vouches for the address, or there is none and MAILER_AUTOCONFIRM confirms the
     // account. An address it does not vouch for is never confirmed here (it could be anyone's).
     if (candidate.verified || (deps.config.mailer.autoconfirm && !user.email)) {
-      await insertAudit(c.tx, {
-        actor: user,
-        action: 'user_signedup',
-        traits: { provider: x.provider },
-        ip: c.ip,
-        now,
-      });
+      await insertAudit(c.tx, { actor: user, action: 'user_signedup', traits: { provider: x.provider }, ip: c.ip, now });
       return confirm(c, user);
     }
     // GoTrue stores the unverified address and mails it a confirmation. authsvc keeps it off
@@ -311,19 +237,11 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
     if (claimed && !user.email && !(await addressHeld(c, claimed, user.id))) {
       user = await updateUser(c.tx, user.id, { emailChange: claimed, updatedAt: now });
       await queueEmailToken(deps, c.tx, c.out, user, 'confirmation', { redirectTo: c.redirectTo, address: claimed });
-      throw new CommitThenFail(
-        unprocessable(
-          'provider_email_needs_verification',
-          `Unverified email with ${x.provider}. A confirmation email has been sent to your ${x.provider} email`,
-        ),
-      );
+      throw new CommitThenFail(unprocessable('provider_email_needs_verification',
+        `Unverified email with ${x.provider}. A confirmation email has been sent to your ${x.provider} email`));
     }
-    throw new CommitThenFail(
-      unprocessable(
-        'provider_email_needs_verification',
-        `Unverified email with ${x.provider}. Verify the email with ${x.provider} in order to sign in`,
-      ),
-    );
+    throw new CommitThenFail(unprocessable('provider_email_needs_verification',
+      `Unverified email with ${x.provider}. Verify the email with ${x.provider} in order to sign in`));
   }
   const audits: AuditEntry = { actor: user, action: 'login', traits: { provider: x.provider }, ip: c.ip, now };
   await insertAudit(c.tx, audits);
@@ -336,16 +254,10 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
  * while its code has attempts left. A signup confirmation or a texted code never counts (H1).
  * Outside any transaction (the attempt counts even when the callback fails later).
  */
-export async function findPendingInvitation(
-  deps: Deps,
-  token: string,
-  aud: string,
-  client?: string,
-): Promise<PendingInvitation | undefined> {
+export async function findPendingInvitation(deps: Deps, token: string, aud: string, client?: string): Promise<PendingInvitation | undefined> {
   for (const row of await findLinkedTokens(deps, token, ['confirmation_token'], client)) {
     const user = await findUserById(deps.db, row.userId);
-    if (!user || !isPendingInvitation(deps, user, row.tokenHash, aud) || row.relatesTo !== user.email!.toLowerCase())
-      continue;
+    if (!user || !isPendingInvitation(deps, user, row.tokenHash, aud) || row.relatesTo !== user.email!.toLowerCase()) continue;
     if (!(await takeCodeAttempt(deps, user.id, 'confirmation_token', user.confirmationSentAt!))) continue;
     return { userId: user.id, stored: row.tokenHash };
   }
@@ -360,28 +272,16 @@ export interface PendingInvitation {
 
 function isPendingInvitation(deps: Deps, user: UserRow, stored: string, aud: string): boolean {
   const sentAt = user.confirmationSentAt;
-  return (
-    !!user.invitedAt &&
-    !user.emailConfirmedAt &&
-    user.aud === aud &&
-    !!user.email &&
-    user.confirmationToken === stored &&
-    !!sentAt &&
-    deps.now().getTime() <= sentAt.getTime() + deps.config.mailer.otpExp * 1000
-  );
+  return !!user.invitedAt && !user.emailConfirmedAt && user.aud === aud && !!user.email && user.confirmationToken === stored
+    && !!sentAt && deps.now().getTime() <= sentAt.getTime() + deps.config.mailer.otpExp * 1000;
 }
 
 /** processInvite: the invited address must be one the provider vouches for. */
-export async function acceptInviteExternal(
-  c: LinkContext,
-  x: ExternalIdentity,
-  invitation: PendingInvitation | undefined,
-): Promise<UserRow> {
+export async function acceptInviteExternal(c: LinkContext, x: ExternalIdentity, invitation: PendingInvitation | undefined): Promise<UserRow> {
   const now = c.deps.now();
-  const locked = invitation && (await findUserById(c.tx, invitation.userId, { forUpdate: true }));
+  const locked = invitation && await findUserById(c.tx, invitation.userId, { forUpdate: true });
   // Re-checked under the lock: the invitation may have been accepted or replaced meanwhile.
-  if (!locked || !isPendingInvitation(c.deps, locked, invitation.stored, c.aud))
-    throw notFound('invite_not_found', 'Invite not found');
+  if (!locked || !isPendingInvitation(c.deps, locked, invitation.stored, c.aud)) throw notFound('invite_not_found', 'Invite not found');
   let user = locked;
   if (!x.emails.some((e) => e.email === (user.email ?? ''))) {
     throw badRequest('validation_failed', 'Invited email does not match emails from external provider');
@@ -410,38 +310,24 @@ async function checkLinkingSession(c: LinkContext, target: LinkTarget): Promise<
   let aal: string | undefined;
   if (target.sessionId) {
     const session = await findSession(c.tx, target.sessionId);
-    if (!session || session.userId !== target.userId)
-      throw forbidden('session_not_found', 'The session that started linking this identity no longer exists');
+    if (!session || session.userId !== target.userId) throw forbidden('session_not_found', 'The session that started linking this identity no longer exists');
     aal = session.aal ?? undefined;
   }
   await requireAal2WhenMfa(c.tx, target.userId, aal, 'link an identity');
 }
 
 /** linkIdentityToUser: manual linking to the signed-in user who started it. */
-export async function linkIdentityExternal(
-  c: LinkContext & NoticeContext,
-  x: ExternalIdentity,
-  link: LinkTarget,
-): Promise<UserRow> {
+export async function linkIdentityExternal(c: LinkContext & NoticeContext, x: ExternalIdentity, link: LinkTarget): Promise<UserRow> {
   const now = c.deps.now();
   const target = await findUserById(c.tx, link.userId, { forUpdate: true });
   if (!target) throw unprocessable('user_not_found', 'Linking target user not found');
   await checkLinkingSession(c, link);
   const existing = await findIdentityByProviderId(c.tx, providerId(x), x.provider);
   if (existing) {
-    throw unprocessable(
-      'identity_already_exists',
-      existing.userId === target.id ? 'Identity is already linked' : 'Identity is already linked to another user',
-    );
+    throw unprocessable('identity_already_exists', existing.userId === target.id ? 'Identity is already linked' : 'Identity is already linked to another user');
   }
   const identity = await addIdentity(c, target, x);
-  await insertAudit(c.tx, {
-    actor: target,
-    action: 'identity_linked',
-    traits: { identity_id: identity.id, provider: x.provider, provider_id: identity.providerId },
-    ip: c.ip,
-    now,
-  });
+  await insertAudit(c.tx, { actor: target, action: 'identity_linked', traits: { identity_id: identity.id, provider: x.provider, provider_id: identity.providerId }, ip: c.ip, now });
   let user = target;
   if (!user.email) {
     // Only an address the provider vouches for becomes the account's (H2). GoTrue takes an
@@ -449,8 +335,7 @@ export async function linkIdentityExternal(
     // account keeps no address (an anonymous user stays anonymous) until one is proven.
     const email = vouchedAddress(x).email;
     if (email) {
-      if (await emailTaken(c, email, target.id))
-        throw badRequest('email_exists', 'A user with this email address has already been registered');
+      if (await emailTaken(c, email, target.id)) throw badRequest('email_exists', 'A user with this email address has already been registered');
       user = await updateUser(c.tx, user.id, { email, updatedAt: now });
       user = await confirm(c, user);
       if (user.isAnonymous) user = await updateUser(c.tx, user.id, { isAnonymous: false });

@@ -10,16 +10,8 @@ import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { CommitThenFail, type Executor, transaction } from '../db/database.ts';
 import { insertSessionWithToken, rotateRefreshToken } from '../db/session-statements.ts';
 import {
-  findActiveRefreshToken,
-  findRefreshToken,
-  findSession,
-  insertRefreshToken,
-  listAmrClaims,
-  revokeRefreshToken,
-  revokeSessionTokens,
-  type SessionRow,
-  sessionsOfUser,
-  touchSession,
+  findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken,
+  listAmrClaims, revokeRefreshToken, revokeSessionTokens, type SessionRow, sessionsOfUser, touchSession,
 } from '../db/sessions.ts';
 import { hasVerifiedFactor, listFactors } from '../db/mfa.ts';
 import { findUserById, isBanned, listIdentities, type UserRow } from '../db/users.ts';
@@ -37,40 +29,21 @@ const REFRESH_TOKEN_RE = /^[A-Za-z0-9_-]{12,128}$/;
  * last_sign_in_at: one statement (inside the caller's transaction, if any).
  */
 export async function createSession(
-  deps: Deps,
-  ex: Executor,
-  user: UserRow,
-  method: AmrMethod,
-  meta: RequestMeta,
-  audits: AuditEntry[] = [],
+  deps: Deps, ex: Executor, user: UserRow, method: AmrMethod, meta: RequestMeta, audits: AuditEntry[] = [],
 ): Promise<IssuedSession> {
   const now = deps.now();
   const refreshToken = base32(deps.randomBytes(20));
   const created = await insertSessionWithToken(ex, {
-    sessionId: crypto.randomUUID(),
-    userId: user.id,
-    now,
-    userAgent: meta.userAgent ?? null,
-    ip: meta.ip ?? null,
-    hmacKey: null,
-    method,
-    tokenHash: sha256Hex(refreshToken),
-    audits,
+    sessionId: crypto.randomUUID(), userId: user.id, now, userAgent: meta.userAgent ?? null, ip: meta.ip ?? null,
+    hmacKey: null, method, tokenHash: sha256Hex(refreshToken), audits,
   });
   return {
-    ...created,
-    refreshToken,
-    amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }],
+    ...created, refreshToken, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }],
   };
 }
 
 export async function accessTokenClaims(
-  deps: Deps,
-  ex: Executor,
-  user: UserRow,
-  session: SessionRow,
-  amr?: IssuedSession['amr'],
-  clientId?: string,
+  deps: Deps, ex: Executor, user: UserRow, session: SessionRow, amr?: IssuedSession['amr'], clientId?: string,
 ): Promise<Record<string, unknown>> {
   const now = Math.floor(deps.now().getTime() / 1000);
   const claims: Record<string, unknown> = {};
@@ -84,15 +57,15 @@ export async function accessTokenClaims(
   // (authsvc; GoTrue sends all four whatever the scope). `email` and `phone` stay, empty, as the
   // custom access token hook's schema requires them.
   const scopes = session.oauthClientId ? grantedScopes(session.scopes) : undefined;
-  claims.email = !scopes || scopes.has('email') ? (user.email ?? '') : '';
-  claims.phone = !scopes || scopes.has('phone') ? (user.phone ?? '') : '';
+  claims.email = !scopes || scopes.has('email') ? user.email ?? '' : '';
+  claims.phone = !scopes || scopes.has('phone') ? user.phone ?? '' : '';
   if (!scopes || scopes.has('profile')) {
     claims.app_metadata = user.rawAppMetaData ?? {};
     claims.user_metadata = user.rawUserMetaData ?? {};
   }
   claims.role = user.role ?? '';
   claims.aal = session.aal ?? 'aal1';
-  claims.amr = amr ?? (await listAmrClaims(ex, session.id));
+  claims.amr = amr ?? await listAmrClaims(ex, session.id);
   claims.session_id = session.id;
   claims.is_anonymous = user.isAnonymous;
   // A session issued to an OAuth client (oauth-server/): GoTrue's client_id and scope claims, and
@@ -103,42 +76,26 @@ export async function accessTokenClaims(
   return claims;
 }
 
-const grantedScopes = (scope: string | null | undefined): Set<string> =>
-  new Set((scope ?? '').split(' ').filter((x) => x !== ''));
+const grantedScopes = (scope: string | null | undefined): Set<string> => new Set((scope ?? '').split(' ').filter((x) => x !== ''));
 
 /** The signed access token of a session and its claims. */
 export async function signAccessToken(
-  deps: Deps,
-  ex: Executor,
-  issued: Pick<IssuedSession, 'user' | 'session' | 'amr' | 'method' | 'clientId'>,
+  deps: Deps, ex: Executor, issued: Pick<IssuedSession, 'user' | 'session' | 'amr' | 'method' | 'clientId'>,
 ): Promise<{ token: string; claims: Record<string, unknown> }> {
   const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr, issued.clientId);
   // HOOK_CUSTOM_ACCESS_TOKEN: `ex` must be the request's transaction, so that a refusal takes the new session back.
-  const token = await signJwt(
-    deps.keys,
-    deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
-      ? await customizeAccessToken(
-          deps,
-          ex,
-          { userId: issued.user.id, method: issued.method ?? issued.amr?.[0]?.method ?? 'token_refresh' },
-          claims,
-        )
-      : claims,
-  );
+  const token = await signJwt(deps.keys, deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
+    ? await customizeAccessToken(deps, ex, { userId: issued.user.id, method: issued.method ?? issued.amr?.[0]?.method ?? 'token_refresh' }, claims)
+    : claims);
   return { token, claims };
 }
 
 /** GoTrue's AccessTokenResponse plus its sb-auth-* headers. */
-export async function tokenResponse(
-  deps: Deps,
-  ex: Executor,
-  issued: IssuedSession,
-  extra: Record<string, unknown> = {},
-): Promise<TokenResponse> {
+export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSession, extra: Record<string, unknown> = {}): Promise<TokenResponse> {
   const { token: accessToken, claims } = await signAccessToken(deps, ex, issued);
-  const identities = issued.identities ?? (await listIdentities(ex, [issued.user.id]));
+  const identities = issued.identities ?? await listIdentities(ex, [issued.user.id]);
   // supabase-js reads user.factors from the session to tell whether aal2 is the next level.
-  const factors = issued.factors ?? (await listFactors(ex, issued.user.id));
+  const factors = issued.factors ?? await listFactors(ex, issued.user.id);
   const expiresAt = claims.exp as number;
   return {
     body: {
@@ -172,9 +129,7 @@ export type PendingToken = { issued: IssuedSession; token?: TokenResponse };
 
 /** In the issuing transaction: the token now when the hook is on, else later (tokenAfterCommit). */
 export async function tokenInTransaction(deps: Deps, tx: Executor, issued: IssuedSession): Promise<PendingToken> {
-  return deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
-    ? { issued, token: await tokenResponse(deps, tx, issued) }
-    : { issued };
+  return deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled ? { issued, token: await tokenResponse(deps, tx, issued) } : { issued };
 }
 
 /** After the commit: the token made in the transaction, or one made now. */
@@ -202,12 +157,7 @@ export interface RefreshAs {
  * expiry, sessions with a per-session key, races lost) goes through one transaction in which
  * the session row lock serialises all refreshes of a session.
  */
-export async function refreshSession(
-  deps: Deps,
-  token: string,
-  meta: RequestMeta,
-  as: RefreshAs = {},
-): Promise<TokenResponse> {
+export async function refreshSession(deps: Deps, token: string, meta: RequestMeta, as: RefreshAs = {}): Promise<TokenResponse> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = sha256Hex(token);
   // The transactional path: SESSIONS_SINGLE_PER_USER compares the user's sessions first,
@@ -218,13 +168,8 @@ export async function refreshSession(
   }
   const child = childToken(deps, null, token);
   const rotation = {
-    tokenHash: hash,
-    childHash: sha256Hex(child),
-    now: deps.now(),
-    userAgent: meta.userAgent || null,
-    ip: meta.ip || null,
-    timebox: deps.config.sessions.timebox,
-    inactivityTimeout: deps.config.sessions.inactivityTimeout,
+    tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
+    timebox: deps.config.sessions.timebox, inactivityTimeout: deps.config.sessions.inactivityTimeout,
   };
   // One statement; with the hook, in a transaction with it (its refusal takes the rotation back).
   // Nothing rotated (the statement changed nothing): the transactional path answers.
@@ -241,11 +186,8 @@ export async function refreshSession(
  * session's creation, else the creation (db/session-statements.ts checks the same in SQL).
  */
 function sessionRefusal(
-  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt' | 'aal'>,
-  tokenUpdatedAt: Date | null,
-  now: Date,
-  limits: { timebox: number; inactivityTimeout: number; allowLowAal: number },
-  userHasVerifiedFactor: boolean,
+  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt' | 'aal'>, tokenUpdatedAt: Date | null, now: Date,
+  limits: { timebox: number; inactivityTimeout: number; allowLowAal: number }, userHasVerifiedFactor: boolean,
 ): string | undefined {
   const t = now.getTime();
   if (session.notAfter && t > session.notAfter.getTime()) return 'Invalid Refresh Token: Session Expired';
@@ -256,12 +198,7 @@ function sessionRefusal(
   }
   // SESSIONS_ALLOW_LOW_AAL: a session below the user's highest possible level (aal2 once a factor
   // is verified) lives only that long.
-  if (
-    limits.allowLowAal > 0 &&
-    userHasVerifiedFactor &&
-    (session.aal ?? 'aal1') === 'aal1' &&
-    t > created + limits.allowLowAal * 1000
-  ) {
+  if (limits.allowLowAal > 0 && userHasVerifiedFactor && (session.aal ?? 'aal1') === 'aal1' && t > created + limits.allowLowAal * 1000) {
     return 'Invalid Refresh Token: Session Expired (Low AAL: User Needs MFA Verification)';
   }
   return undefined;
@@ -279,22 +216,14 @@ const sessionTag = (s: Pick<SessionRow, 'tag'>, tags: string[]): string =>
  * more recently than this one (GoTrue: "Revoked by Newer Login").
  */
 async function newerSessionExists(
-  ex: Executor,
-  session: SessionRow,
-  tokenUpdatedAt: Date | null,
-  now: Date,
-  limits: Config['sessions'],
-  userHasVerifiedFactor: boolean,
+  ex: Executor, session: SessionRow, tokenUpdatedAt: Date | null, now: Date, limits: Config['sessions'], userHasVerifiedFactor: boolean,
 ): Promise<boolean> {
   const mine = lastRefreshedAt(session, tokenUpdatedAt);
   const tag = sessionTag(session, limits.tags);
-  return (await sessionsOfUser(ex, session.userId)).some(
-    (s) =>
-      s.id !== session.id &&
-      sessionRefusal(s, null, now, limits, userHasVerifiedFactor) === undefined &&
-      sessionTag(s, limits.tags) === tag &&
-      lastRefreshedAt(s, null) > mine,
-  );
+  return (await sessionsOfUser(ex, session.userId)).some((s) => s.id !== session.id
+    && sessionRefusal(s, null, now, limits, userHasVerifiedFactor) === undefined
+    && sessionTag(s, limits.tags) === tag
+    && lastRefreshedAt(s, null) > mine);
 }
 
 /**
@@ -309,10 +238,8 @@ function childToken(deps: Deps, sessionKey: string | null, parent: string): stri
 /** GoTrue's RefreshTokenGrant client check: an OAuth session refreshes only through its own client. */
 function clientRefusal(session: SessionRow, as: RefreshAs): OAuthApiError | undefined {
   if (session.oauthClientId) {
-    if (!as.oauthClientId)
-      return new OAuthApiError('invalid_client', 'Client authentication required for OAuth session');
-    if (as.oauthClientId !== session.oauthClientId)
-      return new OAuthApiError('invalid_client', "Client does not match the session's OAuth client");
+    if (!as.oauthClientId) return new OAuthApiError('invalid_client', 'Client authentication required for OAuth session');
+    if (as.oauthClientId !== session.oauthClientId) return new OAuthApiError('invalid_client', "Client does not match the session's OAuth client");
   } else if (as.oauthClientId) {
     return new OAuthApiError('invalid_client', 'Client authentication not allowed for non-OAuth session');
   }
@@ -320,38 +247,22 @@ function clientRefusal(session: SessionRow, as: RefreshAs): OAuthApiError | unde
 }
 
 /** Throws why a refresh of `session` is refused now (a soft-deleted user, ban, expiry, low AAL, a newer login, another OAuth client), if it is. */
-async function admitRefresh(
-  deps: Deps,
-  tx: Executor,
-  session: SessionRow,
-  user: UserRow,
-  tokenUpdatedAt: Date | null,
-  as: RefreshAs,
-): Promise<void> {
+async function admitRefresh(deps: Deps, tx: Executor, session: SessionRow, user: UserRow, tokenUpdatedAt: Date | null, as: RefreshAs): Promise<void> {
   // A soft-deleted user no longer exists (review M3): GoTrue's answer for a missing user.
   if (user.deletedAt) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
   const now = deps.now();
   if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
-  const mfaEnabled = deps.config.sessions.allowLowAal > 0 && (await hasVerifiedFactor(tx, user.id));
+  const mfaEnabled = deps.config.sessions.allowLowAal > 0 && await hasVerifiedFactor(tx, user.id);
   const refusal = sessionRefusal(session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled);
   if (refusal) throw badRequest('session_expired', refusal);
-  if (
-    deps.config.sessions.singlePerUser &&
-    (await newerSessionExists(tx, session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled))
-  ) {
+  if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled)) {
     throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
   }
   const wrongClient = clientRefusal(session, as);
   if (wrongClient) throw wrongClient;
 }
 
-async function refreshInTransaction(
-  deps: Deps,
-  token: string,
-  hash: string,
-  meta: RequestMeta,
-  as: RefreshAs,
-): Promise<TokenResponse> {
+async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta, as: RefreshAs): Promise<TokenResponse> {
   const cfg = deps.config.security;
   const pending = await transaction(deps.db, async (tx): Promise<PendingToken> => {
     let found = await findRefreshToken(tx, hash);
@@ -385,25 +296,17 @@ async function refreshInTransaction(
     if (!row.revoked) {
       child = childToken(deps, sessionKey, token);
       await revokeRefreshToken(tx, row.id, now);
-      await insertRefreshToken(tx, {
-        tokenHash: sha256Hex(child),
-        parentHash: hash,
-        userId: user.id,
-        sessionId: session.id,
-        now,
-      });
+      await insertRefreshToken(tx, { tokenHash: sha256Hex(child), parentHash: hash, userId: user.id, sessionId: session.id, now });
       await insertAudit(tx, { actor: user, action: 'token_revoked', ip: meta.ip, now });
       await insertAudit(tx, { actor: user, action: 'token_refreshed', ip: meta.ip, now });
     } else {
       const active = await findActiveRefreshToken(tx, session.id);
       // An interval of 0 means no window at all (not "the same millisecond"): with a coarse or
       // frozen clock a concurrent retry would otherwise slip through as a legitimate one.
-      const withinInterval =
-        !as.oneTimeTokens &&
-        cfg.refreshTokenReuseInterval > 0 &&
-        now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
+      const withinInterval = !as.oneTimeTokens && cfg.refreshTokenReuseInterval > 0
+        && now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
       const candidate = childToken(deps, sessionKey, token);
-      const isImmediateChild = active !== undefined && active.parent === hash && active.token === sha256Hex(candidate);
+      const isImmediateChild = active !== undefined && active.parent === hash && active.token === (sha256Hex(candidate));
       if (!(isImmediateChild && withinInterval)) {
         if (cfg.refreshTokenRotationEnabled) await revokeSessionTokens(tx, session.id, now);
         // Committed on purpose: the family stays revoked although the request fails.
@@ -412,8 +315,7 @@ async function refreshInTransaction(
       child = candidate;
     }
     await touchSession(tx, session.id, {
-      refreshedAt: now,
-      updatedAt: now,
+      refreshedAt: now, updatedAt: now,
       ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
       ...(meta.ip ? { ip: meta.ip } : {}),
     });
