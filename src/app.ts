@@ -27,6 +27,7 @@ import { healthRoutes } from './routes/health.ts';
 import { inviteRoutes } from './routes/invite.ts';
 import { logoutRoutes } from './routes/logout.ts';
 import { mfaRoutes } from './routes/mfa.ts';
+import { oauthClientRoutes } from './routes/oauth-clients.ts';
 import { oauthServerRoutes } from './routes/oauth-server.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { otpRoutes } from './routes/otp.ts';
@@ -115,7 +116,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
   const groups = [
     healthRoutes, signupRoutes, tokenRoutes, userRoutes, logoutRoutes, verifyRoutes, otpRoutes, inviteRoutes,
     adminUsersRoutes, adminGenerateLinkRoutes, adminAuditRoutes, adminConfigRoutes(deps.now()), adminCustomProviderRoutes,
-    adminSsoRoutes, externalRoutes, mfaRoutes, passkeyRoutes, oauthServerRoutes, ssoRoutes,
+    adminSsoRoutes, externalRoutes, mfaRoutes, passkeyRoutes, oauthServerRoutes, oauthClientRoutes, ssoRoutes,
   ];
   const api = new Hono<AppEnv>({ strict: false });
   for (const g of groups) api.route('/', g.app);

@@ -9,7 +9,7 @@ import { deleteSessions } from '../db/sessions.ts';
 import { NIL_UUID, findUserById } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { notFound } from '../core/errors.ts';
-import type { AdminContext } from './users.ts';
+import type { AdminContext } from './user-input.ts';
 
 export async function adminSignOutUser(deps: Deps, userId: string, ctx: AdminContext): Promise<void> {
   await transaction(deps.db, async (tx) => {

@@ -6,7 +6,7 @@
 import type { UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
-import type { AccountContext } from '../accounts/external-accounts.ts';
+import type { AccountContext } from '../accounts/external-identity.ts';
 import { type Notification, notifyAll } from '../accounts/notify.ts';
 import { transactionThenSend } from '../accounts/outbox.ts';
 import { createSession, tokenResponse } from '../accounts/session.ts';

@@ -20,9 +20,9 @@ import type { OAuthProvider, ProviderEmail, ProviderSettings, ProviderUser } fro
 import { ProviderError } from '../oauth/provider-error.ts';
 import { errorFields } from '../telemetry/logger.ts';
 import { afterUserCreated } from '../hooks/user-created.ts';
-import {
-  type AccountContext, acceptInviteExternal, type ExternalIdentity, findPendingInvitation, linkIdentityExternal, signInExternal,
-} from '../accounts/external-accounts.ts';
+import { signInExternal } from '../accounts/external-accounts.ts';
+import type { AccountContext, ExternalIdentity } from '../accounts/external-identity.ts';
+import { acceptInviteExternal, findPendingInvitation, linkIdentityExternal } from '../accounts/external-link.ts';
 import { customClient, isCustomName, lookupCustomProvider } from '../accounts/custom-provider.ts';
 import { type Notification, notifyAll } from '../accounts/notify.ts';
 import { sendTimeoutMs, transactionThenSend } from '../accounts/outbox.ts';
@@ -30,6 +30,7 @@ import { parsePkce } from '../accounts/pkce-params.ts';
 import { createSession, tokenResponse } from '../accounts/session.ts';
 import type { RequestMeta } from '../accounts/issued-session.ts';
 import { fragment } from '../http/fragment.ts';
+import { ProviderRefusal } from './external-errors.ts';
 
 /** The OAuth parameters authsvc sets itself; a client cannot override them (GoTrue's reservedOAuthParams, bar nonce). */
 const RESERVED = ['client_id', 'client_secret', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method', 'code_verifier'];
@@ -164,13 +165,6 @@ export function callbackRedirectBase(deps: Deps, flow: FlowStateRow | undefined)
   return deps.config.external.redirectUrl || flow?.referrer || deps.config.siteUrl;
 }
 
-/** The provider said no (`error` on the callback): its words go back as they came. */
-export class ProviderRefusal extends Error {
-  constructor(readonly error: string, readonly description: string) {
-    super(description);
-  }
-}
-
 /** Reads the provider's side of the callback: code → token → user. */
 async function fetchExternalUser(deps: Deps, flow: FlowStateRow, params: URLSearchParams) {
   const refused = params.get('error');
@@ -284,24 +278,4 @@ export async function finishExternalCallback(
   if (created) await afterUserCreated(deps, created);
   await notifyAll(deps, notices, meta.ip);
   return outcome;
-}
-
-const OAUTH_ERROR: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' };
-const DENIED = new Set(['signup_disabled', 'user_banned', 'provider_email_needs_verification']);
-
-/** getErrorQueryString: GoTrue's OAuth error triple for an error of the callback. */
-export function oauthErrorParams(err: unknown): Record<string, string> {
-  if (err instanceof ProviderRefusal) return { error: err.error, error_description: err.description };
-  if (err instanceof ApiError) {
-    return { error: DENIED.has(err.errorCode) ? 'access_denied' : OAUTH_ERROR[err.status] ?? 'server_error', error_code: err.errorCode, error_description: err.message };
-  }
-  return { error: 'server_error', error_code: 'unexpected_failure', error_description: 'Unexpected failure' };
-}
-
-/** redirectErrors: the triple in the query (the target's own query kept) and in the fragment, with `sb`. */
-export function errorRedirect(base: string, params: Record<string, string>, withFragment: boolean): string {
-  const url = new URL(base);
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  url.hash = withFragment ? fragment(params) : '';
-  return url.toString();
 }

@@ -9,7 +9,8 @@ import { deleteSessions, type SessionRow, touchSession } from '../db/sessions.ts
 import { findUserById, isBanned, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, OAuthApiError } from '../core/errors.ts';
-import { createSession, refreshSession, signAccessToken } from '../accounts/session.ts';
+import { refreshSession } from '../accounts/refresh.ts';
+import { createSession, signAccessToken } from '../accounts/session.ts';
 import type { IssuedSession, RequestMeta } from '../accounts/issued-session.ts';
 import { publicClientId, splitList } from './clients.ts';
 import { canSignIdTokens, idTokenError, signIdToken } from './id-token.ts';

@@ -2,9 +2,8 @@
 // GET /user/identities/authorize, DELETE /user/identities/{id} — GoTrue: api.LinkIdentity, api.DeleteIdentity
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
-import {
-  callbackRedirectBase, errorRedirect, externalAuthorizeUrl, finishExternalCallback, loadCallbackState, oauthErrorParams,
-} from '../flows/external.ts';
+import { callbackRedirectBase, externalAuthorizeUrl, finishExternalCallback, loadCallbackState } from '../flows/external.ts';
+import { errorRedirect, oauthErrorParams } from '../flows/external-errors.ts';
 import { requireAal2WhenMfa } from '../accounts/aal2-rule.ts';
 import { unlinkIdentity } from '../flows/identities.ts';
 import { bindStateToBrowser, browserStarted, unbindState } from '../http/oauth-binding.ts';

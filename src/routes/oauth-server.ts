@@ -1,18 +1,17 @@
 // authsvc as an OAuth 2.1 / OpenID Connect authorization server — GoTrue: api.go's /oauth,
 // /admin/oauth and /user/oauth groups (oauthserver/*). The switch (OAUTH_SERVER_ENABLED) is
 // checked where GoTrue checks it: first on /oauth/* and the metadata, after the admin or user
-// check on /admin/oauth and /user/oauth. Off, routes/feature-gates.ts answers.
+// check on /admin/oauth and /user/oauth. Off, routes/feature-gates.ts answers. Client
+// management and registration: oauth-clients.ts.
 import type { Context, MiddlewareHandler } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
 import { requireAuthOrOAuthClient } from '../http/auth.ts';
-import { ApiError, forbidden, notFound, OAuthApiError, validationFailed } from '../core/errors.ts';
+import { ApiError, notFound, OAuthApiError, validationFailed } from '../core/errors.ts';
 import { optStr, readForm, readJson } from '../http/read-json.ts';
 import { requestMeta } from '../http/request-meta.ts';
 import { authorize } from '../oauth-server/authorize.ts';
 import { authenticateClient } from '../oauth-server/client-auth.ts';
-import { deleteClient, loadClient, regenerateSecret, registerClient, clientJson, updateClient } from '../oauth-server/clients.ts';
-import { listOAuthClients } from '../db/oauth-clients.ts';
 import { authorizationDetails, checkOrigin, decideAuthorization } from '../oauth-server/consent.ts';
 import { serverMetadata } from '../oauth-server/discovery.ts';
 import { NO_STORE, oauthEndpoint } from '../oauth-server/oauth-errors.ts';
@@ -20,18 +19,9 @@ import { introspectToken } from '../oauth-server/introspection.ts';
 import { revokeToken } from '../oauth-server/revocation.ts';
 import { oauthToken } from '../oauth-server/token.ts';
 import { revokeGrant, userGrants, userInfo } from '../oauth-server/user-grants.ts';
-import { type Param, type Reply, routeGroup } from '../http/route.ts';
+import { type Param, routeGroup } from '../http/route.ts';
 import { error, json, redirect } from '../openapi/parts.ts';
 
-const strList = z.array(z.string()).nullish().transform((v) => v ?? undefined);
-export const ClientRegisterBody = z.object({
-  redirect_uris: strList, client_type: optStr, token_endpoint_auth_method: optStr, grant_types: strList,
-  client_name: optStr, client_uri: optStr, logo_uri: optStr, policy_uri: optStr, tos_uri: optStr,
-});
-export const ClientUpdateBody = z.object({
-  redirect_uris: strList, grant_types: strList, client_name: optStr, client_uri: optStr, logo_uri: optStr,
-  policy_uri: optStr, tos_uri: optStr, token_endpoint_auth_method: optStr,
-});
 export const ConsentBody = z.object({ action: optStr });
 export const TokenStatusBody = z.object({ token: optStr, token_type_hint: optStr, client_id: optStr, client_secret: optStr });
 export const OAuthTokenBody = z.object({
@@ -46,22 +36,10 @@ export const requireOAuthServer: MiddlewareHandler<AppEnv> = async (c, next) => 
   await next();
 };
 
-/** GoTrue decodes these bodies with json.NewDecoder: any decoding failure is this one message. */
-async function readClientJson<S extends z.ZodObject>(c: Context<AppEnv>, schema: S): Promise<z.infer<S>> {
-  try {
-    return await readJson(c, schema);
-  } catch (err) {
-    if (err instanceof ApiError && err.errorCode === 'bad_json') throw new ApiError(400, 'bad_json', 'Invalid JSON body');
-    throw err;
-  }
-}
-
 export const oauthServerRoutes = routeGroup('oauth-server');
 
-const off = 'While OAUTH_SERVER_ENABLED is off: 404 `feature_disabled`.';
-const client = json({ type: 'object', description: 'GoTrue\'s OAuthServerClientResponse: client_id, client_secret (on creation and regeneration only), client_type, redirect_uris, token_endpoint_auth_method, grant_types, response_types, client_name?, client_uri?, logo_uri?, registration_type, created_at, updated_at.' });
+export const off = 'While OAUTH_SERVER_ENABLED is off: 404 `feature_disabled`.';
 const oauthError = error('RFC 6749 §5.2 error body `{error, error_description}`: invalid_request, invalid_client (401 with a Basic challenge after HTTP Basic), invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, invalid_target, server_error.');
-const clientErrors: Record<string, Reply> = { 404: error(`\`oauth_client_not_found\`. ${off}`) };
 const authorizeQuery: Param[] = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'resource', 'code_challenge', 'code_challenge_method', 'nonce']
   .map((name) => ({ name, ...(name === 'client_id' || name === 'redirect_uri' || name.startsWith('code_challenge') ? { required: true } : {}) }));
 const formOf = (schema: z.ZodObject) => ({ type: 'object', properties: Object.fromEntries(Object.keys(schema.shape).map((k) => [k, { type: 'string' }])) });
@@ -83,73 +61,7 @@ oauthServerRoutes.route({
   replies: { 200: json('OpenIdConfiguration'), 404: error(off) },
 }, metadata);
 
-// --- admin: client management -------------------------------------------------------------
-
-oauthServerRoutes.route({
-  method: 'post', path: '/admin/oauth/clients', summary: 'Register a client', gotrue: 'AdminOAuthServerClientRegister', auth: 'admin', guards: [requireOAuthServer],
-  bodyReadByHandler: ClientRegisterBody, replies: { 201: client },
-}, async (c) => {
-  const body = await readClientJson(c, ClientRegisterBody);
-  return c.json(await registerClient(c.get('deps'), body, 'manual'), 201);
-});
-
-// GoTrue ignores page/per_page here and sends no pagination headers; an empty list is `{}`.
-oauthServerRoutes.route({
-  method: 'get', path: '/admin/oauth/clients', summary: 'List clients (newest first; {} when none)', gotrue: 'OAuthServerClientList', auth: 'admin', guards: [requireOAuthServer],
-  replies: { 200: json({ type: 'object', description: '{clients: [...]}' }) },
-}, async (c) => {
-  const clients = await listOAuthClients(c.get('deps').db);
-  return c.json(clients.length > 0 ? { clients: clients.map((k) => clientJson(k)) } : {});
-});
-
-// GoTrue: Admin → gate → LoadOAuthServerClient (the handlers' first step here).
-const pathClient = (c: Context<AppEnv>) => loadClient(c.get('deps'), c.req.param('client_id') ?? '');
-oauthServerRoutes.route({
-  method: 'get', path: '/admin/oauth/clients/{client_id}', summary: 'Get a client', gotrue: 'OAuthServerClientGet', auth: 'admin', guards: [requireOAuthServer], replies: { 200: client, ...clientErrors },
-}, async (c) => c.json(clientJson(await pathClient(c))));
-// The client is loaded (404) before the body is read.
-oauthServerRoutes.route({
-  method: 'put', path: '/admin/oauth/clients/{client_id}', summary: 'Update a client', gotrue: 'OAuthServerClientUpdate', auth: 'admin', guards: [requireOAuthServer],
-  bodyReadByHandler: ClientUpdateBody, replies: { 200: client, ...clientErrors },
-}, async (c) => {
-  const client = await pathClient(c);
-  const body = await readClientJson(c, ClientUpdateBody);
-  return c.json(await updateClient(c.get('deps'), client, body));
-});
-oauthServerRoutes.route({
-  method: 'delete', path: '/admin/oauth/clients/{client_id}', summary: 'Delete a client (soft; its sessions end)', gotrue: 'OAuthServerClientDelete', auth: 'admin', guards: [requireOAuthServer],
-  replies: { 204: { description: 'Deleted.' }, ...clientErrors },
-}, async (c) => {
-  await deleteClient(c.get('deps'), await pathClient(c));
-  return c.body(null, 204);
-});
-oauthServerRoutes.route({
-  method: 'post', path: '/admin/oauth/clients/{client_id}/regenerate_secret', summary: 'Regenerate a confidential client\'s secret', gotrue: 'OAuthServerClientRegenerateSecret', auth: 'admin', guards: [requireOAuthServer],
-  replies: { 200: client, ...clientErrors },
-}, async (c) => {
-  return c.json(await regenerateSecret(c.get('deps'), await pathClient(c)));
-});
-
 // --- the OAuth endpoints ---------------------------------------------------------------------
-
-// The switch is checked before the body is read, and a bad body is RFC 7591's error: the handler reads it.
-oauthServerRoutes.route({
-  method: 'post', path: '/oauth/clients/register', summary: 'Dynamic client registration (RFC 7591; OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION)', gotrue: 'OAuthServerClientDynamicRegister', before: [requireOAuthServer],
-  rateLimit: 'oauth_client_register', bodyReadByHandler: ClientRegisterBody, replies: { 201: client, 403: error('`oauth_dynamic_client_registration_disabled`.') },
-}, async (c) => {
-  if (!c.get('deps').config.oauthServer.allowDynamicRegistration) {
-    throw forbidden('oauth_dynamic_client_registration_disabled', 'Dynamic client registration is not enabled');
-  }
-  let body: z.infer<typeof ClientRegisterBody>;
-  try {
-    body = await readJson(c, ClientRegisterBody);
-  } catch (err) {
-    // RFC 7591 §3.2.2: a body that is not the metadata object is invalid_client_metadata.
-    if (err instanceof ApiError && err.status === 400) throw new OAuthApiError('invalid_client_metadata', err.message);
-    throw err;
-  }
-  return c.json(await registerClient(c.get('deps'), body, 'dynamic'), 201, NO_STORE);
-});
 
 oauthServerRoutes.route({
   method: 'get', path: '/oauth/authorize', summary: 'Start an authorization (PKCE S256 required): redirect to the consent page', gotrue: 'OAuthServerAuthorize', before: [requireOAuthServer],

@@ -3,7 +3,7 @@
 import type { MiddlewareHandler } from 'hono';
 import * as z from 'zod';
 import type { AppEnv } from '../app-env.ts';
-import { errorRedirect, oauthErrorParams } from '../flows/external.ts';
+import { errorRedirect, oauthErrorParams } from '../flows/external-errors.ts';
 import { CaptchaFields } from '../http/captcha.ts';
 import { ApiError, notFound } from '../core/errors.ts';
 import { optBool, optStr, readForm } from '../http/read-json.ts';

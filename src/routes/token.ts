@@ -4,7 +4,7 @@ import { passwordGrant } from '../flows/password-grant.ts';
 import { idTokenGrant } from '../flows/id-token.ts';
 import { pkceGrant } from '../flows/pkce.ts';
 import { type Web3Params, web3Enabled, web3Grant } from '../flows/web3.ts';
-import { refreshSession } from '../accounts/session.ts';
+import { refreshSession } from '../accounts/refresh.ts';
 import { CaptchaFields, requireCaptcha } from '../http/captcha.ts';
 import { requireAuth } from '../http/auth.ts';
 import { badRequest, OAuthApiError, validationFailed } from '../core/errors.ts';

@@ -7,7 +7,7 @@ import { insertAudit } from '../db/audit.ts';
 import { findIdentitiesByEmails, findIdentityByProviderId, providersOfUser, touchIdentity } from '../db/identities.ts';
 import type { SsoProvider } from '../db/sso.ts';
 import { findUserById, insertIdentity, insertUser, isBanned, updateUser, type UserRow } from '../db/users.ts';
-import type { LinkContext } from '../accounts/external-accounts.ts';
+import type { LinkContext } from '../accounts/external-identity.ts';
 import { mergeMetadata } from '../accounts/metadata.ts';
 import { ApiError, forbidden, unprocessable } from '../core/errors.ts';
 import { beforeUserCreated } from '../hooks/user-created.ts';

@@ -124,28 +124,6 @@ describe('request handling', () => {
   });
 });
 
-describe('GET /health and /settings', () => {
-  test('health', async () => {
-    const res = await t.request('GET', '/health');
-    expect(await res.json()).toEqual({ version: '0.0.0-test', name: 'GoTrue', description: 'GoTrue is a user registration and authentication API' });
-  });
-
-  test('settings lists every provider and reflects the configuration', async () => {
-    const s = await buildTestApp(db, {
-      AUTHSVC_DISABLE_SIGNUP: 'true', AUTHSVC_MAILER_AUTOCONFIRM: 'true', GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
-      GOTRUE_EXTERNAL_GITHUB_ENABLED: 'true', GOTRUE_EXTERNAL_GITHUB_CLIENT_ID: 'id', GOTRUE_EXTERNAL_GITHUB_SECRET: 'sec',
-      GOTRUE_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost:9999/callback',
-    });
-    const body = await (await s.request('GET', '/settings')).json() as Record<string, any>;
-    const providers = ['apple', 'azure', 'bitbucket', 'discord', 'facebook', 'figma', 'github', 'gitlab', 'google', 'keycloak',
-      'linkedin', 'notion', 'spotify', 'slack', 'twitch', 'twitter', 'workos', 'email', 'phone', 'anonymous_users'];
-    for (const p of providers) expect(typeof body.external[p], p).toBe('boolean');
-    expect(body.external).toMatchObject({ github: true, google: false, email: true, phone: false, anonymous_users: true });
-    expect(body).toMatchObject({ disable_signup: true, autoconfirm: true, mailer_autoconfirm: true, phone_autoconfirm: false });
-    expect(JSON.stringify(body)).not.toContain('sec');
-  });
-});
-
 describe('the /auth/v1 prefix supabase-js uses', () => {
   test('serves the same routes', async () => {
     const res = await t.request('GET', '/auth/v1/health');

@@ -49,6 +49,14 @@ function keepCookies(jar: Map<string, string>, res: Response): void {
   }
 }
 
+/**
+ * bcrypt at cost 4 (the minimum), not GoTrue's 10: every signup and sign-in in the suite pays it,
+ * and at cost 10 that was most of the suite's CPU. What the production cost stores is asserted
+ * where it matters, with `createNodeHasher()` passed in (test/routes/admin-users.test.ts,
+ * test/vectors/password.test.ts). One hasher for all apps: its concurrency limit is per process.
+ */
+const TEST_HASHER = createNodeHasher({ cost: 4 });
+
 export async function buildTestApp(db: Database, env: Record<string, string> = {}, over: Partial<Deps> = {}): Promise<TestApp> {
   const parsed = parseConfig({ ...BASE_ENV, ...env }, { local: true });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
@@ -57,7 +65,7 @@ export async function buildTestApp(db: Database, env: Record<string, string> = {
   const logs: string[] = [];
   const mailer: Mailer = { async send(m) { mails.push(m); } };
   const deps: Deps = {
-    config, db, mailer, keys: await loadKeySet(config.jwt), hasher: createNodeHasher(),
+    config, db, mailer, keys: await loadKeySet(config.jwt), hasher: TEST_HASHER,
     sms: createSmsProvider(config.sms, globalThis.fetch.bind(globalThis)),
     fetch: globalThis.fetch.bind(globalThis), now: () => new Date(), randomBytes: cryptoRandomBytes,
     logger: createLogger(config.log.level, (l) => logs.push(l)), version: '0.0.0-test',
