@@ -9,7 +9,12 @@ declare module 'autocannon' {
     body?: string | Buffer;
     /** Called before each send; returning a falsy value restarts the request list. */
     setupRequest?: (req: Request, context: Record<string, unknown>) => Request | null | undefined;
-    onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string | string[]>) => void;
+    onResponse?: (
+      status: number,
+      body: string,
+      context: Record<string, unknown>,
+      headers: Record<string, string | string[]>,
+    ) => void;
   }
 
   /** One connection. `setRequests` in `setupClient` gives a connection its own request list. */

@@ -7,14 +7,33 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-interface CallFrame { functionName: string; url: string; lineNumber: number }
-interface ProfileNode { id: number; callFrame: CallFrame; children?: number[] }
-interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string' }, focus: { type: 'string' }, callers: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string' }, focus: { type: 'string' }, callers: { type: 'string' } },
+});
 const file = positionals[0];
 if (!file) {
-  process.stderr.write('usage: node --import tsx bench/cpuprofile-summary.ts <file.cpuprofile> [--top N] [--focus regex]\n');
+  process.stderr.write(
+    'usage: node --import tsx bench/cpuprofile-summary.ts <file.cpuprofile> [--top N] [--focus regex]\n',
+  );
   process.exit(2);
 }
 const top = Number(values.top ?? '30');
@@ -96,7 +115,9 @@ const print = (title: string, m: Map<string, number>, n: number) => {
   }
 };
 const wall = (profile.endTime - profile.startTime) / 1000;
-process.stdout.write(`${file}\nwall ${wall.toFixed(0)} ms, on-CPU (non-idle samples) ${total.toFixed(0)} ms, idle ${idle.toFixed(0)} ms\n`);
+process.stdout.write(
+  `${file}\nwall ${wall.toFixed(0)} ms, on-CPU (non-idle samples) ${total.toFixed(0)} ms, idle ${idle.toFixed(0)} ms\n`,
+);
 print('self time by package / file', selfByWhere, top);
 print('self time by function', selfByFn, top);
 if (callersOf) print(`callers of /${values.callers}/ (self time of the callee)`, callers, top);

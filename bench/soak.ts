@@ -28,8 +28,13 @@ const HELP = `npm run soak [-- options]
 function parseCli() {
   const { values } = parseArgs({
     options: {
-      minutes: { type: 'string' }, rate: { type: 'string' }, connections: { type: 'string' }, 'signup-rate': { type: 'string' },
-      'email-workers': { type: 'string' }, 'database-url': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      minutes: { type: 'string' },
+      rate: { type: 'string' },
+      connections: { type: 'string' },
+      'signup-rate': { type: 'string' },
+      'email-workers': { type: 'string' },
+      'database-url': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
@@ -42,9 +47,13 @@ function parseCli() {
     return n;
   };
   return {
-    minutes: num(values.minutes, 5, 'minutes'), rate: num(values.rate, 400, 'rate'), connections: num(values.connections, 16, 'connections'),
-    signupRate: num(values['signup-rate'], 2, 'signup-rate'), emailWorkers: num(values['email-workers'], 1, 'email-workers'),
-    databaseUrl: values['database-url'] ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    minutes: num(values.minutes, 5, 'minutes'),
+    rate: num(values.rate, 400, 'rate'),
+    connections: num(values.connections, 16, 'connections'),
+    signupRate: num(values['signup-rate'], 2, 'signup-rate'),
+    emailWorkers: num(values['email-workers'], 1, 'email-workers'),
+    databaseUrl:
+      values['database-url'] ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }
 
@@ -58,8 +67,18 @@ interface Minute {
   rssKb: number[];
   pgConns: number[];
 }
-const newMinute = (): Minute => ({ ok: 0, latencies: [], errors: {}, signups: 0, emailFlows: 0, rssKb: [], pgConns: [] });
-const addError = (m: Minute, key: string) => { m.errors[key] = (m.errors[key] ?? 0) + 1; };
+const newMinute = (): Minute => ({
+  ok: 0,
+  latencies: [],
+  errors: {},
+  signups: 0,
+  emailFlows: 0,
+  rssKb: [],
+  pgConns: [],
+});
+const addError = (m: Minute, key: string) => {
+  m.errors[key] = (m.errors[key] ?? 0) + 1;
+};
 
 /** TCP connections of process `pid` to `port` (its Postgres pool), from /proc. */
 function connectionsTo(pid: number, port: number): number {
@@ -85,21 +104,33 @@ function connectionsTo(pid: number, port: number): number {
 }
 
 /** A local SMTP server that keeps only the newest link per recipient (the soak reads each once). */
-async function startLinkSink(): Promise<{ port: number; next(address: string, timeoutMs: number): Promise<string>; close(): Promise<void> }> {
+async function startLinkSink(): Promise<{
+  port: number;
+  next(address: string, timeoutMs: number): Promise<string>;
+  close(): Promise<void>;
+}> {
   const links = new Map<string, string>();
   const waiters = new Map<string, (link: string) => void>();
   const server = new SMTPServer({
-    logger: false, authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], closeTimeout: 100,
+    logger: false,
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    closeTimeout: 100,
     onData(stream, session, cb) {
       let raw = '';
       stream.setEncoding('utf8');
-      stream.on('data', (c: string) => { raw += c; });
+      stream.on('data', (c: string) => {
+        raw += c;
+      });
       stream.on('end', () => {
         const to = session.envelope.rcptTo[0]?.address.toLowerCase() ?? '';
         const token = /token=3D([0-9a-f]+)|token=([0-9a-f]+)/.exec(raw.replace(/=\r?\n/g, ''));
         const link = token?.[1] ?? token?.[2] ?? '';
         const w = waiters.get(to);
-        if (w) { waiters.delete(to); w(link); } else links.set(to, link);
+        if (w) {
+          waiters.delete(to);
+          w(link);
+        } else links.set(to, link);
         cb();
       });
     },
@@ -110,10 +141,19 @@ async function startLinkSink(): Promise<{ port: number; next(address: string, ti
     port: (server.server.address() as AddressInfo).port,
     next(address, timeoutMs) {
       const have = links.get(address);
-      if (have !== undefined) { links.delete(address); return Promise.resolve(have); }
+      if (have !== undefined) {
+        links.delete(address);
+        return Promise.resolve(have);
+      }
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => { waiters.delete(address); reject(new Error(`no mail to ${address} within ${timeoutMs} ms`)); }, timeoutMs);
-        waiters.set(address, (l) => { clearTimeout(timer); resolve(l); });
+        const timer = setTimeout(() => {
+          waiters.delete(address);
+          reject(new Error(`no mail to ${address} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.set(address, (l) => {
+          clearTimeout(timer);
+          resolve(l);
+        });
       });
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
@@ -130,27 +170,38 @@ async function main(): Promise<void> {
   const args = parseCli();
   const runs: { stop(): void }[] = [];
   let stopping = false;
-  installSignalHandlers(() => { stopping = true; for (const r of runs) r.stop(); });
+  installSignalHandlers(() => {
+    stopping = true;
+    for (const r of runs) r.stop();
+  });
   const m = machine();
   const runId = randomBytes(4).toString('hex');
   const namespace = `soak_${runId}`;
   const admin = new pg.Pool({ connectionString: args.databaseUrl, max: 1, application_name: 'soak-admin' });
   admin.on('error', () => undefined);
   onCleanup('close admin pool', () => admin.end());
-  onCleanup(`drop schema ${namespace}`, async () => { await admin.query(`drop schema if exists "${namespace}" cascade`); });
+  onCleanup(`drop schema ${namespace}`, async () => {
+    await admin.query(`drop schema if exists "${namespace}" cascade`);
+  });
   const pgPort = Number(new URL(args.databaseUrl).port || 5432);
 
   const sink = await startLinkSink();
   onCleanup('close SMTP sink', () => sink.close());
   const svc = await startAuthsvc({
-    databaseUrl: args.databaseUrl, namespace, threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
+    databaseUrl: args.databaseUrl,
+    namespace,
+    threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
     extraEnv: {
-      AUTHSVC_SMTP_PORT: String(sink.port), AUTHSVC_RATE_LIMIT_EMAIL_SENT: '100000000', AUTHSVC_SMTP_MAX_FREQUENCY: '1s',
+      AUTHSVC_SMTP_PORT: String(sink.port),
+      AUTHSVC_RATE_LIMIT_EMAIL_SENT: '100000000',
+      AUTHSVC_SMTP_MAX_FREQUENCY: '1s',
     },
   });
   const accounts = await seedAccounts(svc.url, runId, args.connections);
-  process.stderr.write(`[soak] authsvc pid ${svc.child.pid} on ${svc.url}, schema ${namespace}; ${args.minutes} min, `
-    + `mixed ${args.rate} req/s over ${args.connections} connections, ${args.signupRate} sign-ups/s, ${args.emailWorkers} email worker(s)\n`);
+  process.stderr.write(
+    `[soak] authsvc pid ${svc.child.pid} on ${svc.url}, schema ${namespace}; ${args.minutes} min, ` +
+      `mixed ${args.rate} req/s over ${args.connections} connections, ${args.signupRate} sign-ups/s, ${args.emailWorkers} email worker(s)\n`,
+  );
 
   const minutes: Minute[] = [];
   const started = performance.now();
@@ -164,22 +215,41 @@ async function main(): Promise<void> {
   // The mixed profile, rate-limited so the figures show drift, not the machine's ceiling.
   const counts: Record<MixKind, Record<string, number>> = { signin: {}, refresh: {}, user: {} };
   const mixed = autocannon({
-    url: svc.url, connections: args.connections, duration: seconds, timeout: 30, overallRate: args.rate || undefined,
-    requests: [{ method: 'GET', path: '/user' }], setupClient: perConnection(accounts, (a, i) => mixedRequests(a, i, counts)),
+    url: svc.url,
+    connections: args.connections,
+    duration: seconds,
+    timeout: 30,
+    overallRate: args.rate || undefined,
+    requests: [{ method: 'GET', path: '/user' }],
+    setupClient: perConnection(accounts, (a, i) => mixedRequests(a, i, counts)),
   });
   runs.push(mixed);
   mixed.on('response', (_c: unknown, status: number, _b: number, ms: number) => {
     const cur = minute();
-    if (status >= 200 && status < 300) { cur.ok++; cur.latencies.push(ms); } else addError(cur, `mixed ${status}`);
+    if (status >= 200 && status < 300) {
+      cur.ok++;
+      cur.latencies.push(ms);
+    } else addError(cur, `mixed ${status}`);
   });
   mixed.on('reqError', () => addError(minute(), 'mixed socket'));
 
-  const signups = args.signupRate > 0 ? autocannon({
-    url: svc.url, connections: 2, duration: seconds, timeout: 30, overallRate: args.signupRate, requests: signupRequests(`${runId}s`),
-  }) : undefined;
+  const signups =
+    args.signupRate > 0
+      ? autocannon({
+          url: svc.url,
+          connections: 2,
+          duration: seconds,
+          timeout: 30,
+          overallRate: args.signupRate,
+          requests: signupRequests(`${runId}s`),
+        })
+      : undefined;
   if (signups) {
     runs.push(signups);
-    signups.on('response', (_c: unknown, status: number) => { if (status === 200) minute().signups++; else addError(minute(), `signup ${status}`); });
+    signups.on('response', (_c: unknown, status: number) => {
+      if (status === 200) minute().signups++;
+      else addError(minute(), `signup ${status}`);
+    });
     signups.on('reqError', () => addError(minute(), 'signup socket'));
   }
 
@@ -211,9 +281,14 @@ async function main(): Promise<void> {
   const printed = new Set<number>();
   const headers = ['min', 'req/s', 'p99 ms', 'errors', 'RSS MiB', 'PG conns', 'sign-ups', 'email flows'];
   const row = (i: number, mm: Minute): string[] => [
-    String(i + 1), fmtRate(mm.ok / 60), fmtMs(p99(mm.latencies)), String(Object.values(mm.errors).reduce((a, b) => a + b, 0)),
-    mm.rssKb.length ? (Math.max(...mm.rssKb) / 1024).toFixed(0) : '–', mm.pgConns.length ? String(Math.max(...mm.pgConns)) : '–',
-    String(mm.signups), String(mm.emailFlows),
+    String(i + 1),
+    fmtRate(mm.ok / 60),
+    fmtMs(p99(mm.latencies)),
+    String(Object.values(mm.errors).reduce((a, b) => a + b, 0)),
+    mm.rssKb.length ? (Math.max(...mm.rssKb) / 1024).toFixed(0) : '–',
+    mm.pgConns.length ? String(Math.max(...mm.pgConns)) : '–',
+    String(mm.signups),
+    String(mm.emailFlows),
   ];
   const gauge = setInterval(() => {
     const cur = minute();
@@ -228,8 +303,14 @@ async function main(): Promise<void> {
       if (printed.has(i)) continue;
       printed.add(i);
       const mm = minutes[i]!;
-      const errs = Object.entries(mm.errors).map(([k, v]) => `${k}: ${v}`).join(', ');
-      process.stderr.write(`[soak] ${row(i, mm).map((c, j) => `${headers[j]} ${c}`).join(' | ')}${errs ? ` | ${errs}` : ''}\n`);
+      const errs = Object.entries(mm.errors)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ');
+      process.stderr.write(
+        `[soak] ${row(i, mm)
+          .map((c, j) => `${headers[j]} ${c}`)
+          .join(' | ')}${errs ? ` | ${errs}` : ''}\n`,
+      );
     }
   }, 5_000);
   await Promise.all([mixed, signups, flows]);
@@ -239,11 +320,17 @@ async function main(): Promise<void> {
   const full = minutes.slice(0, Math.max(1, Math.ceil(seconds / 60)));
   const totalErrors: Record<string, number> = {};
   for (const mm of full) for (const [k, v] of Object.entries(mm.errors)) totalErrors[k] = (totalErrors[k] ?? 0) + v;
-  process.stdout.write(`\nauthsvc soak — ${args.minutes} min on Postgres, ${m.cores} cores (${m.cpuModel}), Node ${m.node}, load average at the end ${machine().loadAvg1}\n`
-    + `mixed profile at ${args.rate} req/s over ${args.connections} connections (${JSON.stringify(counts)}), ${args.signupRate} sign-ups/s, `
-    + `${args.emailWorkers} email-flow worker(s); RSS and PG conns are the minute's highest sample (every 5 s)\n\n`
-    + `${renderTable(headers, full.map((mm, i) => row(i, mm)), new Set([0, 1, 2, 3, 4, 5, 6, 7]))}\n\n`
-    + `errors: ${Object.keys(totalErrors).length ? JSON.stringify(totalErrors) : 'none'}\n`);
+  process.stdout.write(
+    `\nauthsvc soak — ${args.minutes} min on Postgres, ${m.cores} cores (${m.cpuModel}), Node ${m.node}, load average at the end ${machine().loadAvg1}\n` +
+      `mixed profile at ${args.rate} req/s over ${args.connections} connections (${JSON.stringify(counts)}), ${args.signupRate} sign-ups/s, ` +
+      `${args.emailWorkers} email-flow worker(s); RSS and PG conns are the minute's highest sample (every 5 s)\n\n` +
+      `${renderTable(
+        headers,
+        full.map((mm, i) => row(i, mm)),
+        new Set([0, 1, 2, 3, 4, 5, 6, 7]),
+      )}\n\n` +
+      `errors: ${Object.keys(totalErrors).length ? JSON.stringify(totalErrors) : 'none'}\n`,
+  );
   await cleanup();
 }
 

@@ -15,12 +15,14 @@ startWithMallocTrim(); // on glibc: starts again at once with malloc's trim thre
 if (!existsSync(ENTRY)) {
   process.stderr.write(
     `authsvc: ${ENTRY} is missing: this copy of authsvc has not been built.\n` +
-    `Run \`npm run build\` in ${ROOT} (it needs the dev dependencies: \`npm ci\` installs them and builds).\n`,
+      `Run \`npm run build\` in ${ROOT} (it needs the dev dependencies: \`npm ci\` installs them and builds).\n`,
   );
   process.exit(1);
 }
 if (!isFresh()) {
-  process.stderr.write(`authsvc: dist/node is older than the sources under ${ROOT}: running the old build; \`npm run build\` brings it up to date.\n`);
+  process.stderr.write(
+    `authsvc: dist/node is older than the sources under ${ROOT}: running the old build; \`npm run build\` brings it up to date.\n`,
+  );
 }
 installStackMapping(OUT);
 await import(pathToFileURL(ENTRY).href);

@@ -3,7 +3,22 @@
 // test/units/migrate.test.ts keeps these definitions equal to what the migrations create.
 import { sql } from 'drizzle-orm';
 import {
-  bigint, bigserial, customType, boolean, doublePrecision, inet, integer, json, jsonb, pgSchema, smallint, text, timestamp, unique, uuid, varchar,
+  bigint,
+  bigserial,
+  customType,
+  boolean,
+  doublePrecision,
+  inet,
+  integer,
+  json,
+  jsonb,
+  pgSchema,
+  smallint,
+  text,
+  timestamp,
+  unique,
+  uuid,
+  varchar,
 } from 'drizzle-orm/pg-core';
 
 const tz = { withTimezone: true, mode: 'date' } as const;
@@ -27,8 +42,12 @@ export function createTables(namespace: string) {
   const factorStatus = s.enum('factor_status', ['unverified', 'verified']);
   const codeChallengeMethod = s.enum('code_challenge_method', ['s256', 'plain']);
   const oneTimeTokenType = s.enum('one_time_token_type', [
-    'confirmation_token', 'reauthentication_token', 'recovery_token',
-    'email_change_token_new', 'email_change_token_current', 'phone_change_token',
+    'confirmation_token',
+    'reauthentication_token',
+    'recovery_token',
+    'email_change_token_new',
+    'email_change_token_current',
+    'phone_change_token',
   ]);
 
   const users = s.table('users', {
@@ -58,8 +77,7 @@ export function createTables(namespace: string) {
     phoneChange: text('phone_change').default(''),
     phoneChangeToken: varchar('phone_change_token', { length: 255 }).default(''),
     phoneChangeSentAt: timestamp('phone_change_sent_at', tz),
-    confirmedAt: timestamp('confirmed_at', tz)
-      .generatedAlwaysAs(sql`LEAST(email_confirmed_at, phone_confirmed_at)`),
+    confirmedAt: timestamp('confirmed_at', tz).generatedAlwaysAs(sql`LEAST(email_confirmed_at, phone_confirmed_at)`),
     emailChangeTokenCurrent: varchar('email_change_token_current', { length: 255 }).default(''),
     emailChangeConfirmStatus: smallint('email_change_confirm_status').default(0),
     bannedUntil: timestamp('banned_until', tz),
@@ -72,7 +90,9 @@ export function createTables(namespace: string) {
 
   const identities = s.table('identities', {
     providerId: text('provider_id').notNull(),
-    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
     identityData: jsonb('identity_data').notNull().$type<Record<string, unknown>>(),
     provider: text('provider').notNull(),
     lastSignInAt: timestamp('last_sign_in_at', tz),
@@ -109,19 +129,29 @@ export function createTables(namespace: string) {
     metadataExpiresAt: timestamp('metadata_expires_at', tz),
   });
 
-  const oauthConsents = s.table('oauth_consents', {
-    id: uuid('id').primaryKey(),
-    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-    clientId: uuid('client_id').notNull().references(() => oauthClients.id, { onDelete: 'cascade' }),
-    /** Space-joined. */
-    scopes: text('scopes').notNull(),
-    grantedAt: timestamp('granted_at', tz).notNull().defaultNow(),
-    revokedAt: timestamp('revoked_at', tz),
-  }, (t) => [unique('oauth_consents_user_client_unique').on(t.userId, t.clientId)]);
+  const oauthConsents = s.table(
+    'oauth_consents',
+    {
+      id: uuid('id').primaryKey(),
+      userId: uuid('user_id')
+        .notNull()
+        .references(() => users.id, { onDelete: 'cascade' }),
+      clientId: uuid('client_id')
+        .notNull()
+        .references(() => oauthClients.id, { onDelete: 'cascade' }),
+      /** Space-joined. */
+      scopes: text('scopes').notNull(),
+      grantedAt: timestamp('granted_at', tz).notNull().defaultNow(),
+      revokedAt: timestamp('revoked_at', tz),
+    },
+    (t) => [unique('oauth_consents_user_client_unique').on(t.userId, t.clientId)],
+  );
 
   const sessions = s.table('sessions', {
     id: uuid('id').primaryKey(),
-    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
     createdAt: timestamp('created_at', tz),
     updatedAt: timestamp('updated_at', tz),
     factorId: uuid('factor_id'),
@@ -143,7 +173,9 @@ export function createTables(namespace: string) {
   const oauthAuthorizations = s.table('oauth_authorizations', {
     id: uuid('id').primaryKey(),
     authorizationId: text('authorization_id').notNull().unique(),
-    clientId: uuid('client_id').notNull().references(() => oauthClients.id, { onDelete: 'cascade' }),
+    clientId: uuid('client_id')
+      .notNull()
+      .references(() => oauthClients.id, { onDelete: 'cascade' }),
     userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
     redirectUri: text('redirect_uri').notNull(),
     scope: text('scope').notNull(),
@@ -177,7 +209,9 @@ export function createTables(namespace: string) {
   });
 
   const mfaAmrClaims = s.table('mfa_amr_claims', {
-    sessionId: uuid('session_id').notNull().references(() => sessions.id, { onDelete: 'cascade' }),
+    sessionId: uuid('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
     createdAt: timestamp('created_at', tz).notNull(),
     updatedAt: timestamp('updated_at', tz).notNull(),
     authenticationMethod: text('authentication_method').notNull(),
@@ -186,7 +220,9 @@ export function createTables(namespace: string) {
 
   const mfaFactors = s.table('mfa_factors', {
     id: uuid('id').primaryKey(),
-    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
     friendlyName: text('friendly_name'),
     factorType: factorType('factor_type').notNull(),
     status: factorStatus('status').notNull(),
@@ -207,7 +243,9 @@ export function createTables(namespace: string) {
 
   const mfaChallenges = s.table('mfa_challenges', {
     id: uuid('id').primaryKey(),
-    factorId: uuid('factor_id').notNull().references(() => mfaFactors.id, { onDelete: 'cascade' }),
+    factorId: uuid('factor_id')
+      .notNull()
+      .references(() => mfaFactors.id, { onDelete: 'cascade' }),
     createdAt: timestamp('created_at', tz).notNull(),
     verifiedAt: timestamp('verified_at', tz),
     ipAddress: inet('ip_address').notNull(),
@@ -218,7 +256,10 @@ export function createTables(namespace: string) {
   // authsvc: MFA recovery codes (migration 0006; GoTrue keeps a set as an mfa_factors row).
   const mfaRecoveryCodeSets = s.table('mfa_user_recovery_code_sets', {
     id: uuid('id').primaryKey(),
-    userId: uuid('user_id').notNull().unique().references(() => users.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .unique()
+      .references(() => users.id, { onDelete: 'cascade' }),
     friendlyName: text('friendly_name').notNull(),
     failedVerificationCount: integer('failed_verification_count').notNull().default(0),
     verificationLockedUntil: timestamp('verification_locked_until', tz),
@@ -226,18 +267,26 @@ export function createTables(namespace: string) {
     updatedAt: timestamp('updated_at', tz).notNull(),
   });
 
-  const mfaRecoveryCodes = s.table('mfa_user_recovery_codes', {
-    id: uuid('id').primaryKey(),
-    setId: uuid('set_id').notNull().references(() => mfaRecoveryCodeSets.id, { onDelete: 'cascade' }),
-    codeHash: text('code_hash').notNull(),
-    createdAt: timestamp('created_at', tz).notNull(),
-    usedAt: timestamp('used_at', tz),
-  }, (t) => [unique().on(t.setId, t.codeHash)]);
+  const mfaRecoveryCodes = s.table(
+    'mfa_user_recovery_codes',
+    {
+      id: uuid('id').primaryKey(),
+      setId: uuid('set_id')
+        .notNull()
+        .references(() => mfaRecoveryCodeSets.id, { onDelete: 'cascade' }),
+      codeHash: text('code_hash').notNull(),
+      createdAt: timestamp('created_at', tz).notNull(),
+      usedAt: timestamp('used_at', tz),
+    },
+    (t) => [unique().on(t.setId, t.codeHash)],
+  );
 
   // Passkeys (migration 0007): GoTrue's tables as its 20260302000000_add_passkeys has them.
   const webauthnCredentials = s.table('webauthn_credentials', {
     id: uuid('id').primaryKey().defaultRandom(),
-    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
     credentialId: bytea('credential_id').notNull(),
     publicKey: bytea('public_key').notNull(),
     attestationType: text('attestation_type').notNull().default(''),
@@ -263,7 +312,9 @@ export function createTables(namespace: string) {
 
   const oneTimeTokens = s.table('one_time_tokens', {
     id: uuid('id').primaryKey(),
-    userId: uuid('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
     tokenType: oneTimeTokenType('token_type').notNull(),
     tokenHash: text('token_hash').notNull(),
     relatesTo: text('relates_to').notNull(),
@@ -402,11 +453,42 @@ export function createTables(namespace: string) {
   });
 
   return {
-    aalLevel, codeChallengeMethod, oneTimeTokenType, factorType, factorStatus,
-    oauthRegistrationType, oauthClientType, oauthAuthorizationStatus, oauthResponseType, oauthClients, oauthAuthorizations, oauthConsents,
-    users, identities, sessions, refreshTokens, mfaAmrClaims, mfaFactors, mfaChallenges, mfaRecoveryCodeSets, mfaRecoveryCodes, webauthnCredentials, webauthnChallenges, oneTimeTokens, flowState, oauthClientStates, customOAuthProviders,
-    ssoProviders, ssoDomains, samlProviders, samlRelayStates, samlUsedAssertions, web3UsedMessages,
-    auditLogEntries, rateLimits, schemaMigrations,
+    aalLevel,
+    codeChallengeMethod,
+    oneTimeTokenType,
+    factorType,
+    factorStatus,
+    oauthRegistrationType,
+    oauthClientType,
+    oauthAuthorizationStatus,
+    oauthResponseType,
+    oauthClients,
+    oauthAuthorizations,
+    oauthConsents,
+    users,
+    identities,
+    sessions,
+    refreshTokens,
+    mfaAmrClaims,
+    mfaFactors,
+    mfaChallenges,
+    mfaRecoveryCodeSets,
+    mfaRecoveryCodes,
+    webauthnCredentials,
+    webauthnChallenges,
+    oneTimeTokens,
+    flowState,
+    oauthClientStates,
+    customOAuthProviders,
+    ssoProviders,
+    ssoDomains,
+    samlProviders,
+    samlRelayStates,
+    samlUsedAssertions,
+    web3UsedMessages,
+    auditLogEntries,
+    rateLimits,
+    schemaMigrations,
   };
 }
 

@@ -42,7 +42,12 @@ async function main(): Promise<void> {
   const outdir = mkdtempSync(join(tmpdir(), 'authsvc-bcrypt-bench-'));
   try {
     const build = await buildWorker(outdir, { script: 'scripts/bench-worker-bcrypt.worker.ts' });
-    const mf = new Miniflare({ modules: true, scriptPath: build.entry, modulesRoot: build.outdir, compatibilityDate: '2025-07-18' });
+    const mf = new Miniflare({
+      modules: true,
+      scriptPath: build.entry,
+      modulesRoot: build.outdir,
+      compatibilityDate: '2025-07-18',
+    });
     try {
       await mf.ready;
       const pids = process.platform === 'linux' ? workerdPids() : [];
@@ -51,16 +56,22 @@ async function main(): Promise<void> {
         const t0 = performance.now();
         const res = await mf.dispatchFetch(`http://bench/?n=${n}&op=${op}`);
         const body = (await res.json()) as { clockMs: number };
-        return { wallMs: performance.now() - t0, cpuMs: pids.length ? cpuMs(pids) - cpu0 : Number.NaN, clockMs: body.clockMs };
+        return {
+          wallMs: performance.now() - t0,
+          cpuMs: pids.length ? cpuMs(pids) - cpu0 : Number.NaN,
+          clockMs: body.clockMs,
+        };
       };
       await run(5, 'hash'); // warm up the JIT
       for (const op of ['hash', 'verify']) {
         const base = await run(0, op);
         const full = await run(N, op);
         const per = (x: number, b: number) => ((x - b) / N).toFixed(1);
-        console.log(`bcrypt cost 10 ${op} in workerd (${N} runs): ` +
-          `${pids.length ? `${per(full.cpuMs, base.cpuMs)} ms CPU, ` : ''}${per(full.wallMs, base.wallMs)} ms wall, ` +
-          `${(full.clockMs / N).toFixed(1)} ms by the Worker's clock, per ${op}`);
+        console.log(
+          `bcrypt cost 10 ${op} in workerd (${N} runs): ` +
+            `${pids.length ? `${per(full.cpuMs, base.cpuMs)} ms CPU, ` : ''}${per(full.wallMs, base.wallMs)} ms wall, ` +
+            `${(full.clockMs / N).toFixed(1)} ms by the Worker's clock, per ${op}`,
+        );
       }
     } finally {
       await mf.dispose();

@@ -55,10 +55,23 @@ export async function buildNode({ clean = false } = {}) {
   try {
     await build({
       entryPoints: [join(ROOT, 'src', 'adapters', 'node-cli.ts')],
-      outdir: tmp, bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node22',
-      external: EXTERNAL, sourcemap: true, sourcesContent: false, minifyWhitespace: true, minifySyntax: true, entryNames: '[name]', chunkNames: 'chunks/[name]-[hash]',
+      outdir: tmp,
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node22',
+      external: EXTERNAL,
+      sourcemap: true,
+      sourcesContent: false,
+      minifyWhitespace: true,
+      minifySyntax: true,
+      entryNames: '[name]',
+      chunkNames: 'chunks/[name]-[hash]',
       // Bundled CommonJS packages (pg) still call require() for their optional and external parts.
-      banner: { js: "import { createRequire as __authsvcCreateRequire } from 'node:module'; const require = __authsvcCreateRequire(import.meta.url);" },
+      banner: {
+        js: "import { createRequire as __authsvcCreateRequire } from 'node:module'; const require = __authsvcCreateRequire(import.meta.url);",
+      },
       logLevel: 'warning',
     });
     if (clean) rmSync(OUT, { recursive: true, force: true });
@@ -90,8 +103,14 @@ async function hasEsbuild() {
 // a start without dist/node then fails with its own message.
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--prepare') && !(await hasEsbuild())) {
-    const state = existsSync(ENTRY) ? (isFresh() ? 'the existing dist/node is up to date' : 'the existing dist/node is OLDER than the sources') : 'there is no dist/node, so authsvc cannot start';
-    console.warn(`authsvc: esbuild (a dev dependency) is not installed, so dist/node was not built; ${state}. Build where the dev dependencies are installed (npm ci && npm run build) and ship dist/node.`);
+    const state = existsSync(ENTRY)
+      ? isFresh()
+        ? 'the existing dist/node is up to date'
+        : 'the existing dist/node is OLDER than the sources'
+      : 'there is no dist/node, so authsvc cannot start';
+    console.warn(
+      `authsvc: esbuild (a dev dependency) is not installed, so dist/node was not built; ${state}. Build where the dev dependencies are installed (npm ci && npm run build) and ship dist/node.`,
+    );
   } else {
     const started = Date.now();
     await buildNode({ clean: true });

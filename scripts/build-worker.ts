@@ -34,10 +34,16 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
     child.on('error', fail);
-    child.on('close', (code) => (code === 0 ? done(out) : fail(new Error(`wrangler ${args.join(' ')} exited with ${code}:\n${out}`))));
+    child.on('close', (code) =>
+      code === 0 ? done(out) : fail(new Error(`wrangler ${args.join(' ')} exited with ${code}:\n${out}`)),
+    );
   });
 }
 
@@ -54,10 +60,16 @@ export async function buildWorker(outdir: string, opts: { script?: string } = {}
   const files = readdirSync(outdir).filter((f) => f.endsWith('.js') || f.endsWith('.mjs') || f.endsWith('.sql'));
   const modules = files.map((name): WorkerModule => {
     const bytes = readFileSync(join(outdir, name));
-    return { name, type: name.endsWith('.sql') ? 'Text' : 'ESModule', bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length };
+    return {
+      name,
+      type: name.endsWith('.sql') ? 'Text' : 'ESModule',
+      bytes: bytes.length,
+      gzipBytes: gzipSync(bytes, { level: 9 }).length,
+    };
   });
   const entries = modules.filter((m) => m.type === 'ESModule');
-  if (entries.length !== 1 || !entries[0]) throw new Error(`expected one JS module in ${outdir}, found ${entries.map((m) => m.name).join(', ') || 'none'}`);
+  if (entries.length !== 1 || !entries[0])
+    throw new Error(`expected one JS module in ${outdir}, found ${entries.map((m) => m.name).join(', ') || 'none'}`);
   return {
     outdir,
     entry: join(outdir, entries[0].name),
@@ -72,8 +84,11 @@ export const kib = (n: number): string => `${(n / 1024).toFixed(1)} KiB`;
 async function main(): Promise<void> {
   const outdir = resolve(process.argv[2] ?? join(ROOT, 'dist', 'worker'));
   const build = await buildWorker(outdir);
-  for (const m of build.modules) console.log(`  ${m.name.padEnd(60)} ${kib(m.bytes).padStart(12)}  gzip ${kib(m.gzipBytes).padStart(10)}`);
-  console.log(`Worker bundle in ${outdir}: ${kib(build.rawBytes)} raw, ${kib(build.gzipBytes)} gzipped (budget ${kib(GZIP_BUDGET_BYTES)} gzipped)`);
+  for (const m of build.modules)
+    console.log(`  ${m.name.padEnd(60)} ${kib(m.bytes).padStart(12)}  gzip ${kib(m.gzipBytes).padStart(10)}`);
+  console.log(
+    `Worker bundle in ${outdir}: ${kib(build.rawBytes)} raw, ${kib(build.gzipBytes)} gzipped (budget ${kib(GZIP_BUDGET_BYTES)} gzipped)`,
+  );
   if (build.gzipBytes > GZIP_BUDGET_BYTES) {
     console.error('The Worker bundle is over its gzipped budget.');
     process.exitCode = 1;

@@ -38,7 +38,9 @@ export function configTable(): string {
         const suffix = row.name.slice('EXTERNAL_GITHUB_'.length);
         const p = template(suffix);
         const sub = byName.get(`EXTERNAL_${p.toUpperCase()}_${suffix}`)!;
-        out.push(`| \`EXTERNAL_<PROVIDER>_${suffix}\` | ${cell(sub.default) || '—'} | ${cell(sub.description.replaceAll(p, 'the provider'))} |`);
+        out.push(
+          `| \`EXTERNAL_<PROVIDER>_${suffix}\` | ${cell(sub.default) || '—'} | ${cell(sub.description.replaceAll(p, 'the provider'))} |`,
+        );
       }
     }
     out.push('');

@@ -8,7 +8,13 @@ import { countSends, traceRequestDeps, tracedRateLimitStore } from './deps-telem
 import { corsMiddleware } from './http/cors.ts';
 import { requestDeadline } from './http/deadline.ts';
 import { isDatabaseUnavailable } from './db/database.ts';
-import { API_VERSION_2024, databaseUnavailable, errorBody, unexpectedFailure, wantsApiVersion2024 } from './http/error-body.ts';
+import {
+  API_VERSION_2024,
+  databaseUnavailable,
+  errorBody,
+  unexpectedFailure,
+  wantsApiVersion2024,
+} from './http/error-body.ts';
 import { ApiError, OAuthApiError } from './core/errors.ts';
 import { clientIp } from './http/request-meta.ts';
 import { rateLimitStores } from './http/rate-limit.ts';
@@ -43,8 +49,15 @@ import { errorFields } from './telemetry/logger.ts';
 import { createAuthMetrics } from './telemetry/metrics.ts';
 
 const CORS_ALLOWED_HEADERS = [
-  'Accept', 'Authorization', 'Content-Type', 'X-Client-IP', 'X-Client-Info', 'X-JWT-AUD', 'x-use-cookie',
-  'X-Supabase-Api-Version', 'apikey',
+  'Accept',
+  'Authorization',
+  'Content-Type',
+  'X-Client-IP',
+  'X-Client-Info',
+  'X-JWT-AUD',
+  'x-use-cookie',
+  'X-Supabase-Api-Version',
+  'apikey',
 ];
 
 /** Deps without a database when the adapter passes one with each request (RequestBindings.db). */
@@ -75,29 +88,40 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     if (!db) throw new Error('createApp: no database in deps or in the request bindings');
     // The request's audit entries are logged with its request id; its transactions roll back
     // once it has timed out (database.ts).
-    c.set('deps', { ...deps, oauthCache, db: { ...db, audit: auditLogSink(logger, disableAuditRows), signal: deadline.signal } });
+    c.set('deps', {
+      ...deps,
+      oauthCache,
+      db: { ...db, audit: auditLogSink(logger, disableAuditRows), signal: deadline.signal },
+    });
     if (anyHook) c.get('deps').clientIp = clientIp(c);
     c.set('deadline', deadline);
     c.set('requestId', requestId);
     c.set('logger', logger);
     // A request's own database gets a store over it (sharing the app's sweep clock).
-    c.set('limiter', deps.limiter ?? (requestDb ? storeOver(requestDb) : limiter ?? storeOver(db)));
+    c.set('limiter', deps.limiter ?? (requestDb ? storeOver(requestDb) : (limiter ?? storeOver(db))));
     const started = Date.now();
     await next();
     logger.info('request completed', {
-      method: c.req.method, path: c.req.path, status: c.res.status, duration_ms: Date.now() - started,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Date.now() - started,
     });
   });
 
   if (tracing.enabled || metrics) {
-    app.use('*', requestTelemetry({
-      tracing: tracing.enabled, metrics,
-      onSpan: (c, parent) => {
-        // c.get, never c.var (anywhere): Hono builds a copy of every variable for each c.var read.
-        c.set('deps', traceRequestDeps(c.get('deps'), parent));
-        c.set('limiter', tracedRateLimitStore(c.get('limiter'), parent));
-      },
-    }));
+    app.use(
+      '*',
+      requestTelemetry({
+        tracing: tracing.enabled,
+        metrics,
+        onSpan: (c, parent) => {
+          // c.get, never c.var (anywhere): Hono builds a copy of every variable for each c.var read.
+          c.set('deps', traceRequestDeps(c.get('deps'), parent));
+          c.set('limiter', tracedRateLimitStore(c.get('limiter'), parent));
+        },
+      }),
+    );
   }
   app.use('*', corsMiddleware([...CORS_ALLOWED_HEADERS, ...deps.config.api.corsAllowedHeaders]));
   // API_MAX_REQUEST_DURATION: 504 request_timeout, as GoTrue's timeoutMiddleware.
@@ -114,9 +138,26 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
   // Mounted in this order; the feature gates answer for the paths of a switched-off feature that
   // no route took. /openapi.json describes every group's operations.
   const groups = [
-    healthRoutes, signupRoutes, tokenRoutes, userRoutes, logoutRoutes, verifyRoutes, otpRoutes, inviteRoutes,
-    adminUsersRoutes, adminGenerateLinkRoutes, adminAuditRoutes, adminConfigRoutes(deps.now()), adminCustomProviderRoutes,
-    adminSsoRoutes, externalRoutes, mfaRoutes, passkeyRoutes, oauthServerRoutes, oauthClientRoutes, ssoRoutes,
+    healthRoutes,
+    signupRoutes,
+    tokenRoutes,
+    userRoutes,
+    logoutRoutes,
+    verifyRoutes,
+    otpRoutes,
+    inviteRoutes,
+    adminUsersRoutes,
+    adminGenerateLinkRoutes,
+    adminAuditRoutes,
+    adminConfigRoutes(deps.now()),
+    adminCustomProviderRoutes,
+    adminSsoRoutes,
+    externalRoutes,
+    mfaRoutes,
+    passkeyRoutes,
+    oauthServerRoutes,
+    oauthClientRoutes,
+    ssoRoutes,
   ];
   const api = new Hono<AppEnv>({ strict: false });
   for (const g of groups) api.route('/', g.app);
@@ -142,7 +183,8 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     }
     let apiErr: ApiError;
     if (err instanceof ApiError) apiErr = err;
-    else if (err instanceof HTTPException && err.status < 500) apiErr = new ApiError(err.status, 'unknown', err.message);
+    else if (err instanceof HTTPException && err.status < 500)
+      apiErr = new ApiError(err.status, 'unknown', err.message);
     else if (isDatabaseUnavailable(err)) {
       // A known outage: 503 database_unavailable (http/error-body.ts).
       c.get('logger')?.warn('database unavailable', errorFields(err));
@@ -152,13 +194,17 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
       apiErr = unexpectedFailure();
     }
     if (apiErr.status >= 500 && apiErr === err) {
-      c.get('logger')?.error(apiErr.message, { error_code: apiErr.errorCode, ...(err.cause ? errorFields(err.cause) : {}) });
+      c.get('logger')?.error(apiErr.message, {
+        error_code: apiErr.errorCode,
+        ...(err.cause ? errorFields(err.cause) : {}),
+      });
     }
     const v2024 = wantsApiVersion2024(c.req.header('x-supabase-api-version'));
     const res = c.json(errorBody(apiErr, v2024, c.get('requestId')), apiErr.status as 400);
     if (v2024) res.headers.set('X-Supabase-Api-Version', API_VERSION_2024);
     // GoTrue sets the header only for an error with a code (a hook's error object has none).
-    if (apiErr.errorCode && !(v2024 && apiErr.errorCode === 'weak_password')) res.headers.set('x-sb-error-code', apiErr.errorCode);
+    if (apiErr.errorCode && !(v2024 && apiErr.errorCode === 'weak_password'))
+      res.headers.set('x-sb-error-code', apiErr.errorCode);
     return res;
   });
 

@@ -9,27 +9,42 @@ import type { MailRequest, Mailer } from './mail/mailer.ts';
 import type { SmsProvider } from './sms/provider.ts';
 import type { RateLimitStore } from './db/rate-limit-store.ts';
 import type { AuthMetrics } from './telemetry/metrics.ts';
-import { NO_ATTRIBUTES, type SpanParent, tracedFetch, tracedFunction, withSpan, wrapMethods } from './telemetry/tracing.ts';
+import {
+  NO_ATTRIBUTES,
+  type SpanParent,
+  tracedFetch,
+  tracedFunction,
+  withSpan,
+  wrapMethods,
+} from './telemetry/tracing.ts';
 
 /** Mail and SMS sends counted by outcome (`sent`, `failed`). */
 export function countSends<D extends Pick<Deps, 'mailer' | 'sms'>>(deps: D, metrics: AuthMetrics): D {
-  const counted = <T extends object>(target: T, counter: AuthMetrics['emails']) => wrapMethods(target, ['send'] as (keyof T & string)[], (_m, call) => async (...args) => {
-    try {
-      const result = await call(...args);
-      counter.add(1, { 'auth.outcome': 'sent' });
-      return result;
-    } catch (err) {
-      counter.add(1, { 'auth.outcome': 'failed' });
-      throw err;
-    }
-  });
-  return { ...deps, mailer: counted(deps.mailer, metrics.emails), ...(deps.sms ? { sms: counted(deps.sms, metrics.sms) } : {}) };
+  const counted = <T extends object>(target: T, counter: AuthMetrics['emails']) =>
+    wrapMethods(target, ['send'] as (keyof T & string)[], (_m, call) => async (...args) => {
+      try {
+        const result = await call(...args);
+        counter.add(1, { 'auth.outcome': 'sent' });
+        return result;
+      } catch (err) {
+        counter.add(1, { 'auth.outcome': 'failed' });
+        throw err;
+      }
+    });
+  return {
+    ...deps,
+    mailer: counted(deps.mailer, metrics.emails),
+    ...(deps.sms ? { sms: counted(deps.sms, metrics.sms) } : {}),
+  };
 }
 
 // One object per traced request for each service, its methods on the prototype: cheaper to make
 // than a bound function and a closure per method.
 class TracedHasher implements PasswordHasher {
-  constructor(private readonly inner: PasswordHasher, private readonly parent: Context) {}
+  constructor(
+    private readonly inner: PasswordHasher,
+    private readonly parent: Context,
+  ) {}
   hash(password: string): Promise<string> {
     return withSpan(this.parent, 'password.hash', NO_ATTRIBUTES, () => this.inner.hash(password));
   }
@@ -39,7 +54,10 @@ class TracedHasher implements PasswordHasher {
 }
 
 class TracedMailer implements Mailer {
-  constructor(private readonly inner: Mailer, private readonly parent: Context) {}
+  constructor(
+    private readonly inner: Mailer,
+    private readonly parent: Context,
+  ) {}
   send(mail: MailRequest): Promise<void> {
     return withSpan(this.parent, 'mail.send', NO_ATTRIBUTES, () => this.inner.send(mail));
   }

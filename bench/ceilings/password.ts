@@ -51,4 +51,12 @@ const count = done;
 const cpu = process.cpuUsage(cpu0);
 running = false;
 await Promise.all(loops);
-process.stdout.write(JSON.stringify({ perSecond: count / elapsed, threads, inFlight, seconds: elapsed, cpuMsPerOp: (cpu.user + cpu.system) / 1000 / count }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    perSecond: count / elapsed,
+    threads,
+    inFlight,
+    seconds: elapsed,
+    cpuMsPerOp: (cpu.user + cpu.system) / 1000 / count,
+  }) + '\n',
+);

@@ -57,14 +57,24 @@ async function pgliteSelect(): Promise<{ select: Select; close: () => Promise<vo
          '$2a$10$nTlQXtNXspo.kNIF3HVtZesQkxcCd5ctW.k15Maydhl4KwJ52e72W', now(),
          '{"provider":"email","providers":["email"]}', $3, now(), now(), now())
        on conflict do nothing`,
-      [claims.sub, claims.email, JSON.stringify({ sub: claims.sub, email: claims.email, email_verified: true, phone_verified: false })],
+      [
+        claims.sub,
+        claims.email,
+        JSON.stringify({ sub: claims.sub, email: claims.email, email_verified: true, phone_verified: false }),
+      ],
     );
   }
   const select: Select = async (id) => (await db.query(text, [id], { rowMode: 'array' })).rows.length;
   return { select, close: () => db.close() };
 }
 
-const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(cfg.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+const key = await crypto.subtle.importKey(
+  'raw',
+  new TextEncoder().encode(cfg.secret),
+  { name: 'HMAC', hash: 'SHA-256' },
+  false,
+  ['sign', 'verify'],
+);
 const { select, close } = cfg.driver === 'pglite' ? await pgliteSelect() : await postgresSelect();
 
 let counting = false;
@@ -98,7 +108,13 @@ await Promise.all(loops);
 await close();
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-process.stdout.write(JSON.stringify({
-  perSecond: count / elapsed, p50: pct(50), p99: pct(99), seconds: elapsed,
-  cpuMsPerOp: (cpu.user + cpu.system) / 1000 / count, pgCpuMsPerOp: pgMs / count,
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    perSecond: count / elapsed,
+    p50: pct(50),
+    p99: pct(99),
+    seconds: elapsed,
+    cpuMsPerOp: (cpu.user + cpu.system) / 1000 / count,
+    pgCpuMsPerOp: pgMs / count,
+  }) + '\n',
+);

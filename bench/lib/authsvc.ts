@@ -43,7 +43,10 @@ export interface Authsvc {
 export async function startAuthsvc(o: AuthsvcOptions): Promise<Authsvc> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const nodeArgs = [...(o.nodeFlags ?? startNodeFlags()), ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [])];
+  const nodeArgs = [
+    ...(o.nodeFlags ?? startNodeFlags()),
+    ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []),
+  ];
   const child = spawnChild('authsvc', process.execPath, [...nodeArgs, join(REPO_ROOT, 'bin/authsvc.js')], {
     DATABASE_URL: o.databaseUrl,
     DB_NAMESPACE: o.namespace,
@@ -74,19 +77,33 @@ export interface Account {
   refresh: string;
 }
 
-interface TokenBody { access_token?: string; refresh_token?: string; user?: { id?: string } }
+interface TokenBody {
+  access_token?: string;
+  refresh_token?: string;
+  user?: { id?: string };
+}
 
 /** Signs `n` users up through POST /signup (autoconfirm: each answer carries a session). */
 export async function seedAccounts(url: string, runId: string, n: number, tag = 'seed'): Promise<Account[]> {
-  return mapLimit(Array.from({ length: n }, (_, i) => i), 8, async (i) => {
-    const email = `${tag}-${runId}-${i}@bench.example.com`;
-    const res = await postJson(`${url}/signup`, { email, password: PASSWORD });
-    const body = (await res.json()) as TokenBody;
-    if (res.status !== 200 || !body.access_token || !body.refresh_token || !body.user?.id) {
-      throw new Error(`seeding ${email}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-    }
-    return { email, password: PASSWORD, userId: body.user.id, access: body.access_token, refresh: body.refresh_token };
-  });
+  return mapLimit(
+    Array.from({ length: n }, (_, i) => i),
+    8,
+    async (i) => {
+      const email = `${tag}-${runId}-${i}@bench.example.com`;
+      const res = await postJson(`${url}/signup`, { email, password: PASSWORD });
+      const body = (await res.json()) as TokenBody;
+      if (res.status !== 200 || !body.access_token || !body.refresh_token || !body.user?.id) {
+        throw new Error(`seeding ${email}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+      }
+      return {
+        email,
+        password: PASSWORD,
+        userId: body.user.id,
+        access: body.access_token,
+        refresh: body.refresh_token,
+      };
+    },
+  );
 }
 
 /** Takes the tokens of a 200 token response into `a`. */
@@ -99,33 +116,49 @@ function adoptTokens(a: Account, status: number, body: string): void {
 
 export function signupRequests(runId: string): Request[] {
   let n = 0;
-  return [{
-    method: 'POST', path: '/signup', headers: jsonHeaders(),
-    setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `signup-${runId}-${n++}@bench.example.com`, password: PASSWORD }) }),
-  }];
+  return [
+    {
+      method: 'POST',
+      path: '/signup',
+      headers: jsonHeaders(),
+      setupRequest: (req) => ({
+        ...req,
+        body: JSON.stringify({ email: `signup-${runId}-${n++}@bench.example.com`, password: PASSWORD }),
+      }),
+    },
+  ];
 }
 
 export function signinRequest(a: Account): Request {
   return {
-    method: 'POST', path: '/token?grant_type=password', headers: jsonHeaders(),
+    method: 'POST',
+    path: '/token?grant_type=password',
+    headers: jsonHeaders(),
     body: JSON.stringify({ email: a.email, password: a.password }),
   };
 }
 
 export function refreshRequests(a: Account): Request[] {
-  return [{
-    method: 'POST', path: '/token?grant_type=refresh_token', headers: jsonHeaders(),
-    // The latest token of this connection's session: rotation makes each one single-use.
-    setupRequest: (req) => ({ ...req, body: JSON.stringify({ refresh_token: a.refresh }) }),
-    onResponse: (status, body) => adoptTokens(a, status, body),
-  }];
+  return [
+    {
+      method: 'POST',
+      path: '/token?grant_type=refresh_token',
+      headers: jsonHeaders(),
+      // The latest token of this connection's session: rotation makes each one single-use.
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ refresh_token: a.refresh }) }),
+      onResponse: (status, body) => adoptTokens(a, status, body),
+    },
+  ];
 }
 
 export function userRequests(a: Account): Request[] {
-  return [{
-    method: 'GET', path: '/user',
-    setupRequest: (req) => ({ ...req, headers: { authorization: `Bearer ${a.access}` } }),
-  }];
+  return [
+    {
+      method: 'GET',
+      path: '/user',
+      setupRequest: (req) => ({ ...req, headers: { authorization: `Bearer ${a.access}` } }),
+    },
+  ];
 }
 
 export const MIX = { signin: 1, refresh: 20, user: 200 } as const;
@@ -144,29 +177,40 @@ export function mixKind(pos: number): MixKind {
 export function mixedRequests(a: Account, index: number, counts: Record<MixKind, Record<string, number>>): Request[] {
   let pos = (index * 37) % CYCLE;
   let inflight: MixKind = 'user';
-  return [{
-    method: 'GET', path: '/user',
-    setupRequest: (req) => {
-      inflight = mixKind(pos);
-      pos = (pos + 1) % CYCLE;
-      if (inflight === 'signin') return { ...req, ...signinRequest(a) };
-      if (inflight === 'refresh') {
-        return { ...req, method: 'POST', path: '/token?grant_type=refresh_token', headers: jsonHeaders(), body: JSON.stringify({ refresh_token: a.refresh }) };
-      }
-      return { ...req, method: 'GET', path: '/user', headers: { authorization: `Bearer ${a.access}` }, body: '' };
+  return [
+    {
+      method: 'GET',
+      path: '/user',
+      setupRequest: (req) => {
+        inflight = mixKind(pos);
+        pos = (pos + 1) % CYCLE;
+        if (inflight === 'signin') return { ...req, ...signinRequest(a) };
+        if (inflight === 'refresh') {
+          return {
+            ...req,
+            method: 'POST',
+            path: '/token?grant_type=refresh_token',
+            headers: jsonHeaders(),
+            body: JSON.stringify({ refresh_token: a.refresh }),
+          };
+        }
+        return { ...req, method: 'GET', path: '/user', headers: { authorization: `Bearer ${a.access}` }, body: '' };
+      },
+      onResponse: (status, body) => {
+        const c = counts[inflight];
+        c[status] = (c[status] ?? 0) + 1;
+        if (inflight !== 'user') adoptTokens(a, status, body);
+      },
     },
-    onResponse: (status, body) => {
-      const c = counts[inflight];
-      c[status] = (c[status] ?? 0) + 1;
-      if (inflight !== 'user') adoptTokens(a, status, body);
-    },
-  }];
+  ];
 }
 
 /** A bcrypt cost-10 hash nobody signs in with: the background users only fill the tables. */
 const BACKGROUND_HASH = '$2a$10$nTlQXtNXspo.kNIF3HVtZesQkxcCd5ctW.k15Maydhl4KwJ52e72W';
 
-export interface SqlRunner { query(text: string, values?: unknown[]): Promise<unknown> }
+export interface SqlRunner {
+  query(text: string, values?: unknown[]): Promise<unknown>;
+}
 
 /**
  * `n` confirmed email users with their identities, written straight into the schema, so that
@@ -175,13 +219,16 @@ export interface SqlRunner { query(text: string, values?: unknown[]): Promise<un
 export async function seedBackgroundUsers(db: SqlRunner, namespace: string, runId: string, n: number): Promise<void> {
   if (n <= 0) return;
   const ns = `"${namespace}"`;
-  await db.query(`
+  await db.query(
+    `
     insert into ${ns}.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at,
                              raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
     select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', 'authenticated',
            'bg-' || $1 || '-' || g || '@bench.example.com', $2, now(),
            '{"provider": "email", "providers": ["email"]}', '{}', now(), now()
-    from generate_series(1, $3::int) g`, [runId, BACKGROUND_HASH, n]);
+    from generate_series(1, $3::int) g`,
+    [runId, BACKGROUND_HASH, n],
+  );
   await db.query(`
     insert into ${ns}.identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
     select u.id::text, u.id, jsonb_build_object('sub', u.id::text, 'email', u.email, 'email_verified', true, 'phone_verified', false),

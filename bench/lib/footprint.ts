@@ -19,7 +19,12 @@ export interface FootprintRow {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function startsOf(databaseUrl: string, namespace: string, runs: number, nodeFlags?: string[]): Promise<{ startMs: number[]; idleRssMb: number[] }> {
+async function startsOf(
+  databaseUrl: string,
+  namespace: string,
+  runs: number,
+  nodeFlags?: string[],
+): Promise<{ startMs: number[]; idleRssMb: number[] }> {
   const startMs: number[] = [];
   const idleRssMb: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -33,18 +38,34 @@ async function startsOf(databaseUrl: string, namespace: string, runs: number, no
   return { startMs, idleRssMb };
 }
 
-export async function measureFootprint(o: { databaseUrl: string; namespace: string; runs: number; pglite: boolean; nodeFlags?: string[] }): Promise<FootprintRow[]> {
+export async function measureFootprint(o: {
+  databaseUrl: string;
+  namespace: string;
+  runs: number;
+  pglite: boolean;
+  nodeFlags?: string[];
+}): Promise<FootprintRow[]> {
   const rows: FootprintRow[] = [];
   if (o.databaseUrl) {
     // The first start migrates the new schema; the measured ones find it migrated, as a restart does.
     await startsOf(o.databaseUrl, o.namespace, 1, o.nodeFlags);
-    rows.push({ label: 'Postgres server', ...(await startsOf(o.databaseUrl, o.namespace, o.runs, o.nodeFlags)), targetStartMs: 500, targetRssMb: 80 });
+    rows.push({
+      label: 'Postgres server',
+      ...(await startsOf(o.databaseUrl, o.namespace, o.runs, o.nodeFlags)),
+      targetStartMs: 500,
+      targetRssMb: 80,
+    });
   }
   if (o.pglite) {
     const dir = mkdtempSync(join(tmpdir(), 'authsvc-footprint-'));
     try {
       await startsOf(`pglite://${dir}`, 'auth', 1, o.nodeFlags); // creates the directory (initdb): not measured
-      rows.push({ label: 'embedded, existing directory', ...(await startsOf(`pglite://${dir}`, 'auth', o.runs, o.nodeFlags)), targetStartMs: 1000, targetRssMb: 200 });
+      rows.push({
+        label: 'embedded, existing directory',
+        ...(await startsOf(`pglite://${dir}`, 'auth', o.runs, o.nodeFlags)),
+        targetStartMs: 1000,
+        targetRssMb: 200,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -58,12 +79,20 @@ export function footprintTable(rows: FootprintRow[]): string {
     const s = median(r.startMs);
     const m = median(r.idleRssMb);
     return [
-      r.label, fmt(r.startMs, 0), s.toFixed(0), `≤ ${r.targetStartMs}`, s <= r.targetStartMs ? 'PASS' : 'MISS',
-      fmt(r.idleRssMb, 0), m.toFixed(0), `≤ ${r.targetRssMb}`, m <= r.targetRssMb ? 'PASS' : 'MISS',
+      r.label,
+      fmt(r.startMs, 0),
+      s.toFixed(0),
+      `≤ ${r.targetStartMs}`,
+      s <= r.targetStartMs ? 'PASS' : 'MISS',
+      fmt(r.idleRssMb, 0),
+      m.toFixed(0),
+      `≤ ${r.targetRssMb}`,
+      m <= r.targetRssMb ? 'PASS' : 'MISS',
     ];
   });
   return renderTable(
     ['footprint', 'start ms (runs)', 'median', 'target', '', 'idle RSS MB (runs)', 'median', 'target', ''],
-    body, new Set([2, 6]),
+    body,
+    new Set([2, 6]),
   );
 }

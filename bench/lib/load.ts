@@ -48,11 +48,13 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   let measuring = warmup <= 0;
   let t0 = performance.now();
   if (measuring) onMeasureStart?.();
-  const timer = measuring ? undefined : setTimeout(() => {
-    measuring = true;
-    t0 = performance.now();
-    onMeasureStart?.();
-  }, warmup * 1000);
+  const timer = measuring
+    ? undefined
+    : setTimeout(() => {
+        measuring = true;
+        t0 = performance.now();
+        onMeasureStart?.();
+      }, warmup * 1000);
   const latencies: number[] = [];
   const statusCodes: Record<string, number> = {};
   let ok = 0;
@@ -85,7 +87,15 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   }
   const seconds = (performance.now() - t0) / 1000;
   latencies.sort((a, b) => a - b);
-  return { rps: ok / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, ok, statusCodes, seconds };
+  return {
+    rps: ok / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors,
+    ok,
+    statusCodes,
+    seconds,
+  };
 }
 
 /**

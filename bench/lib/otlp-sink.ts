@@ -23,7 +23,12 @@ function varint(buf: Uint8Array, pos: number): [number, number] {
 }
 
 /** Calls `each(field, start, end)` for each length-delimited field of the message in buf[start, end). */
-function lengthFields(buf: Uint8Array, start: number, end: number, each: (field: number, s: number, e: number) => void): void {
+function lengthFields(
+  buf: Uint8Array,
+  start: number,
+  end: number,
+  each: (field: number, s: number, e: number) => void,
+): void {
   let pos = start;
   while (pos < end) {
     const [tag, p] = varint(buf, pos);
@@ -75,6 +80,10 @@ export async function startOtlpSink(): Promise<OtlpSink> {
   return {
     url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`,
     stats: () => ({ exports, bytes, spans }),
-    close: () => new Promise<void>((done) => { server.closeAllConnections(); server.close(() => done()); }),
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
   };
 }

@@ -30,7 +30,10 @@ function cstring(buf: Buffer, at: number): [string, number] {
   return [buf.toString('utf8', at, end), end + 1];
 }
 
-export async function startPgCountProxy(target: { host: string; port: number }, namespace: string): Promise<PgCountProxy> {
+export async function startPgCountProxy(
+  target: { host: string; port: number },
+  namespace: string,
+): Promise<PgCountProxy> {
   let counts = emptyCounts();
   const sockets = new Set<Socket>();
   const norm = (sql: string) => sql.replace(/\s+/g, ' ').replaceAll(`"${namespace}"`, '<ns>').trim().slice(0, 160);
@@ -104,8 +107,12 @@ export async function startPgCountProxy(target: { host: string; port: number }, 
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   return {
     port,
-    reset() { counts = emptyCounts(); },
-    snapshot() { return counts; },
+    reset() {
+      counts = emptyCounts();
+    },
+    snapshot() {
+      return counts;
+    },
     close() {
       for (const s of sockets) s.destroy();
       return new Promise((done) => server.close(() => done()));

@@ -36,7 +36,12 @@ function childEnv(env: Record<string, string | undefined>): Record<string, strin
   return out;
 }
 
-export function spawnChild(name: string, command: string, args: string[], env: Record<string, string | undefined>): Child {
+export function spawnChild(
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): Child {
   const proc = spawn(command, args, { cwd: REPO_ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const waiters = new Set<{ pred: (l: string) => boolean; done: (l: string) => void }>();
@@ -46,28 +51,52 @@ export function spawnChild(name: string, command: string, args: string[], env: R
     const push = (line: string) => {
       lines.push(line);
       if (lines.length > 5_000) lines.splice(0, lines.length - 5_000);
-      for (const w of waiters) if (w.pred(line)) { waiters.delete(w); w.done(line); }
+      for (const w of waiters)
+        if (w.pred(line)) {
+          waiters.delete(w);
+          w.done(line);
+        }
     };
     stream?.on('data', (chunk: string) => {
       const parts = (rest + chunk).split('\n');
       rest = parts.pop() ?? '';
       for (const p of parts) push(p);
     });
-    stream?.on('end', () => { if (rest) push(rest); rest = ''; });
+    stream?.on('end', () => {
+      if (rest) push(rest);
+      rest = '';
+    });
   };
   collect(proc.stdout);
   collect(proc.stderr);
   const child: Child = {
-    name, proc, pid: proc.pid ?? -1, lines,
+    name,
+    proc,
+    pid: proc.pid ?? -1,
+    lines,
     exited: new Promise((done) => {
-      proc.once('close', (code) => { live.delete(child); child.exitCode = code; done(code); });
-      proc.once('error', () => { live.delete(child); child.exitCode = null; done(null); });
+      proc.once('close', (code) => {
+        live.delete(child);
+        child.exitCode = code;
+        done(code);
+      });
+      proc.once('error', () => {
+        live.delete(child);
+        child.exitCode = null;
+        done(null);
+      });
     }),
     waitForLine(pred, timeoutMs = 60_000) {
       const seen = lines.find(pred);
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((done, fail) => {
-        const w = { pred, done: (l: string) => { clearTimeout(timer); done(l); } };
+        const w = {
+          pred,
+          done: (l: string) => {
+            clearTimeout(timer);
+            done(l);
+          },
+        };
         const timer = setTimeout(() => {
           waiters.delete(w);
           fail(new Error(`${name}: no matching output within ${timeoutMs} ms:\n${lines.slice(-30).join('\n')}`));
@@ -93,7 +122,13 @@ export function spawnChild(name: string, command: string, args: string[], env: R
 }
 
 /** Runs a child to completion and returns its last stdout line that parses as JSON. */
-export async function runJsonChild<T>(name: string, command: string, args: string[], env: Record<string, string | undefined>, timeoutMs: number): Promise<T> {
+export async function runJsonChild<T>(
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  timeoutMs: number,
+): Promise<T> {
   const child = spawnChild(name, command, args, env);
   const timer = setTimeout(() => child.proc.kill('SIGKILL'), timeoutMs);
   const code = await child.exited;
@@ -106,7 +141,10 @@ export async function runJsonChild<T>(name: string, command: string, args: strin
 export async function waitForHttp(url: string, child: Child, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== undefined) throw new Error(`${child.name} exited (${child.exitCode}) before answering ${url}:\n${child.lines.slice(-30).join('\n')}`);
+    if (child.exitCode !== undefined)
+      throw new Error(
+        `${child.name} exited (${child.exitCode}) before answering ${url}:\n${child.lines.slice(-30).join('\n')}`,
+      );
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
       await res.body?.cancel();
@@ -187,7 +225,9 @@ export function monitorRss(pid: number): RssMonitor {
     // not permitted: polling only
   }
   let peak = statusKb(pid, 'VmRSS');
-  const timer = setInterval(() => { peak = Math.max(peak, statusKb(pid, 'VmRSS')); }, 100);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, statusKb(pid, 'VmRSS'));
+  }, 100);
   timer.unref();
   return {
     stop() {
@@ -216,7 +256,13 @@ export function machine(): Machine {
   } catch {
     // not Linux
   }
-  return { cores: list.length, cpuModel: list[0]?.model.trim() ?? '?', memBytes: totalmem(), node: process.version, loadAvg1: load };
+  return {
+    cores: list.length,
+    cpuModel: list[0]?.model.trim() ?? '?',
+    memBytes: totalmem(),
+    node: process.version,
+    loadAvg1: load,
+  };
 }
 
 const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ

@@ -20,7 +20,11 @@ if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schem
 
 // search_path on every pooled connection: better-auth's unqualified queries land in our schema.
 // The pool is pg's default (max 10), as a user passing `new Pool(...)` would get.
-const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, application_name: 'bench-better-auth' });
+const pool = new pg.Pool({
+  connectionString: url,
+  options: `-c search_path=${schema}`,
+  application_name: 'bench-better-auth',
+});
 pool.on('error', () => undefined);
 await pool.query(`create schema if not exists "${schema}"`);
 

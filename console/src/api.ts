@@ -7,7 +7,11 @@ let token: string | undefined;
 export const apiBase = (): string => location.pathname.replace(/console\/[^/]*$/, '');
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -27,7 +31,11 @@ export async function call<T = unknown>(method: string, path: string, body?: unk
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(apiBase() + path, {
-    method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store',
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'omit',
+    cache: 'no-store',
   });
   const text = await res.text();
   let json: unknown;
@@ -45,4 +53,8 @@ export async function call<T = unknown>(method: string, path: string, body?: unk
 }
 
 export const describe = (e: unknown): string =>
-  e instanceof ApiError ? `${e.message}${e.code ? ` (${e.code}, ${e.status})` : ` (${e.status})`}` : e instanceof Error ? e.message : String(e);
+  e instanceof ApiError
+    ? `${e.message}${e.code ? ` (${e.code}, ${e.status})` : ` (${e.status})`}`
+    : e instanceof Error
+      ? e.message
+      : String(e);

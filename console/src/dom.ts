@@ -4,7 +4,11 @@
 export type Child = Node | string | number | null | undefined | false | Child[];
 type AttrValue = string | number | boolean | null | undefined | ((ev: Event) => void);
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Record<string, AttrValue> | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Record<string, AttrValue> | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs ?? {})) {
     if (value === null || value === undefined || value === false) continue;
@@ -48,13 +52,22 @@ export function field(label: string, control: HTMLElement, hint?: string): HTMLL
 /** A modal confirmation (<dialog>: Esc cancels, focus stays inside). Resolves true when confirmed. */
 export function confirmDialog(title: string, message: string, action: string, danger = true): Promise<boolean> {
   return new Promise((resolve) => {
-    const dialog = h('dialog', { class: 'confirm', 'aria-labelledby': 'confirm-title' },
-      h('form', { method: 'dialog' },
+    const dialog = h(
+      'dialog',
+      { class: 'confirm', 'aria-labelledby': 'confirm-title' },
+      h(
+        'form',
+        { method: 'dialog' },
         h('h2', { id: 'confirm-title' }, title),
         h('p', null, message),
-        h('div', { class: 'row end' },
+        h(
+          'div',
+          { class: 'row end' },
           h('button', { value: 'cancel', type: 'submit' }, 'Cancel'),
-          h('button', { value: 'ok', type: 'submit', class: danger ? 'danger' : 'primary' }, action))));
+          h('button', { value: 'ok', type: 'submit', class: danger ? 'danger' : 'primary' }, action),
+        ),
+      ),
+    );
     dialog.addEventListener('close', () => {
       dialog.remove();
       resolve(dialog.returnValue === 'ok');
@@ -85,5 +98,8 @@ export function toast(text: string, kind: 'ok' | 'error' = 'ok'): void {
   el.className = kind;
   el.textContent = text;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { el.textContent = ''; el.className = ''; }, 8000);
+  toastTimer = setTimeout(() => {
+    el.textContent = '';
+    el.className = '';
+  }, 8000);
 }

@@ -7,17 +7,36 @@ import { userView, usersView } from './users.ts';
 
 const root = document.getElementById('app')!;
 
-const NAV: [string, string][] = [['#/users', 'Users'], ['#/audit', 'Audit log'], ['#/settings', 'Settings'], ['#/health', 'Health']];
+const NAV: [string, string][] = [
+  ['#/users', 'Users'],
+  ['#/audit', 'Audit log'],
+  ['#/settings', 'Settings'],
+  ['#/health', 'Health'],
+];
 
 function signInView(notice = ''): HTMLElement {
-  const input = h('input', { type: 'password', name: 'token', id: 'token', autocomplete: 'off', required: true, spellcheck: 'false' });
+  const input = h('input', {
+    type: 'password',
+    name: 'token',
+    id: 'token',
+    autocomplete: 'off',
+    required: true,
+    spellcheck: 'false',
+  });
   const error = h('p', { class: 'error', role: 'alert' }, notice);
-  const form = h('form', { class: 'card signin' },
+  const form = h(
+    'form',
+    { class: 'card signin' },
     h('h1', null, 'authsvc console'),
-    h('p', null, 'Sign in with the service-role key or an admin JWT (a role of JWT_ADMIN_ROLES). It is kept in this page\'s memory only: reloading the page signs you out.'),
+    h(
+      'p',
+      null,
+      "Sign in with the service-role key or an admin JWT (a role of JWT_ADMIN_ROLES). It is kept in this page's memory only: reloading the page signs you out.",
+    ),
     field('Service-role key or admin JWT', input),
     error,
-    h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary' }, 'Sign in')));
+    h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary' }, 'Sign in')),
+  );
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     error.textContent = '';
@@ -29,9 +48,10 @@ function signInView(notice = ''): HTMLElement {
       else void route();
     } catch (e) {
       setToken(undefined);
-      error.textContent = e instanceof ApiError && (e.status === 401 || e.status === 403)
-        ? `This token is not accepted for the admin API: ${describe(e)}`
-        : `Sign-in failed: ${describe(e)}`;
+      error.textContent =
+        e instanceof ApiError && (e.status === 401 || e.status === 403)
+          ? `This token is not accepted for the admin API: ${describe(e)}`
+          : `Sign-in failed: ${describe(e)}`;
     }
   });
   queueMicrotask(() => input.focus());
@@ -39,14 +59,35 @@ function signInView(notice = ''): HTMLElement {
 }
 
 function shell(current: string, content: HTMLElement): HTMLElement {
-  const signOut = h('button', { type: 'button', class: 'link', onclick: () => { setToken(undefined); location.hash = '#/signin'; void route(); } }, 'Sign out');
-  return h('div', { class: 'shell' },
-    h('header', null,
+  const signOut = h(
+    'button',
+    {
+      type: 'button',
+      class: 'link',
+      onclick: () => {
+        setToken(undefined);
+        location.hash = '#/signin';
+        void route();
+      },
+    },
+    'Sign out',
+  );
+  return h(
+    'div',
+    { class: 'shell' },
+    h(
+      'header',
+      null,
       h('a', { class: 'brand', href: '#/users' }, 'authsvc'),
-      h('nav', { 'aria-label': 'Sections' },
-        NAV.map(([href, label]) => h('a', { href, 'aria-current': current === href ? 'page' : null }, label))),
-      signOut),
-    h('main', { id: 'main', tabindex: '-1' }, content));
+      h(
+        'nav',
+        { 'aria-label': 'Sections' },
+        NAV.map(([href, label]) => h('a', { href, 'aria-current': current === href ? 'page' : null }, label)),
+      ),
+      signOut,
+    ),
+    h('main', { id: 'main', tabindex: '-1' }, content),
+  );
 }
 
 let lastSection = '';

@@ -33,52 +33,118 @@ function status(u: User): HTMLElement {
   if (u.is_anonymous) tags.push(['anonymous', '']);
   if (u.email_confirmed_at || u.phone_confirmed_at) tags.push(['confirmed', 'ok']);
   else tags.push(['unconfirmed', 'warn']);
-  return h('span', { class: 'tags' }, tags.map(([t, k]) => h('span', { class: `tag ${k}` }, t)));
+  return h(
+    'span',
+    { class: 'tags' },
+    tags.map(([t, k]) => h('span', { class: `tag ${k}` }, t)),
+  );
 }
 
 export async function usersView(): Promise<HTMLElement> {
-  const q = new URLSearchParams({ page: String(list.page), per_page: String(list.perPage), sort: `created_at ${list.ascending ? 'asc' : 'desc'}` });
+  const q = new URLSearchParams({
+    page: String(list.page),
+    per_page: String(list.perPage),
+    sort: `created_at ${list.ascending ? 'asc' : 'desc'}`,
+  });
   if (list.filter) q.set('filter', list.filter);
   const { body, headers } = await call<{ users: User[] }>('GET', `admin/users?${q}`);
   const total = Number(headers.get('X-Total-Count') ?? body.users.length);
   const pages = Math.max(1, Math.ceil(total / list.perPage));
 
-  const search = h('input', { type: 'search', name: 'filter', value: list.filter, placeholder: 'email or full name contains…', 'aria-label': 'Search by email or full name' });
-  const sort = h('select', { name: 'sort', 'aria-label': 'Sort' },
+  const search = h('input', {
+    type: 'search',
+    name: 'filter',
+    value: list.filter,
+    placeholder: 'email or full name contains…',
+    'aria-label': 'Search by email or full name',
+  });
+  const sort = h(
+    'select',
+    { name: 'sort', 'aria-label': 'Sort' },
     h('option', { value: 'desc', selected: !list.ascending }, 'Newest first'),
-    h('option', { value: 'asc', selected: list.ascending }, 'Oldest first'));
-  const perPage = h('select', { name: 'per_page', 'aria-label': 'Users per page' },
-    [10, 20, 50, 100].map((n) => h('option', { value: n, selected: n === list.perPage }, `${n} a page`)));
-  const form = h('form', { class: 'toolbar', role: 'search' }, search, sort, perPage, h('button', { type: 'submit' }, 'Search'));
+    h('option', { value: 'asc', selected: list.ascending }, 'Oldest first'),
+  );
+  const perPage = h(
+    'select',
+    { name: 'per_page', 'aria-label': 'Users per page' },
+    [10, 20, 50, 100].map((n) => h('option', { value: n, selected: n === list.perPage }, `${n} a page`)),
+  );
+  const form = h(
+    'form',
+    { class: 'toolbar', role: 'search' },
+    search,
+    sort,
+    perPage,
+    h('button', { type: 'submit' }, 'Search'),
+  );
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    Object.assign(list, { filter: search.value.trim(), ascending: sort.value === 'asc', perPage: Number(perPage.value), page: 1 });
+    Object.assign(list, {
+      filter: search.value.trim(),
+      ascending: sort.value === 'asc',
+      perPage: Number(perPage.value),
+      page: 1,
+    });
     rerender();
   });
   sort.addEventListener('change', () => form.requestSubmit());
   perPage.addEventListener('change', () => form.requestSubmit());
 
-  const go = (page: number) => () => { list.page = page; rerender(); };
-  const rows = body.users.map((u) => h('tr', null,
-    h('td', { 'data-label': 'User' }, h('a', { href: `#/users/${encodeURIComponent(u.id)}` }, u.email || u.phone || u.id)),
-    h('td', { 'data-label': 'Phone' }, str(u.phone)),
-    h('td', { 'data-label': 'Created' }, when(u.created_at)),
-    h('td', { 'data-label': 'Last sign-in' }, when(u.last_sign_in_at)),
-    h('td', { 'data-label': 'Status' }, status(u))));
+  const go = (page: number) => () => {
+    list.page = page;
+    rerender();
+  };
+  const rows = body.users.map((u) =>
+    h(
+      'tr',
+      null,
+      h(
+        'td',
+        { 'data-label': 'User' },
+        h('a', { href: `#/users/${encodeURIComponent(u.id)}` }, u.email || u.phone || u.id),
+      ),
+      h('td', { 'data-label': 'Phone' }, str(u.phone)),
+      h('td', { 'data-label': 'Created' }, when(u.created_at)),
+      h('td', { 'data-label': 'Last sign-in' }, when(u.last_sign_in_at)),
+      h('td', { 'data-label': 'Status' }, status(u)),
+    ),
+  );
 
-  return h('section', { 'aria-labelledby': 'users-title' },
-    h('div', { class: 'row between' }, h('h1', { id: 'users-title' }, 'Users'), h('span', { class: 'muted', id: 'users-total' }, `${total} in all`)),
+  return h(
+    'section',
+    { 'aria-labelledby': 'users-title' },
+    h(
+      'div',
+      { class: 'row between' },
+      h('h1', { id: 'users-title' }, 'Users'),
+      h('span', { class: 'muted', id: 'users-total' }, `${total} in all`),
+    ),
     form,
     rows.length
-      ? h('table', { class: 'list' },
-        h('thead', null, h('tr', null, ['User', 'Phone', 'Created', 'Last sign-in', 'Status'].map((c) => h('th', { scope: 'col' }, c)))),
-        h('tbody', null, rows))
+      ? h(
+          'table',
+          { class: 'list' },
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['User', 'Phone', 'Created', 'Last sign-in', 'Status'].map((c) => h('th', { scope: 'col' }, c)),
+            ),
+          ),
+          h('tbody', null, rows),
+        )
       : h('p', { class: 'empty' }, list.filter ? 'No user matches.' : 'No users yet.'),
-    h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    h(
+      'nav',
+      { class: 'pager', 'aria-label': 'Pages' },
       h('button', { type: 'button', disabled: list.page <= 1, onclick: go(list.page - 1) }, '← Previous'),
       h('span', null, `Page ${list.page} of ${pages}`),
-      h('button', { type: 'button', disabled: list.page >= pages, onclick: go(list.page + 1) }, 'Next →')),
-    createForms());
+      h('button', { type: 'button', disabled: list.page >= pages, onclick: go(list.page + 1) }, 'Next →'),
+    ),
+    createForms(),
+  );
 }
 
 function createForms(): HTMLElement {
@@ -87,12 +153,17 @@ function createForms(): HTMLElement {
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'new-password' });
   const confirmed = h('input', { type: 'checkbox', name: 'email_confirm', checked: true });
   const meta = h('textarea', { name: 'user_metadata', rows: 3, spellcheck: 'false', placeholder: '{"name": "Ada"}' });
-  const create = h('form', { class: 'card', id: 'create-user' },
+  const create = h(
+    'form',
+    { class: 'card', id: 'create-user' },
     h('h2', null, 'Create a user'),
-    field('Email', email), field('Phone', phone), field('Password', password, 'Optional: without one the user signs in by link or code.'),
+    field('Email', email),
+    field('Phone', phone),
+    field('Password', password, 'Optional: without one the user signs in by link or code.'),
     h('label', { class: 'check' }, confirmed, ' Mark the email and phone as confirmed'),
     field('User metadata (JSON)', meta),
-    h('button', { type: 'submit', class: 'primary' }, 'Create user'));
+    h('button', { type: 'submit', class: 'primary' }, 'Create user'),
+  );
   create.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const body: Json = {};
@@ -115,10 +186,13 @@ function createForms(): HTMLElement {
   });
 
   const inviteEmail = h('input', { type: 'email', name: 'invite_email', required: true, autocomplete: 'off' });
-  const invite = h('form', { class: 'card', id: 'invite-user' },
+  const invite = h(
+    'form',
+    { class: 'card', id: 'invite-user' },
     h('h2', null, 'Invite by email'),
     field('Email', inviteEmail),
-    h('button', { type: 'submit' }, 'Send invitation'));
+    h('button', { type: 'submit' }, 'Send invitation'),
+  );
   invite.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
@@ -133,81 +207,246 @@ function createForms(): HTMLElement {
 }
 
 function dl(pairs: [string, unknown][]): HTMLElement {
-  return h('dl', { class: 'facts' }, pairs.map(([k, v]) => [h('dt', null, k), h('dd', null, (typeof v === 'string' && v !== '') || typeof v === 'number' ? String(v) : '—')]));
+  return h(
+    'dl',
+    { class: 'facts' },
+    pairs.map(([k, v]) => [
+      h('dt', null, k),
+      h('dd', null, (typeof v === 'string' && v !== '') || typeof v === 'number' ? String(v) : '—'),
+    ]),
+  );
 }
 
 function table(cols: string[], rows: Json[], cell: (r: Json, c: string) => string): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty' }, 'None.');
-  return h('table', { class: 'list' },
-    h('thead', null, h('tr', null, cols.map((c) => h('th', { scope: 'col' }, c)))),
-    h('tbody', null, rows.map((r) => h('tr', null, cols.map((c) => h('td', { 'data-label': c }, cell(r, c)))))));
+  return h(
+    'table',
+    { class: 'list' },
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        cols.map((c) => h('th', { scope: 'col' }, c)),
+      ),
+    ),
+    h(
+      'tbody',
+      null,
+      rows.map((r) =>
+        h(
+          'tr',
+          null,
+          cols.map((c) => h('td', { 'data-label': c }, cell(r, c))),
+        ),
+      ),
+    ),
+  );
 }
 
 export async function userView(id: string): Promise<HTMLElement> {
   const { body: u } = await call<User>('GET', `admin/users/${encodeURIComponent(id)}`);
-  const factors = await call<Json[]>('GET', `admin/users/${encodeURIComponent(id)}/factors`).then((r) => r.body, () => u.factors ?? []);
-  const sessions = await call<Json[]>('GET', `admin/users/${encodeURIComponent(id)}/sessions`).then((r) => r.body, () => []);
+  const factors = await call<Json[]>('GET', `admin/users/${encodeURIComponent(id)}/factors`).then(
+    (r) => r.body,
+    () => u.factors ?? [],
+  );
+  const sessions = await call<Json[]>('GET', `admin/users/${encodeURIComponent(id)}/sessions`).then(
+    (r) => r.body,
+    () => [],
+  );
   const who = u.email || u.phone;
   const audit = who
-    ? await call<Json[]>('GET', `admin/audit?per_page=10&query=${encodeURIComponent(`author:${who}`)}`).then((r) => r.body, () => [])
+    ? await call<Json[]>('GET', `admin/audit?per_page=10&query=${encodeURIComponent(`author:${who}`)}`).then(
+        (r) => r.body,
+        () => [],
+      )
     : [];
   const path = `admin/users/${encodeURIComponent(u.id)}`;
 
-  const act = (label: string, run: () => Promise<unknown>, done: string, opts: { confirm?: string; danger?: boolean } = {}) =>
-    h('button', {
-      type: 'button', class: opts.danger ? 'danger' : '', onclick: async () => {
-        if (opts.confirm && !(await confirmDialog(`${label}?`, opts.confirm, label, opts.danger !== false))) return;
-        try {
-          await run();
-          toast(done);
-          rerender();
-        } catch (e) {
-          toast(`${label} failed: ${describe(e)}`, 'error');
-        }
+  const act = (
+    label: string,
+    run: () => Promise<unknown>,
+    done: string,
+    opts: { confirm?: string; danger?: boolean } = {},
+  ) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: opts.danger ? 'danger' : '',
+        onclick: async () => {
+          if (opts.confirm && !(await confirmDialog(`${label}?`, opts.confirm, label, opts.danger !== false))) return;
+          try {
+            await run();
+            toast(done);
+            rerender();
+          } catch (e) {
+            toast(`${label} failed: ${describe(e)}`, 'error');
+          }
+        },
       },
-    }, label);
+      label,
+    );
 
-  const duration = h('select', { name: 'ban_duration', 'aria-label': 'Ban duration' },
-    [['1h', '1 hour'], ['24h', '1 day'], ['168h', '1 week'], ['720h', '30 days'], ['876000h', '100 years']].map(([v, l]) => h('option', { value: v }, l)));
+  const duration = h(
+    'select',
+    { name: 'ban_duration', 'aria-label': 'Ban duration' },
+    [
+      ['1h', '1 hour'],
+      ['24h', '1 day'],
+      ['168h', '1 week'],
+      ['720h', '30 days'],
+      ['876000h', '100 years'],
+    ].map(([v, l]) => h('option', { value: v }, l)),
+  );
   const banned = isBanned(u);
-  const actions = u.deleted_at ? h('p', { class: 'muted' }, 'This user is soft-deleted.') : h('div', { class: 'actions' },
-    u.email ? act('Send magic link', () => call('POST', 'magiclink', { email: u.email }), `Magic link sent to ${u.email}.`) : null,
-    u.email ? act('Send password recovery', () => call('POST', 'recover', { email: u.email }), `Recovery email sent to ${u.email}.`) : null,
-    (u.email && !u.email_confirmed_at) || (u.phone && !u.phone_confirmed_at)
-      ? act('Confirm', () => call('PUT', path, { email_confirm: !!u.email, phone_confirm: !!u.phone }), 'Confirmed.')
-      : null,
-    banned
-      ? act('Unban', () => call('PUT', path, { ban_duration: 'none' }), 'Unbanned.', { confirm: 'The user can sign in again.', danger: false })
-      : h('span', { class: 'inline' }, duration,
-        act('Ban', () => call('PUT', path, { ban_duration: duration.value }), 'Banned.', { confirm: 'The user cannot sign in or refresh a session until the ban ends.' })),
-    act('Sign out everywhere', () => call('POST', `${path}/logout`), 'Every session of the user is ended.', { confirm: 'Every session and refresh token of this user is revoked.' }),
-    act('Delete (soft)', () => call('DELETE', path, { should_soft_delete: true }), 'Soft-deleted.', { confirm: 'The user is anonymised and can no longer sign in; the row stays.' }),
-    act('Delete (hard)', async () => { await call('DELETE', path, { should_soft_delete: false }); location.hash = '#/users'; }, 'Deleted.', { confirm: 'The user and every identity, factor and session are removed for good.' }));
+  const actions = u.deleted_at
+    ? h('p', { class: 'muted' }, 'This user is soft-deleted.')
+    : h(
+        'div',
+        { class: 'actions' },
+        u.email
+          ? act(
+              'Send magic link',
+              () => call('POST', 'magiclink', { email: u.email }),
+              `Magic link sent to ${u.email}.`,
+            )
+          : null,
+        u.email
+          ? act(
+              'Send password recovery',
+              () => call('POST', 'recover', { email: u.email }),
+              `Recovery email sent to ${u.email}.`,
+            )
+          : null,
+        (u.email && !u.email_confirmed_at) || (u.phone && !u.phone_confirmed_at)
+          ? act(
+              'Confirm',
+              () => call('PUT', path, { email_confirm: !!u.email, phone_confirm: !!u.phone }),
+              'Confirmed.',
+            )
+          : null,
+        banned
+          ? act('Unban', () => call('PUT', path, { ban_duration: 'none' }), 'Unbanned.', {
+              confirm: 'The user can sign in again.',
+              danger: false,
+            })
+          : h(
+              'span',
+              { class: 'inline' },
+              duration,
+              act('Ban', () => call('PUT', path, { ban_duration: duration.value }), 'Banned.', {
+                confirm: 'The user cannot sign in or refresh a session until the ban ends.',
+              }),
+            ),
+        act('Sign out everywhere', () => call('POST', `${path}/logout`), 'Every session of the user is ended.', {
+          confirm: 'Every session and refresh token of this user is revoked.',
+        }),
+        act('Delete (soft)', () => call('DELETE', path, { should_soft_delete: true }), 'Soft-deleted.', {
+          confirm: 'The user is anonymised and can no longer sign in; the row stays.',
+        }),
+        act(
+          'Delete (hard)',
+          async () => {
+            await call('DELETE', path, { should_soft_delete: false });
+            location.hash = '#/users';
+          },
+          'Deleted.',
+          { confirm: 'The user and every identity, factor and session are removed for good.' },
+        ),
+      );
 
-  return h('section', { 'aria-labelledby': 'user-title', class: 'user' },
+  return h(
+    'section',
+    { 'aria-labelledby': 'user-title', class: 'user' },
     h('p', null, h('a', { href: '#/users' }, '← Users')),
     h('div', { class: 'row between' }, h('h1', { id: 'user-title' }, who || u.id), status(u)),
     actions,
-    h('div', { class: 'grid2' },
-      h('div', { class: 'card' }, h('h2', null, 'Account'), dl([
-        ['ID', u.id], ['Email', u.email], ['Phone', u.phone], ['Role', u.role], ['Audience', u.aud],
-        ['Created', when(u.created_at)], ['Updated', when(u.updated_at)], ['Last sign-in', when(u.last_sign_in_at)],
-        ['Email confirmed', when(u.email_confirmed_at)], ['Phone confirmed', when(u.phone_confirmed_at)],
-        ['Banned until', u.banned_until ? when(u.banned_until) : '—'], ['Deleted', u.deleted_at ? when(u.deleted_at) : '—'],
-      ])),
-      h('div', { class: 'card' },
-        h('h2', null, 'User metadata'), h('pre', { class: 'json', id: 'user-metadata' }, pretty(u.user_metadata)),
-        h('h2', null, 'App metadata'), h('pre', { class: 'json' }, pretty(u.app_metadata)))),
-    h('div', { class: 'card' }, h('h2', null, 'Identities'),
+    h(
+      'div',
+      { class: 'grid2' },
+      h(
+        'div',
+        { class: 'card' },
+        h('h2', null, 'Account'),
+        dl([
+          ['ID', u.id],
+          ['Email', u.email],
+          ['Phone', u.phone],
+          ['Role', u.role],
+          ['Audience', u.aud],
+          ['Created', when(u.created_at)],
+          ['Updated', when(u.updated_at)],
+          ['Last sign-in', when(u.last_sign_in_at)],
+          ['Email confirmed', when(u.email_confirmed_at)],
+          ['Phone confirmed', when(u.phone_confirmed_at)],
+          ['Banned until', u.banned_until ? when(u.banned_until) : '—'],
+          ['Deleted', u.deleted_at ? when(u.deleted_at) : '—'],
+        ]),
+      ),
+      h(
+        'div',
+        { class: 'card' },
+        h('h2', null, 'User metadata'),
+        h('pre', { class: 'json', id: 'user-metadata' }, pretty(u.user_metadata)),
+        h('h2', null, 'App metadata'),
+        h('pre', { class: 'json' }, pretty(u.app_metadata)),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'card' },
+      h('h2', null, 'Identities'),
       table(['Provider', 'Email', 'Created', 'Last sign-in'], u.identities ?? [], (r, c) =>
-        c === 'Provider' ? str(r.provider) : c === 'Email' ? str(r.email ?? (r.identity_data as Json | undefined)?.email) : when(c === 'Created' ? r.created_at : r.last_sign_in_at))),
-    h('div', { class: 'card' }, h('h2', null, 'MFA factors'),
+        c === 'Provider'
+          ? str(r.provider)
+          : c === 'Email'
+            ? str(r.email ?? (r.identity_data as Json | undefined)?.email)
+            : when(c === 'Created' ? r.created_at : r.last_sign_in_at),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'card' },
+      h('h2', null, 'MFA factors'),
       table(['Type', 'Name', 'Status', 'Created'], factors, (r, c) =>
-        c === 'Type' ? str(r.factor_type) : c === 'Name' ? str(r.friendly_name) : c === 'Status' ? str(r.status) : when(r.created_at))),
-    h('div', { class: 'card', id: 'user-sessions' }, h('h2', null, 'Sessions'),
+        c === 'Type'
+          ? str(r.factor_type)
+          : c === 'Name'
+            ? str(r.friendly_name)
+            : c === 'Status'
+              ? str(r.status)
+              : when(r.created_at),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'card', id: 'user-sessions' },
+      h('h2', null, 'Sessions'),
       table(['Created', 'Last refreshed', 'AAL', 'User agent', 'IP'], sessions, (r, c) =>
-        c === 'Created' ? when(r.created_at) : c === 'Last refreshed' ? when(r.refreshed_at) : c === 'AAL' ? str(r.aal) : c === 'User agent' ? str(r.user_agent) : str(r.ip))),
-    h('div', { class: 'card' }, h('h2', null, 'Recent audit entries by this user'),
+        c === 'Created'
+          ? when(r.created_at)
+          : c === 'Last refreshed'
+            ? when(r.refreshed_at)
+            : c === 'AAL'
+              ? str(r.aal)
+              : c === 'User agent'
+                ? str(r.user_agent)
+                : str(r.ip),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'card' },
+      h('h2', null, 'Recent audit entries by this user'),
       table(['Time', 'Action', 'IP'], audit, (r, c) =>
-        c === 'Time' ? when(r.created_at) : c === 'Action' ? str((r.payload as Json | undefined)?.action) : str(r.ip_address))));
+        c === 'Time'
+          ? when(r.created_at)
+          : c === 'Action'
+            ? str((r.payload as Json | undefined)?.action)
+            : str(r.ip_address),
+      ),
+    ),
+  );
 }

@@ -7,7 +7,13 @@ import { hasVerifiedFactor } from '../db/mfa.ts';
 import { ApiError } from '../core/errors.ts';
 
 /** 401 `insufficient_aal` unless `aal` is aal2 or the user has no verified factor; `what` completes GoTrue's message. */
-export async function requireAal2WhenMfa(ex: Executor, userId: string, aal: string | null | undefined, what: string): Promise<void> {
+export async function requireAal2WhenMfa(
+  ex: Executor,
+  userId: string,
+  aal: string | null | undefined,
+  what: string,
+): Promise<void> {
   if (aal === 'aal2') return;
-  if (await hasVerifiedFactor(ex, userId)) throw new ApiError(401, 'insufficient_aal', `AAL2 session is required to ${what} when MFA is enabled.`);
+  if (await hasVerifiedFactor(ex, userId))
+    throw new ApiError(401, 'insufficient_aal', `AAL2 session is required to ${what} when MFA is enabled.`);
 }

@@ -31,14 +31,29 @@ export async function lookupCustomProvider(deps: Deps, identifier: string): Prom
 }
 
 /** The row as a client; the secret is opened here (DecryptionError when no key opens it). */
-export async function customClient(deps: Deps, row: CustomProviderRow): Promise<{ provider: OAuthProvider; settings: ProviderSettings }> {
+export async function customClient(
+  deps: Deps,
+  row: CustomProviderRow,
+): Promise<{ provider: OAuthProvider; settings: ProviderSettings }> {
   const secret = (await openSecret(deps.config.security.dbEncryption, row.id, row.clientSecret)).value;
   const c: CustomProviderConfig = {
-    identifier: row.identifier as CustomProviderName, type: row.providerType, clientId: row.clientId, secret,
-    acceptableClientIds: row.acceptableClientIds, scopes: row.scopes, pkce: row.pkceEnabled, attributeMapping: row.attributeMapping,
-    claimsAllowlist: row.customClaimsAllowlist, authorizationParams: row.authorizationParams, emailOptional: row.emailOptional,
-    skipNonceCheck: row.skipNonceCheck, issuer: row.issuer ?? undefined, discoveryUrl: row.discoveryUrl ?? undefined,
-    authorizationUrl: row.authorizationUrl ?? undefined, tokenUrl: row.tokenUrl ?? undefined, userinfoUrl: row.userinfoUrl ?? undefined,
+    identifier: row.identifier as CustomProviderName,
+    type: row.providerType,
+    clientId: row.clientId,
+    secret,
+    acceptableClientIds: row.acceptableClientIds,
+    scopes: row.scopes,
+    pkce: row.pkceEnabled,
+    attributeMapping: row.attributeMapping,
+    claimsAllowlist: row.customClaimsAllowlist,
+    authorizationParams: row.authorizationParams,
+    emailOptional: row.emailOptional,
+    skipNonceCheck: row.skipNonceCheck,
+    issuer: row.issuer ?? undefined,
+    discoveryUrl: row.discoveryUrl ?? undefined,
+    authorizationUrl: row.authorizationUrl ?? undefined,
+    tokenUrl: row.tokenUrl ?? undefined,
+    userinfoUrl: row.userinfoUrl ?? undefined,
     redirectUri: customRedirectUri(deps),
   };
   const cache = (deps.oauthCache ?? createOAuthCache()).custom;

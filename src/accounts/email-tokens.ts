@@ -21,7 +21,11 @@ export type EmailTokenKind = 'confirmation' | 'invite' | 'recovery' | 'magic_lin
 
 /** flow_state.authentication_method of each kind (GoTrue's names). */
 export const FLOW_METHOD: Record<EmailTokenKind, string> = {
-  confirmation: 'email/signup', invite: 'invite', recovery: 'recovery', magic_link: 'magiclink', reauthentication: 'reauthentication',
+  confirmation: 'email/signup',
+  invite: 'invite',
+  recovery: 'recovery',
+  magic_link: 'magiclink',
+  reauthentication: 'reauthentication',
 };
 
 interface KindSpec {
@@ -37,18 +41,58 @@ interface KindSpec {
 }
 
 const KINDS: Record<EmailTokenKind, KindSpec> = {
-  confirmation: { ott: 'confirmation_token', mail: 'confirmation', linkType: 'signup', path: 'confirmation', sentAt: 'confirmationSentAt', column: 'confirmationToken', frequency: (d) => d.config.smtp.maxFrequency },
-  invite: { ott: 'confirmation_token', mail: 'invite', linkType: 'invite', path: 'invite', sentAt: 'confirmationSentAt', column: 'confirmationToken' },
-  recovery: { ott: 'recovery_token', mail: 'recovery', linkType: 'recovery', path: 'recovery', sentAt: 'recoverySentAt', column: 'recoveryToken', frequency: (d) => d.config.smtp.maxFrequency },
-  magic_link: { ott: 'recovery_token', mail: 'magic_link', linkType: 'magiclink', path: 'recovery', sentAt: 'recoverySentAt', column: 'recoveryToken', frequency: () => MAGIC_LINK_MAX_FREQUENCY },
-  reauthentication: { ott: 'reauthentication_token', mail: 'reauthentication', sentAt: 'reauthenticationSentAt', column: 'reauthenticationToken', frequency: (d) => d.config.smtp.maxFrequency },
+  confirmation: {
+    ott: 'confirmation_token',
+    mail: 'confirmation',
+    linkType: 'signup',
+    path: 'confirmation',
+    sentAt: 'confirmationSentAt',
+    column: 'confirmationToken',
+    frequency: (d) => d.config.smtp.maxFrequency,
+  },
+  invite: {
+    ott: 'confirmation_token',
+    mail: 'invite',
+    linkType: 'invite',
+    path: 'invite',
+    sentAt: 'confirmationSentAt',
+    column: 'confirmationToken',
+  },
+  recovery: {
+    ott: 'recovery_token',
+    mail: 'recovery',
+    linkType: 'recovery',
+    path: 'recovery',
+    sentAt: 'recoverySentAt',
+    column: 'recoveryToken',
+    frequency: (d) => d.config.smtp.maxFrequency,
+  },
+  magic_link: {
+    ott: 'recovery_token',
+    mail: 'magic_link',
+    linkType: 'magiclink',
+    path: 'recovery',
+    sentAt: 'recoverySentAt',
+    column: 'recoveryToken',
+    frequency: () => MAGIC_LINK_MAX_FREQUENCY,
+  },
+  reauthentication: {
+    ott: 'reauthentication_token',
+    mail: 'reauthentication',
+    sentAt: 'reauthenticationSentAt',
+    column: 'reauthenticationToken',
+    frequency: (d) => d.config.smtp.maxFrequency,
+  },
 };
 
 export function frequencyLimitError(sentAt: Date, maxFrequencySeconds: number, now: Date): ApiError | undefined {
   const left = sentAt.getTime() + maxFrequencySeconds * 1000 - now.getTime();
   if (left <= 0) return undefined;
-  return new ApiError(429, 'over_email_send_rate_limit',
-    `For security purposes, you can only request this after ${Math.floor(left / 1000)} seconds.`);
+  return new ApiError(
+    429,
+    'over_email_send_rate_limit',
+    `For security purposes, you can only request this after ${Math.floor(left / 1000)} seconds.`,
+  );
 }
 
 /**
@@ -74,7 +118,11 @@ export function assertAuthorizedRecipient(deps: Deps, address: string): void {
   if (allowed.length === 0 || address === '') return;
   const normalised = address.replace(EMAIL_LABEL, '@').toLowerCase();
   if (allowed.some((a) => a.toLowerCase() === normalised)) return;
-  throw new ApiError(400, 'email_address_not_authorized', `Email address "${address}" cannot be used as it is not authorized`);
+  throw new ApiError(
+    400,
+    'email_address_not_authorized',
+    `Email address "${address}" cannot be used as it is not authorized`,
+  );
 }
 
 /**
@@ -120,7 +168,12 @@ export interface StoredToken {
  * each write registers how to take it back if the mail cannot be sent.
  */
 export async function storeEmailToken(
-  deps: Deps, tx: Executor, user: UserRow, kind: EmailTokenKind, opts: StoreOptions & { otp?: string }, out?: Outbox,
+  deps: Deps,
+  tx: Executor,
+  user: UserRow,
+  kind: EmailTokenKind,
+  opts: StoreOptions & { otp?: string },
+  out?: Outbox,
 ): Promise<StoredToken> {
   const spec = KINDS[kind];
   const now = deps.now();
@@ -131,19 +184,35 @@ export async function storeEmailToken(
   const link = spec.linkType ? newLinkToken(deps.randomBytes, !!opts.pkce) : undefined;
   if (opts.pkce) {
     const flow = await insertFlowState(tx, {
-      userId: user.id, challenge: opts.pkce.challenge, method: opts.pkce.method, providerType: 'email',
-      authenticationMethod: FLOW_METHOD[kind], now,
+      userId: user.id,
+      challenge: opts.pkce.challenge,
+      method: opts.pkce.method,
+      providerType: 'email',
+      authenticationMethod: FLOW_METHOD[kind],
+      now,
     });
     out?.undo((u) => deleteFlowState(u, flow.id));
   }
   const patch: Partial<NewUser> = { [spec.column]: stored, [spec.sentAt]: now, ...opts.patch };
-  const before = Object.fromEntries(Object.keys(patch).map((k) => [k, user[k as keyof UserRow] ?? null])) as Partial<NewUser>;
+  const before = Object.fromEntries(
+    Object.keys(patch).map((k) => [k, user[k as keyof UserRow] ?? null]),
+  ) as Partial<NewUser>;
   const updated = await updateUser(tx, user.id, patch);
   out?.undo((u) => restoreUserColumns(u, user.id, before, { column: spec.column, value: stored }));
-  const previous = await putOneTimeToken(tx, { userId: user.id, type: spec.ott, tokenHash: stored, relatesTo: email, now, linkHash: link?.hash });
+  const previous = await putOneTimeToken(tx, {
+    userId: user.id,
+    type: spec.ott,
+    tokenHash: stored,
+    relatesTo: email,
+    now,
+    linkHash: link?.hash,
+  });
   out?.undo((u) => restoreOneTimeToken(u, user.id, spec.ott, stored, previous));
   const paths = deps.config.mailer.urlPaths;
-  const url = link && spec.linkType && spec.path ? verificationLink(deps, paths[spec.path], link.token, spec.linkType, opts.redirectTo) : '';
+  const url =
+    link && spec.linkType && spec.path
+      ? verificationLink(deps, paths[spec.path], link.token, spec.linkType, opts.redirectTo)
+      : '';
   return { user: updated, otp, stored, linkToken: link?.token ?? '', link: url };
 }
 
@@ -151,7 +220,14 @@ export async function storeEmailToken(
  * Checks the per-user frequency limit, the authorised-address list and the hourly email limit,
  * stores a new token of `kind` and queues its email on `out`.
  */
-export async function queueEmailToken(deps: Deps, tx: Executor, out: Outbox, user: UserRow, kind: EmailTokenKind, opts: StoreOptions): Promise<UserRow> {
+export async function queueEmailToken(
+  deps: Deps,
+  tx: Executor,
+  out: Outbox,
+  user: UserRow,
+  kind: EmailTokenKind,
+  opts: StoreOptions,
+): Promise<UserRow> {
   const spec = KINDS[kind];
   const last = user[spec.sentAt];
   if (last && spec.frequency) {
@@ -162,9 +238,18 @@ export async function queueEmailToken(deps: Deps, tx: Executor, out: Outbox, use
   assertAuthorizedRecipient(deps, email);
   await consumeEmailSend(deps, tx, out);
   const t = await storeEmailToken(deps, tx, user, kind, opts, out);
-  out.mail({
-    kind: spec.mail, to: email, token: t.otp, tokenHash: t.linkToken, confirmationUrl: t.link,
-    siteUrl: deps.config.siteUrl, redirectTo: opts.redirectTo, userMetadata: t.user.rawUserMetaData ?? {},
-  }, user.id);
+  out.mail(
+    {
+      kind: spec.mail,
+      to: email,
+      token: t.otp,
+      tokenHash: t.linkToken,
+      confirmationUrl: t.link,
+      siteUrl: deps.config.siteUrl,
+      redirectTo: opts.redirectTo,
+      userMetadata: t.user.rawUserMetaData ?? {},
+    },
+    user.id,
+  );
   return t.user;
 }

@@ -5,15 +5,30 @@
 // L1). Invitations and manual linking: external-link.ts.
 import { type AuditEntry, insertAudit } from '../db/audit.ts';
 import { CommitThenFail } from '../db/database.ts';
-import { findIdentitiesByEmails, findIdentityByProviderId, findUsersByEmails, touchIdentity } from '../db/identities.ts';
+import {
+  findIdentitiesByEmails,
+  findIdentityByProviderId,
+  findUsersByEmails,
+  touchIdentity,
+} from '../db/identities.ts';
 import { findUserById, type IdentityRow, insertUser, isBanned, updateUser, type UserRow } from '../db/users.ts';
 import { ApiError, forbidden, unprocessable } from '../core/errors.ts';
 import type { ProviderEmail } from '../oauth/provider.ts';
 import { queueEmailToken } from './email-tokens.ts';
 import { beforeUserCreated } from '../hooks/user-created.ts';
 import {
-  type AccountContext, addIdentity, confirm, emailTaken, type ExternalIdentity, type LinkContext, mergeUserMetadata, providerId,
-  refreshProviders, removeUnconfirmedIdentities, verifiedIdentity, vouchedAddress,
+  type AccountContext,
+  addIdentity,
+  confirm,
+  emailTaken,
+  type ExternalIdentity,
+  type LinkContext,
+  mergeUserMetadata,
+  providerId,
+  refreshProviders,
+  removeUnconfirmedIdentities,
+  verifiedIdentity,
+  vouchedAddress,
 } from './external-identity.ts';
 
 type Decision =
@@ -51,24 +66,41 @@ async function decide(c: AccountContext, x: ExternalIdentity): Promise<Decision>
     if (!user) throw new ApiError(500, 'unexpected_failure', 'Database error finding user');
     // The account's own address, and whether the provider vouches for it now.
     const own = (user.email ?? '').toLowerCase();
-    return { kind: 'exists', user, identity: existing, candidate: { email: own, verified: own !== '' && verified.includes(own), primary: true } };
+    return {
+      kind: 'exists',
+      user,
+      identity: existing,
+      candidate: { email: own, verified: own !== '' && verified.includes(own), primary: true },
+    };
   }
   if (verified.length === 0) return { kind: 'create', candidate };
   // Only identities whose own address the provider verified are link targets: an identity whose
   // provider later reports someone else's address, unverified, never is (review M2).
-  const identities = (await findIdentitiesByEmails(c.tx, verified)).filter((i) => !i.provider.startsWith('sso:') && verifiedIdentity(i));
+  const identities = (await findIdentitiesByEmails(c.tx, verified)).filter(
+    (i) => !i.provider.startsWith('sso:') && verifiedIdentity(i),
+  );
   const users = (await findUsersByEmails(c.tx, verified)).filter(linkableUser);
   if (identities.length === 0) {
-    if (users.length === 1) return { kind: 'link', user: (await findUserById(c.tx, users[0]!.id, { forUpdate: true }))!, candidate };
-    if (users.length > 1) throw new ApiError(500, 'unexpected_failure', 'Multiple accounts with the same email address in the same linking domain detected: default');
+    if (users.length === 1)
+      return { kind: 'link', user: (await findUserById(c.tx, users[0]!.id, { forUpdate: true }))!, candidate };
+    if (users.length > 1)
+      throw new ApiError(
+        500,
+        'unexpected_failure',
+        'Multiple accounts with the same email address in the same linking domain detected: default',
+      );
     // The address may still be held where it is no key (an unconfirmed address on a phone
     // account): the new account goes without it rather than fail on the unique index (L1).
-    if (candidate.email && await emailTaken(c, candidate.email)) candidate = { ...candidate, email: '' };
+    if (candidate.email && (await emailTaken(c, candidate.email))) candidate = { ...candidate, email: '' };
     return { kind: 'create', candidate };
   }
   const owner = identities[0]!.userId;
   if (identities.some((i) => i.userId !== owner)) {
-    throw new ApiError(500, 'unexpected_failure', 'Multiple accounts with the same email address in the same linking domain detected: default');
+    throw new ApiError(
+      500,
+      'unexpected_failure',
+      'Multiple accounts with the same email address in the same linking domain detected: default',
+    );
   }
   const user = await findUserById(c.tx, owner, { forUpdate: true });
   if (!user) throw new ApiError(500, 'unexpected_failure', 'Database error finding user');
@@ -86,12 +118,24 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
     identity = await addIdentity(c, d.user, x);
     user = await mergeUserMetadata(c, d.user, x.data);
     user = await refreshProviders(c, user);
-    await insertAudit(c.tx, { actor: user, action: 'identity_linked', traits: { identity_id: identity.id, provider: x.provider, provider_id: identity.providerId }, ip: c.ip, now });
+    await insertAudit(c.tx, {
+      actor: user,
+      action: 'identity_linked',
+      traits: { identity_id: identity.id, provider: x.provider, provider_id: identity.providerId },
+      ip: c.ip,
+      now,
+    });
   } else if (d.kind === 'create') {
     if (deps.config.disableSignup) throw unprocessable('signup_disabled', 'Signups not allowed for this instance');
     user = await insertUser(c.tx, {
-      id: crypto.randomUUID(), aud: c.aud, role: deps.config.jwt.defaultGroupName, email: d.candidate.email || null,
-      rawAppMetaData: { provider: x.provider, providers: [x.provider] }, rawUserMetaData: x.data, createdAt: now, updatedAt: now,
+      id: crypto.randomUUID(),
+      aud: c.aud,
+      role: deps.config.jwt.defaultGroupName,
+      email: d.candidate.email || null,
+      rawAppMetaData: { provider: x.provider, providers: [x.provider] },
+      rawUserMetaData: x.data,
+      createdAt: now,
+      updatedAt: now,
     });
     await beforeUserCreated(deps, c.tx, user, c.ip);
     identity = await addIdentity(c, user, x);
@@ -111,7 +155,11 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
     const vouched = vouchedAddress(x);
     if (vouched.email && !(await emailTaken(c, vouched.email, user.id))) {
       const proven = user.emailConfirmedAt != null || user.phoneConfirmedAt != null;
-      user = await updateUser(c.tx, user.id, { email: vouched.email, ...(proven ? { emailConfirmedAt: user.emailConfirmedAt ?? now } : {}), updatedAt: now });
+      user = await updateUser(c.tx, user.id, {
+        email: vouched.email,
+        ...(proven ? { emailConfirmedAt: user.emailConfirmedAt ?? now } : {}),
+        updatedAt: now,
+      });
       candidate = vouched;
     }
   }
@@ -122,7 +170,13 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
     // The provider vouches for the address, or there is none and MAILER_AUTOCONFIRM confirms the
     // account. An address it does not vouch for is never confirmed here (it could be anyone's).
     if (candidate.verified || (deps.config.mailer.autoconfirm && !user.email)) {
-      await insertAudit(c.tx, { actor: user, action: 'user_signedup', traits: { provider: x.provider }, ip: c.ip, now });
+      await insertAudit(c.tx, {
+        actor: user,
+        action: 'user_signedup',
+        traits: { provider: x.provider },
+        ip: c.ip,
+        now,
+      });
       return confirm(c, user);
     }
     // GoTrue stores the unverified address and mails it a confirmation. authsvc keeps it off
@@ -132,11 +186,19 @@ export async function signInExternal(c: AccountContext, x: ExternalIdentity): Pr
     if (claimed && !user.email && !(await addressHeld(c, claimed, user.id))) {
       user = await updateUser(c.tx, user.id, { emailChange: claimed, updatedAt: now });
       await queueEmailToken(deps, c.tx, c.out, user, 'confirmation', { redirectTo: c.redirectTo, address: claimed });
-      throw new CommitThenFail(unprocessable('provider_email_needs_verification',
-        `Unverified email with ${x.provider}. A confirmation email has been sent to your ${x.provider} email`));
+      throw new CommitThenFail(
+        unprocessable(
+          'provider_email_needs_verification',
+          `Unverified email with ${x.provider}. A confirmation email has been sent to your ${x.provider} email`,
+        ),
+      );
     }
-    throw new CommitThenFail(unprocessable('provider_email_needs_verification',
-      `Unverified email with ${x.provider}. Verify the email with ${x.provider} in order to sign in`));
+    throw new CommitThenFail(
+      unprocessable(
+        'provider_email_needs_verification',
+        `Unverified email with ${x.provider}. Verify the email with ${x.provider} in order to sign in`,
+      ),
+    );
   }
   const audits: AuditEntry = { actor: user, action: 'login', traits: { provider: x.provider }, ip: c.ip, now };
   await insertAudit(c.tx, audits);

@@ -49,11 +49,23 @@ export async function addIdentity(c: LinkContext, user: UserRow, x: ExternalIden
   const now = c.deps.now();
   const sub = providerId(x);
   if (!sub) throw new ApiError(500, 'unexpected_failure', 'Error creating identity');
-  return insertIdentity(c.tx, { providerId: sub, userId: user.id, identityData: x.data, provider: x.provider, lastSignInAt: now, createdAt: now, updatedAt: now });
+  return insertIdentity(c.tx, {
+    providerId: sub,
+    userId: user.id,
+    identityData: x.data,
+    provider: x.provider,
+    lastSignInAt: now,
+    createdAt: now,
+    updatedAt: now,
+  });
 }
 
 /** UpdateAppMetaDataProviders: `providers` from the identities, `provider` the oldest. */
-export async function refreshProviders(c: LinkContext, user: UserRow, patch: Record<string, unknown> = {}): Promise<UserRow> {
+export async function refreshProviders(
+  c: LinkContext,
+  user: UserRow,
+  patch: Record<string, unknown> = {},
+): Promise<UserRow> {
   const providers = await providersOfUser(c.tx, user.id);
   const app: Record<string, unknown> = { ...(user.rawAppMetaData ?? {}), ...patch, providers };
   if (providers.length > 0) app.provider = providers[0];
@@ -61,13 +73,24 @@ export async function refreshProviders(c: LinkContext, user: UserRow, patch: Rec
 }
 
 /** UpdateUserMetaData: keys set, null values removed. */
-export async function mergeUserMetadata(c: LinkContext, user: UserRow, data: Record<string, unknown>): Promise<UserRow> {
-  return updateUser(c.tx, user.id, { rawUserMetaData: mergeMetadata(user.rawUserMetaData ?? {}, data), updatedAt: c.deps.now() });
+export async function mergeUserMetadata(
+  c: LinkContext,
+  user: UserRow,
+  data: Record<string, unknown>,
+): Promise<UserRow> {
+  return updateUser(c.tx, user.id, {
+    rawUserMetaData: mergeMetadata(user.rawUserMetaData ?? {}, data),
+    updatedAt: c.deps.now(),
+  });
 }
 
 export async function confirm(c: LinkContext, user: UserRow): Promise<UserRow> {
   const now = c.deps.now();
-  return updateUser(c.tx, user.id, { emailConfirmedAt: user.emailConfirmedAt ?? now, confirmationToken: '', updatedAt: now });
+  return updateUser(c.tx, user.id, {
+    emailConfirmedAt: user.emailConfirmedAt ?? now,
+    confirmationToken: '',
+    updatedAt: now,
+  });
 }
 
 /**
@@ -75,10 +98,18 @@ export async function confirm(c: LinkContext, user: UserRow): Promise<UserRow> {
  * someone else may have set up before (a password, other identities); its metadata becomes the
  * provider's.
  */
-export async function removeUnconfirmedIdentities(c: LinkContext, user: UserRow, identity: IdentityRow): Promise<UserRow> {
+export async function removeUnconfirmedIdentities(
+  c: LinkContext,
+  user: UserRow,
+  identity: IdentityRow,
+): Promise<UserRow> {
   let u = user;
-  if (identity.provider !== 'email' && identity.provider !== 'phone') u = await updateUser(c.tx, u.id, { encryptedPassword: null });
-  u = await updateUser(c.tx, u.id, { rawUserMetaData: identity.identityData as Record<string, unknown>, updatedAt: c.deps.now() });
+  if (identity.provider !== 'email' && identity.provider !== 'phone')
+    u = await updateUser(c.tx, u.id, { encryptedPassword: null });
+  u = await updateUser(c.tx, u.id, {
+    rawUserMetaData: identity.identityData as Record<string, unknown>,
+    updatedAt: c.deps.now(),
+  });
   await deleteOtherIdentities(c.tx, u.id, identity.id);
   return refreshProviders(c, u);
 }
@@ -92,10 +123,13 @@ export async function removeUnconfirmedIdentities(c: LinkContext, user: UserRow,
  */
 export function vouchedAddress(x: ExternalIdentity): ProviderEmail {
   const chosen = x.emails.find((e) => e.primary) ?? x.emails.at(-1);
-  return chosen?.verified ? { ...chosen, email: chosen.email.toLowerCase() } : { email: '', verified: false, primary: false };
+  return chosen?.verified
+    ? { ...chosen, email: chosen.email.toLowerCase() }
+    : { email: '', verified: false, primary: false };
 }
 
-export const verifiedIdentity = (i: IdentityRow) => (i.identityData as Record<string, unknown> | null)?.email_verified === true;
+export const verifiedIdentity = (i: IdentityRow) =>
+  (i.identityData as Record<string, unknown> | null)?.email_verified === true;
 
 /**
  * IsDuplicatedEmail: another account holds the address, by a verified identity of this audience
@@ -103,7 +137,9 @@ export const verifiedIdentity = (i: IdentityRow) => (i.identityData as Record<st
  * user being linked to) never counts against itself. An unverified identity claims nothing.
  */
 export async function emailTaken(c: LinkContext, email: string, self?: string): Promise<boolean> {
-  for (const i of (await findIdentitiesByEmails(c.tx, [email])).filter((r) => !r.provider.startsWith('sso:') && r.userId !== self && verifiedIdentity(r))) {
+  for (const i of (await findIdentitiesByEmails(c.tx, [email])).filter(
+    (r) => !r.provider.startsWith('sso:') && r.userId !== self && verifiedIdentity(r),
+  )) {
     const owner = await findUserById(c.tx, i.userId);
     if (owner && owner.aud === c.aud) return true;
   }

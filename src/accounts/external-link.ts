@@ -11,8 +11,17 @@ import { requireAal2WhenMfa } from './aal2-rule.ts';
 import { takeCodeAttempt } from './code-attempts.ts';
 import { findLinkedTokens } from './link-tokens.ts';
 import {
-  addIdentity, confirm, emailTaken, type ExternalIdentity, type LinkContext, mergeUserMetadata, type NoticeContext, providerId,
-  refreshProviders, removeUnconfirmedIdentities, vouchedAddress,
+  addIdentity,
+  confirm,
+  emailTaken,
+  type ExternalIdentity,
+  type LinkContext,
+  mergeUserMetadata,
+  type NoticeContext,
+  providerId,
+  refreshProviders,
+  removeUnconfirmedIdentities,
+  vouchedAddress,
 } from './external-identity.ts';
 
 /**
@@ -21,10 +30,16 @@ import {
  * while its code has attempts left. A signup confirmation or a texted code never counts (H1).
  * Outside any transaction (the attempt counts even when the callback fails later).
  */
-export async function findPendingInvitation(deps: Deps, token: string, aud: string, client?: string): Promise<PendingInvitation | undefined> {
+export async function findPendingInvitation(
+  deps: Deps,
+  token: string,
+  aud: string,
+  client?: string,
+): Promise<PendingInvitation | undefined> {
   for (const row of await findLinkedTokens(deps, token, ['confirmation_token'], client)) {
     const user = await findUserById(deps.db, row.userId);
-    if (!user || !isPendingInvitation(deps, user, row.tokenHash, aud) || row.relatesTo !== user.email!.toLowerCase()) continue;
+    if (!user || !isPendingInvitation(deps, user, row.tokenHash, aud) || row.relatesTo !== user.email!.toLowerCase())
+      continue;
     if (!(await takeCodeAttempt(deps, user.id, 'confirmation_token', user.confirmationSentAt!))) continue;
     return { userId: user.id, stored: row.tokenHash };
   }
@@ -39,16 +54,28 @@ export interface PendingInvitation {
 
 function isPendingInvitation(deps: Deps, user: UserRow, stored: string, aud: string): boolean {
   const sentAt = user.confirmationSentAt;
-  return !!user.invitedAt && !user.emailConfirmedAt && user.aud === aud && !!user.email && user.confirmationToken === stored
-    && !!sentAt && deps.now().getTime() <= sentAt.getTime() + deps.config.mailer.otpExp * 1000;
+  return (
+    !!user.invitedAt &&
+    !user.emailConfirmedAt &&
+    user.aud === aud &&
+    !!user.email &&
+    user.confirmationToken === stored &&
+    !!sentAt &&
+    deps.now().getTime() <= sentAt.getTime() + deps.config.mailer.otpExp * 1000
+  );
 }
 
 /** processInvite: the invited address must be one the provider vouches for. */
-export async function acceptInviteExternal(c: LinkContext, x: ExternalIdentity, invitation: PendingInvitation | undefined): Promise<UserRow> {
+export async function acceptInviteExternal(
+  c: LinkContext,
+  x: ExternalIdentity,
+  invitation: PendingInvitation | undefined,
+): Promise<UserRow> {
   const now = c.deps.now();
-  const locked = invitation && await findUserById(c.tx, invitation.userId, { forUpdate: true });
+  const locked = invitation && (await findUserById(c.tx, invitation.userId, { forUpdate: true }));
   // Re-checked under the lock: the invitation may have been accepted or replaced meanwhile.
-  if (!locked || !isPendingInvitation(c.deps, locked, invitation.stored, c.aud)) throw notFound('invite_not_found', 'Invite not found');
+  if (!locked || !isPendingInvitation(c.deps, locked, invitation.stored, c.aud))
+    throw notFound('invite_not_found', 'Invite not found');
   let user = locked;
   if (!x.emails.some((e) => e.email === (user.email ?? ''))) {
     throw badRequest('validation_failed', 'Invited email does not match emails from external provider');
@@ -77,24 +104,38 @@ async function checkLinkingSession(c: LinkContext, target: LinkTarget): Promise<
   let aal: string | undefined;
   if (target.sessionId) {
     const session = await findSession(c.tx, target.sessionId);
-    if (!session || session.userId !== target.userId) throw forbidden('session_not_found', 'The session that started linking this identity no longer exists');
+    if (!session || session.userId !== target.userId)
+      throw forbidden('session_not_found', 'The session that started linking this identity no longer exists');
     aal = session.aal ?? undefined;
   }
   await requireAal2WhenMfa(c.tx, target.userId, aal, 'link an identity');
 }
 
 /** linkIdentityToUser: manual linking to the signed-in user who started it. */
-export async function linkIdentityExternal(c: LinkContext & NoticeContext, x: ExternalIdentity, link: LinkTarget): Promise<UserRow> {
+export async function linkIdentityExternal(
+  c: LinkContext & NoticeContext,
+  x: ExternalIdentity,
+  link: LinkTarget,
+): Promise<UserRow> {
   const now = c.deps.now();
   const target = await findUserById(c.tx, link.userId, { forUpdate: true });
   if (!target) throw unprocessable('user_not_found', 'Linking target user not found');
   await checkLinkingSession(c, link);
   const existing = await findIdentityByProviderId(c.tx, providerId(x), x.provider);
   if (existing) {
-    throw unprocessable('identity_already_exists', existing.userId === target.id ? 'Identity is already linked' : 'Identity is already linked to another user');
+    throw unprocessable(
+      'identity_already_exists',
+      existing.userId === target.id ? 'Identity is already linked' : 'Identity is already linked to another user',
+    );
   }
   const identity = await addIdentity(c, target, x);
-  await insertAudit(c.tx, { actor: target, action: 'identity_linked', traits: { identity_id: identity.id, provider: x.provider, provider_id: identity.providerId }, ip: c.ip, now });
+  await insertAudit(c.tx, {
+    actor: target,
+    action: 'identity_linked',
+    traits: { identity_id: identity.id, provider: x.provider, provider_id: identity.providerId },
+    ip: c.ip,
+    now,
+  });
   let user = target;
   if (!user.email) {
     // Only an address the provider vouches for becomes the account's (H2). GoTrue takes an
@@ -102,7 +143,8 @@ export async function linkIdentityExternal(c: LinkContext & NoticeContext, x: Ex
     // account keeps no address (an anonymous user stays anonymous) until one is proven.
     const email = vouchedAddress(x).email;
     if (email) {
-      if (await emailTaken(c, email, target.id)) throw badRequest('email_exists', 'A user with this email address has already been registered');
+      if (await emailTaken(c, email, target.id))
+        throw badRequest('email_exists', 'A user with this email address has already been registered');
       user = await updateUser(c.tx, user.id, { email, updatedAt: now });
       user = await confirm(c, user);
       if (user.isAnonymous) user = await updateUser(c.tx, user.id, { isAnonymous: false });

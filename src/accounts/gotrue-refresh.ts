@@ -14,16 +14,27 @@
 // older sessions kept a child key there and never set the counter); a negative counter marks a
 // signed session authsvc has adopted (-1 - the counter of the token it adopted).
 import {
-  checkSignedRefreshToken, encodeSignedRefreshToken, LEGACY_REFRESH_TOKEN_LENGTH, legacyRefreshDigest,
-  parseSignedRefreshToken, type SignedRefreshToken,
+  checkSignedRefreshToken,
+  encodeSignedRefreshToken,
+  LEGACY_REFRESH_TOKEN_LENGTH,
+  legacyRefreshDigest,
+  parseSignedRefreshToken,
+  type SignedRefreshToken,
 } from '../crypto/gotrue-refresh-token.ts';
 import { fromBase64url, sha256Hex } from '../crypto/encoding.ts';
 import { DecryptionError, openSecret } from '../crypto/encrypted-string.ts';
 import { CommitThenFail, type Executor } from '../db/database.ts';
 import { findLegacyRefreshToken, rewriteRefreshToken, setRefreshTokenCounter } from '../db/gotrue-tokens.ts';
 import {
-  deleteSessions, findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken, type RefreshTokenRow,
-  revokeSessionTokens, type SessionRow, touchSession,
+  deleteSessions,
+  findActiveRefreshToken,
+  findRefreshToken,
+  findSession,
+  insertRefreshToken,
+  type RefreshTokenRow,
+  revokeSessionTokens,
+  type SessionRow,
+  touchSession,
 } from '../db/sessions.ts';
 import { findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
@@ -50,11 +61,15 @@ export type AdoptionOutcome =
   | { ok: IssuedSession };
 
 // Reuse: the revocation commits, then the refresh is refused.
-const alreadyUsed = () => new CommitThenFail(badRequest('refresh_token_already_used', 'Invalid Refresh Token: Already Used'));
+const alreadyUsed = () =>
+  new CommitThenFail(badRequest('refresh_token_already_used', 'Invalid Refresh Token: Already Used'));
 
 /** Undefined when `token` is not a refresh token GoTrue issued on this database. */
 export async function adoptGoTrueToken(
-  deps: Deps, tx: Executor, token: string, hash: string,
+  deps: Deps,
+  tx: Executor,
+  token: string,
+  hash: string,
 ): Promise<GoTrueAdoption | undefined> {
   // GoTrue's rule: 12 characters is a legacy token, anything longer is parsed as a signed one.
   if (token.length === LEGACY_REFRESH_TOKEN_LENGTH) return adoptLegacy(deps, tx, token, hash);
@@ -63,7 +78,13 @@ export async function adoptGoTrueToken(
 }
 
 /** The rest of an adoption once the caller has admitted the refresh (GoTrue's reuse rules for its own tokens). */
-export function finishGoTrueAdoption(deps: Deps, tx: Executor, p: PendingAdoption, hash: string, meta: RequestMeta): Promise<AdoptionOutcome | undefined> {
+export function finishGoTrueAdoption(
+  deps: Deps,
+  tx: Executor,
+  p: PendingAdoption,
+  hash: string,
+  meta: RequestMeta,
+): Promise<AdoptionOutcome | undefined> {
   return p.kind === 'legacy' ? finishLegacy(deps, tx, p, meta) : finishSigned(deps, tx, p, hash, meta);
 }
 
@@ -96,13 +117,18 @@ async function adoptLegacy(deps: Deps, tx: Executor, token: string, hash: string
 }
 
 async function finishLegacy(
-  deps: Deps, tx: Executor, p: PendingAdoption & { kind: 'legacy' }, meta: RequestMeta,
+  deps: Deps,
+  tx: Executor,
+  p: PendingAdoption & { kind: 'legacy' },
+  meta: RequestMeta,
 ): Promise<AdoptionOutcome> {
   const { session, user, token, digest } = p;
   const now = deps.now();
   const active = await findActiveRefreshToken(tx, session.id);
-  const isImmediateChild = active !== undefined && (active.parent === token || active.parent === digest)
-    && active.token?.length === LEGACY_REFRESH_TOKEN_LENGTH;
+  const isImmediateChild =
+    active !== undefined &&
+    (active.parent === token || active.parent === digest) &&
+    active.token?.length === LEGACY_REFRESH_TOKEN_LENGTH;
   if (isImmediateChild && withinReuseInterval(deps, p.tokenUpdatedAt, now)) {
     await touchRefreshed(tx, session.id, now, meta);
     return { ok: { user, session, refreshToken: active.token! } };
@@ -111,7 +137,12 @@ async function finishLegacy(
   throw alreadyUsed();
 }
 
-async function adoptSigned(deps: Deps, tx: Executor, signed: SignedRefreshToken, hash: string): Promise<GoTrueAdoption | undefined> {
+async function adoptSigned(
+  deps: Deps,
+  tx: Executor,
+  signed: SignedRefreshToken,
+  hash: string,
+): Promise<GoTrueAdoption | undefined> {
   const session = await findSession(tx, signed.sessionId, { forUpdate: true });
   // GoTrue: a session not set up for signed tokens is as if it did not exist.
   if (!session || session.refreshTokenHmacKey == null || session.refreshTokenCounter == null) return undefined;
@@ -125,7 +156,11 @@ async function adoptSigned(deps: Deps, tx: Executor, signed: SignedRefreshToken,
 }
 
 async function finishSigned(
-  deps: Deps, tx: Executor, p: PendingAdoption & { kind: 'signed' }, hash: string, meta: RequestMeta,
+  deps: Deps,
+  tx: Executor,
+  p: PendingAdoption & { kind: 'signed' },
+  hash: string,
+  meta: RequestMeta,
 ): Promise<AdoptionOutcome | undefined> {
   const { session, user, signed, key } = p;
   const now = deps.now();
@@ -188,7 +223,8 @@ function withinReuseInterval(deps: Deps, since: Date | null, now: Date): boolean
 
 async function touchRefreshed(tx: Executor, sessionId: string, now: Date, meta: RequestMeta): Promise<void> {
   await touchSession(tx, sessionId, {
-    refreshedAt: now, updatedAt: now,
+    refreshedAt: now,
+    updatedAt: now,
     ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
     ...(meta.ip ? { ip: meta.ip } : {}),
   });

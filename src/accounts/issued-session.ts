@@ -5,8 +5,20 @@ import type { SessionRow } from '../db/sessions.ts';
 import type { IdentityRow, UserRow } from '../db/users.ts';
 
 export type AmrMethod =
-  | 'password' | 'otp' | 'magiclink' | 'recovery' | 'invite' | 'email/signup' | 'email_change'
-  | 'oauth' | 'anonymous' | 'token_refresh' | 'sso/saml' | 'passkey' | 'oauth_provider/authorization_code' | 'web3';
+  | 'password'
+  | 'otp'
+  | 'magiclink'
+  | 'recovery'
+  | 'invite'
+  | 'email/signup'
+  | 'email_change'
+  | 'oauth'
+  | 'anonymous'
+  | 'token_refresh'
+  | 'sso/saml'
+  | 'passkey'
+  | 'oauth_provider/authorization_code'
+  | 'web3';
 
 export interface RequestMeta {
   ip?: string;

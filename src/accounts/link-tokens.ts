@@ -7,7 +7,12 @@
 // the code expires and only while the code has attempts left (review 2026-11-25, H1). authsvc
 // never writes such rows, so the path closes by itself one MAILER_OTP_EXP after the switch.
 import { linkShape, linkTokenHash } from '../crypto/otp.ts';
-import { findLegacyOneTimeTokens, findOneTimeTokensByLink, type OneTimeTokenRow, type OneTimeTokenType } from '../db/one-time-tokens.ts';
+import {
+  findLegacyOneTimeTokens,
+  findOneTimeTokensByLink,
+  type OneTimeTokenRow,
+  type OneTimeTokenType,
+} from '../db/one-time-tokens.ts';
 import { consume, type Limit, release } from '../db/rate-limits.ts';
 import type { Deps } from '../deps.ts';
 
@@ -44,7 +49,12 @@ function clientBudgetKey(deps: Deps, client: string | undefined): string | undef
  * The pending tokens of `types` that the link value names (none for anything else). `client`:
  * the request's rate-limit client key (http/rate-limit.ts rateLimitKey), spent on an old-format miss.
  */
-export async function findLinkedTokens(deps: Deps, value: string, types: readonly OneTimeTokenType[], client?: string): Promise<OneTimeTokenRow[]> {
+export async function findLinkedTokens(
+  deps: Deps,
+  value: string,
+  types: readonly OneTimeTokenType[],
+  client?: string,
+): Promise<OneTimeTokenRow[]> {
   const shape = linkShape(value);
   if (shape === 'random') return findOneTimeTokensByLink(deps.db, linkTokenHash(value), types);
   if (shape !== 'legacy') return [];
@@ -52,12 +62,16 @@ export async function findLinkedTokens(deps: Deps, value: string, types: readonl
   const share = clientBudgetKey(deps, client);
   // Counted before the look-up, so parallel guesses cannot overrun either budget.
   if (share && !(await consume(deps.db, share, CLIENT_BUDGET, at))) {
-    deps.logger.warn('old-format link refused: this client\'s hourly share of misses is spent', { budget: LEGACY_LINK_MISSES_PER_CLIENT_PER_HOUR });
+    deps.logger.warn("old-format link refused: this client's hourly share of misses is spent", {
+      budget: LEGACY_LINK_MISSES_PER_CLIENT_PER_HOUR,
+    });
     return [];
   }
   if (!(await consume(deps.db, LEGACY_KEY, LEGACY_BUDGET, at))) {
     if (share) await release(deps.db, share, CLIENT_BUDGET, at);
-    deps.logger.warn('old-format link refused: the hourly budget of misses is spent', { budget: LEGACY_LINK_MISSES_PER_HOUR });
+    deps.logger.warn('old-format link refused: the hourly budget of misses is spent', {
+      budget: LEGACY_LINK_MISSES_PER_HOUR,
+    });
     return [];
   }
   // The old link carried the stored value itself (`pkce_`-prefixed for a PKCE flow).

@@ -1,7 +1,10 @@
 // user_metadata and app_metadata updates, as GoTrue applies them (PUT /user, the admin API, SSO).
 
 /** `data` merges into the map; a null value deletes the key. */
-export function mergeMetadata(base: Record<string, unknown> | null, patch: Record<string, unknown>): Record<string, unknown> {
+export function mergeMetadata(
+  base: Record<string, unknown> | null,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
   const out = { ...(base ?? {}) };
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];

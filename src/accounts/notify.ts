@@ -35,12 +35,22 @@ export interface Notification {
 function request(deps: Deps, n: Notification, to: string): MailRequest {
   const u = n.user;
   return {
-    kind: `${n.kind}_notification`, to, token: '', tokenHash: '', confirmationUrl: '',
-    siteUrl: deps.config.siteUrl, redirectTo: deps.config.siteUrl, userMetadata: u.rawUserMetaData ?? {},
+    kind: `${n.kind}_notification`,
+    to,
+    token: '',
+    tokenHash: '',
+    confirmationUrl: '',
+    siteUrl: deps.config.siteUrl,
+    redirectTo: deps.config.siteUrl,
+    userMetadata: u.rawUserMetaData ?? {},
     // `{{ .Email }}`: the address of the account (GoTrue: the new address of an email change, the
     // one the account had of an unlink).
     email: n.kind === 'identity_unlinked' ? to : (u.email ?? ''),
-    oldEmail: n.oldEmail, oldPhone: n.oldPhone, phone: u.phone ?? '', provider: n.provider, factorType: n.factorType,
+    oldEmail: n.oldEmail,
+    oldPhone: n.oldPhone,
+    phone: u.phone ?? '',
+    provider: n.provider,
+    factorType: n.factorType,
   };
 }
 
@@ -90,9 +100,17 @@ export async function notify(deps: Deps, n: Notification | undefined, ip?: strin
   const mail = request(deps, n, to);
   try {
     const send: Promise<unknown> = deps.config.hooks.SEND_EMAIL.enabled
-      ? Promise.all(emailHookCalls([{ mail, userId: n.user.id }], deps.config.api.externalUrl).map((call) => sendEmailThroughHook(deps, call, ip)))
+      ? Promise.all(
+          emailHookCalls([{ mail, userId: n.user.id }], deps.config.api.externalUrl).map((call) =>
+            sendEmailThroughHook(deps, call, ip),
+          ),
+        )
       : deps.mailer.send(mail);
-    await withTimeout(send, notificationTimeoutMs(deps), deps.config.hooks.SEND_EMAIL.enabled ? 'the send email hook' : 'the mail server');
+    await withTimeout(
+      send,
+      notificationTimeoutMs(deps),
+      deps.config.hooks.SEND_EMAIL.enabled ? 'the send email hook' : 'the mail server',
+    );
   } catch (err) {
     deps.logger.warn('notification email not sent', { ...fields, ...errorFields(err) });
     // Nothing went out: the send is not counted, as for a failed confirmation email.

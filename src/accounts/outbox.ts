@@ -3,7 +3,13 @@
 // database has only one, so every other request would wait). If a send fails or times out, the
 // writes the request made for it are taken back, so a failed send still leaves nothing behind.
 import { deleteAuditEntries } from '../db/audit.ts';
-import { type AuditSink, type Executor, type TransactionOutcome, transaction, transactionOutcome } from '../db/database.ts';
+import {
+  type AuditSink,
+  type Executor,
+  type TransactionOutcome,
+  transaction,
+  transactionOutcome,
+} from '../db/database.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../core/errors.ts';
 import { emailHookCalls, type QueuedMail, sendEmailThroughHook } from '../hooks/send-email.ts';
@@ -63,12 +69,19 @@ export async function transactionThenSend<T>(deps: Deps, fn: (tx: Executor, out:
   return outcome.ok;
 }
 
-async function transactionThenSendOutcome<T>(deps: Deps, fn: (tx: Executor, out: Outbox) => Promise<T>): Promise<TransactionOutcome<T>> {
+async function transactionThenSendOutcome<T>(
+  deps: Deps,
+  fn: (tx: Executor, out: Outbox) => Promise<T>,
+): Promise<TransactionOutcome<T>> {
   const mails: QueuedMail[] = [];
   const texts: QueuedSms[] = [];
   const undos: Undo[] = [];
   const auditIds: string[] = [];
-  const out: Outbox = { mail: (mail, userId) => mails.push({ mail, userId }), sms: (s) => texts.push(s), undo: (u) => undos.push(u) };
+  const out: Outbox = {
+    mail: (mail, userId) => mails.push({ mail, userId }),
+    sms: (s) => texts.push(s),
+    undo: (u) => undos.push(u),
+  };
   const result = await transactionOutcome(deps.db, (tx) => fn(withAuditCapture(tx, auditIds), out));
   for (const text of texts) {
     try {
@@ -122,7 +135,12 @@ async function sendThroughHook(deps: Deps, mails: QueuedMail[], undos: Undo[], a
 async function sendSms(deps: Deps, text: QueuedSms): Promise<void> {
   if (deps.config.hooks.SEND_SMS.enabled) {
     // The hook replaces the provider; GoTrue reads no message id from it.
-    await sendSmsThroughHook(deps, { userId: text.userId, otp: text.message.otp, phone: text.message.phone, mfa: text.kind === 'mfa' });
+    await sendSmsThroughHook(deps, {
+      userId: text.userId,
+      otp: text.message.otp,
+      phone: text.message.phone,
+      mfa: text.kind === 'mfa',
+    });
     text.sent?.('');
     return;
   }
@@ -164,5 +182,14 @@ async function takeBack(deps: Deps, undos: Undo[], auditIds: string[]): Promise<
 /** Records the id of every audit entry written through `tx`, so a failed send can remove them. */
 function withAuditCapture(tx: Executor, ids: string[]): Executor {
   const sink: AuditSink = tx.audit ?? { disablePostgres: false, logs: false, log: () => undefined };
-  return { ...tx, audit: { ...sink, log: (r) => { ids.push(r.id); sink.log(r); } } };
+  return {
+    ...tx,
+    audit: {
+      ...sink,
+      log: (r) => {
+        ids.push(r.id);
+        sink.log(r);
+      },
+    },
+  };
 }

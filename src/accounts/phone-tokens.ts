@@ -22,16 +22,24 @@ interface KindSpec {
 const KINDS: Record<PhoneTokenKind, KindSpec> = {
   confirmation: { ott: 'confirmation_token', column: 'confirmationToken', sentAt: 'confirmationSentAt' },
   phone_change: { ott: 'phone_change_token', column: 'phoneChangeToken', sentAt: 'phoneChangeSentAt' },
-  reauthentication: { ott: 'reauthentication_token', column: 'reauthenticationToken', sentAt: 'reauthenticationSentAt' },
+  reauthentication: {
+    ott: 'reauthentication_token',
+    column: 'reauthenticationToken',
+    sentAt: 'reauthenticationSentAt',
+  },
 };
 
-const INVALID_CHANNEL = "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.";
+const INVALID_CHANNEL =
+  "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.";
 
 /** GoTrue's `channel` (IsValidMessageChannel): `sms` when absent; `whatsapp` only with Twilio and Twilio Verify. */
 export function parseChannel(deps: Deps, raw: string | undefined): SmsChannel {
   const channel = raw || 'sms';
   // The send SMS hook delivers the code itself: it takes WhatsApp whatever SMS_PROVIDER says.
-  const whatsapp = deps.config.hooks.SEND_SMS.enabled || deps.config.sms.provider === 'twilio' || deps.config.sms.provider === 'twilio_verify';
+  const whatsapp =
+    deps.config.hooks.SEND_SMS.enabled ||
+    deps.config.sms.provider === 'twilio' ||
+    deps.config.sms.provider === 'twilio_verify';
   if (channel === 'sms' || (channel === 'whatsapp' && whatsapp)) return channel;
   throw validationFailed(INVALID_CHANNEL);
 }
@@ -56,7 +64,11 @@ export function renderSms(template: string, code: string): string {
 function smsFrequencyError(sentAt: Date, seconds: number, now: Date): ApiError | undefined {
   const left = sentAt.getTime() + seconds * 1000 - now.getTime();
   if (left <= 0) return undefined;
-  return new ApiError(429, 'over_sms_send_rate_limit', `For security purposes, you can only request this after ${Math.floor(left / 1000)} seconds.`);
+  return new ApiError(
+    429,
+    'over_sms_send_rate_limit',
+    `For security purposes, you can only request this after ${Math.floor(left / 1000)} seconds.`,
+  );
 }
 
 /**
@@ -65,7 +77,13 @@ function smsFrequencyError(sentAt: Date, seconds: number, now: Date): ApiError |
  * and no SMS, and does not count against RATE_LIMIT_SMS_SENT (as in GoTrue).
  */
 export async function queuePhoneToken(
-  deps: Deps, tx: Executor, out: Outbox, user: UserRow, kind: PhoneTokenKind, phone: string, channel: SmsChannel,
+  deps: Deps,
+  tx: Executor,
+  out: Outbox,
+  user: UserRow,
+  kind: PhoneTokenKind,
+  phone: string,
+  channel: SmsChannel,
   opts: { patch?: Partial<NewUser>; sent?: (messageId: string) => void } = {},
 ): Promise<UserRow> {
   const spec = KINDS[kind];
@@ -87,15 +105,28 @@ export async function queuePhoneToken(
     }
     out.undo((u) => release(u, 'sms_sent', limit, now));
     otp = generateOtp(cfg.otpLength, deps.randomBytes);
-    out.sms({ kind, message: { phone, message: renderSms(cfg.template, otp), channel, otp }, sent: opts.sent, userId: user.id });
+    out.sms({
+      kind,
+      message: { phone, message: renderSms(cfg.template, otp), channel, otp },
+      sent: opts.sent,
+      userId: user.id,
+    });
   }
   const hash = tokenHash(phone, otp);
   const patch: Partial<NewUser> = { [spec.column]: hash, [spec.sentAt]: now, ...opts.patch };
   if (kind === 'phone_change') patch.phoneChange = phone;
-  const before = Object.fromEntries(Object.keys(patch).map((k) => [k, user[k as keyof UserRow] ?? null])) as Partial<NewUser>;
+  const before = Object.fromEntries(
+    Object.keys(patch).map((k) => [k, user[k as keyof UserRow] ?? null]),
+  ) as Partial<NewUser>;
   const updated = await updateUser(tx, user.id, patch);
   out.undo((u) => restoreUserColumns(u, user.id, before, { column: spec.column, value: hash }));
-  const previous = await putOneTimeToken(tx, { userId: user.id, type: spec.ott, tokenHash: hash, relatesTo: phone, now });
+  const previous = await putOneTimeToken(tx, {
+    userId: user.id,
+    type: spec.ott,
+    tokenHash: hash,
+    relatesTo: phone,
+    now,
+  });
   out.undo((u) => restoreOneTimeToken(u, user.id, spec.ott, hash, previous));
   return updated;
 }

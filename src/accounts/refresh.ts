@@ -8,7 +8,15 @@ import { insertAudit } from '../db/audit.ts';
 import { CommitThenFail, type Executor, transaction } from '../db/database.ts';
 import { rotateRefreshToken } from '../db/session-statements.ts';
 import {
-  findActiveRefreshToken, findRefreshToken, findSession, insertRefreshToken, revokeRefreshToken, revokeSessionTokens, type SessionRow, sessionsOfUser, touchSession,
+  findActiveRefreshToken,
+  findRefreshToken,
+  findSession,
+  insertRefreshToken,
+  revokeRefreshToken,
+  revokeSessionTokens,
+  type SessionRow,
+  sessionsOfUser,
+  touchSession,
 } from '../db/sessions.ts';
 import { hasVerifiedFactor } from '../db/mfa.ts';
 import { findUserById, isBanned, type UserRow } from '../db/users.ts';
@@ -16,7 +24,13 @@ import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, OAuthApiError } from '../core/errors.ts';
 import { adoptGoTrueToken, finishGoTrueAdoption } from './gotrue-refresh.ts';
 import type { RequestMeta, TokenResponse } from './issued-session.ts';
-import { inHookTransaction, type PendingToken, tokenAfterCommit, tokenInTransaction, tokenResponse } from './session.ts';
+import {
+  inHookTransaction,
+  type PendingToken,
+  tokenAfterCommit,
+  tokenInTransaction,
+  tokenResponse,
+} from './session.ts';
 
 const REFRESH_TOKEN_RE = /^[A-Za-z0-9_-]{12,128}$/;
 
@@ -40,7 +54,12 @@ export interface RefreshAs {
  * expiry, sessions with a per-session key, races lost) goes through one transaction in which
  * the session row lock serialises all refreshes of a session.
  */
-export async function refreshSession(deps: Deps, token: string, meta: RequestMeta, as: RefreshAs = {}): Promise<TokenResponse> {
+export async function refreshSession(
+  deps: Deps,
+  token: string,
+  meta: RequestMeta,
+  as: RefreshAs = {},
+): Promise<TokenResponse> {
   if (!REFRESH_TOKEN_RE.test(token)) throw new ApiError(400, 'validation_failed', 'Refresh token is not valid');
   const hash = sha256Hex(token);
   // The transactional path: SESSIONS_SINGLE_PER_USER compares the user's sessions first,
@@ -51,8 +70,13 @@ export async function refreshSession(deps: Deps, token: string, meta: RequestMet
   }
   const child = childToken(deps, null, token);
   const rotation = {
-    tokenHash: hash, childHash: sha256Hex(child), now: deps.now(), userAgent: meta.userAgent || null, ip: meta.ip || null,
-    timebox: deps.config.sessions.timebox, inactivityTimeout: deps.config.sessions.inactivityTimeout,
+    tokenHash: hash,
+    childHash: sha256Hex(child),
+    now: deps.now(),
+    userAgent: meta.userAgent || null,
+    ip: meta.ip || null,
+    timebox: deps.config.sessions.timebox,
+    inactivityTimeout: deps.config.sessions.inactivityTimeout,
   };
   // One statement; with the hook, in a transaction with it (its refusal takes the rotation back).
   // Nothing rotated (the statement changed nothing): the transactional path answers.
@@ -69,8 +93,11 @@ export async function refreshSession(deps: Deps, token: string, meta: RequestMet
  * session's creation, else the creation (db/session-statements.ts checks the same in SQL).
  */
 function sessionRefusal(
-  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt' | 'aal'>, tokenUpdatedAt: Date | null, now: Date,
-  limits: { timebox: number; inactivityTimeout: number; allowLowAal: number }, userHasVerifiedFactor: boolean,
+  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt' | 'aal'>,
+  tokenUpdatedAt: Date | null,
+  now: Date,
+  limits: { timebox: number; inactivityTimeout: number; allowLowAal: number },
+  userHasVerifiedFactor: boolean,
 ): string | undefined {
   const t = now.getTime();
   if (session.notAfter && t > session.notAfter.getTime()) return 'Invalid Refresh Token: Session Expired';
@@ -81,7 +108,12 @@ function sessionRefusal(
   }
   // SESSIONS_ALLOW_LOW_AAL: a session below the user's highest possible level (aal2 once a factor
   // is verified) lives only that long.
-  if (limits.allowLowAal > 0 && userHasVerifiedFactor && (session.aal ?? 'aal1') === 'aal1' && t > created + limits.allowLowAal * 1000) {
+  if (
+    limits.allowLowAal > 0 &&
+    userHasVerifiedFactor &&
+    (session.aal ?? 'aal1') === 'aal1' &&
+    t > created + limits.allowLowAal * 1000
+  ) {
     return 'Invalid Refresh Token: Session Expired (Low AAL: User Needs MFA Verification)';
   }
   return undefined;
@@ -99,14 +131,22 @@ const sessionTag = (s: Pick<SessionRow, 'tag'>, tags: string[]): string =>
  * more recently than this one (GoTrue: "Revoked by Newer Login").
  */
 async function newerSessionExists(
-  ex: Executor, session: SessionRow, tokenUpdatedAt: Date | null, now: Date, limits: Config['sessions'], userHasVerifiedFactor: boolean,
+  ex: Executor,
+  session: SessionRow,
+  tokenUpdatedAt: Date | null,
+  now: Date,
+  limits: Config['sessions'],
+  userHasVerifiedFactor: boolean,
 ): Promise<boolean> {
   const mine = lastRefreshedAt(session, tokenUpdatedAt);
   const tag = sessionTag(session, limits.tags);
-  return (await sessionsOfUser(ex, session.userId)).some((s) => s.id !== session.id
-    && sessionRefusal(s, null, now, limits, userHasVerifiedFactor) === undefined
-    && sessionTag(s, limits.tags) === tag
-    && lastRefreshedAt(s, null) > mine);
+  return (await sessionsOfUser(ex, session.userId)).some(
+    (s) =>
+      s.id !== session.id &&
+      sessionRefusal(s, null, now, limits, userHasVerifiedFactor) === undefined &&
+      sessionTag(s, limits.tags) === tag &&
+      lastRefreshedAt(s, null) > mine,
+  );
 }
 
 /**
@@ -121,8 +161,10 @@ function childToken(deps: Deps, sessionKey: string | null, parent: string): stri
 /** GoTrue's RefreshTokenGrant client check: an OAuth session refreshes only through its own client. */
 function clientRefusal(session: SessionRow, as: RefreshAs): OAuthApiError | undefined {
   if (session.oauthClientId) {
-    if (!as.oauthClientId) return new OAuthApiError('invalid_client', 'Client authentication required for OAuth session');
-    if (as.oauthClientId !== session.oauthClientId) return new OAuthApiError('invalid_client', "Client does not match the session's OAuth client");
+    if (!as.oauthClientId)
+      return new OAuthApiError('invalid_client', 'Client authentication required for OAuth session');
+    if (as.oauthClientId !== session.oauthClientId)
+      return new OAuthApiError('invalid_client', "Client does not match the session's OAuth client");
   } else if (as.oauthClientId) {
     return new OAuthApiError('invalid_client', 'Client authentication not allowed for non-OAuth session');
   }
@@ -130,22 +172,38 @@ function clientRefusal(session: SessionRow, as: RefreshAs): OAuthApiError | unde
 }
 
 /** Throws why a refresh of `session` is refused now (a soft-deleted user, ban, expiry, low AAL, a newer login, another OAuth client), if it is. */
-async function admitRefresh(deps: Deps, tx: Executor, session: SessionRow, user: UserRow, tokenUpdatedAt: Date | null, as: RefreshAs): Promise<void> {
+async function admitRefresh(
+  deps: Deps,
+  tx: Executor,
+  session: SessionRow,
+  user: UserRow,
+  tokenUpdatedAt: Date | null,
+  as: RefreshAs,
+): Promise<void> {
   // A soft-deleted user no longer exists (review M3): GoTrue's answer for a missing user.
   if (user.deletedAt) throw badRequest('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
   const now = deps.now();
   if (isBanned(user, now)) throw badRequest('user_banned', 'Invalid Refresh Token: User Banned');
-  const mfaEnabled = deps.config.sessions.allowLowAal > 0 && await hasVerifiedFactor(tx, user.id);
+  const mfaEnabled = deps.config.sessions.allowLowAal > 0 && (await hasVerifiedFactor(tx, user.id));
   const refusal = sessionRefusal(session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled);
   if (refusal) throw badRequest('session_expired', refusal);
-  if (deps.config.sessions.singlePerUser && await newerSessionExists(tx, session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled)) {
+  if (
+    deps.config.sessions.singlePerUser &&
+    (await newerSessionExists(tx, session, tokenUpdatedAt, now, deps.config.sessions, mfaEnabled))
+  ) {
     throw badRequest('session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)');
   }
   const wrongClient = clientRefusal(session, as);
   if (wrongClient) throw wrongClient;
 }
 
-async function refreshInTransaction(deps: Deps, token: string, hash: string, meta: RequestMeta, as: RefreshAs): Promise<TokenResponse> {
+async function refreshInTransaction(
+  deps: Deps,
+  token: string,
+  hash: string,
+  meta: RequestMeta,
+  as: RefreshAs,
+): Promise<TokenResponse> {
   const cfg = deps.config.security;
   const pending = await transaction(deps.db, async (tx): Promise<PendingToken> => {
     let found = await findRefreshToken(tx, hash);
@@ -179,17 +237,25 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
     if (!row.revoked) {
       child = childToken(deps, sessionKey, token);
       await revokeRefreshToken(tx, row.id, now);
-      await insertRefreshToken(tx, { tokenHash: sha256Hex(child), parentHash: hash, userId: user.id, sessionId: session.id, now });
+      await insertRefreshToken(tx, {
+        tokenHash: sha256Hex(child),
+        parentHash: hash,
+        userId: user.id,
+        sessionId: session.id,
+        now,
+      });
       await insertAudit(tx, { actor: user, action: 'token_revoked', ip: meta.ip, now });
       await insertAudit(tx, { actor: user, action: 'token_refreshed', ip: meta.ip, now });
     } else {
       const active = await findActiveRefreshToken(tx, session.id);
       // An interval of 0 means no window at all (not "the same millisecond"): with a coarse or
       // frozen clock a concurrent retry would otherwise slip through as a legitimate one.
-      const withinInterval = !as.oneTimeTokens && cfg.refreshTokenReuseInterval > 0
-        && now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
+      const withinInterval =
+        !as.oneTimeTokens &&
+        cfg.refreshTokenReuseInterval > 0 &&
+        now.getTime() <= (row.updatedAt?.getTime() ?? 0) + cfg.refreshTokenReuseInterval * 1000;
       const candidate = childToken(deps, sessionKey, token);
-      const isImmediateChild = active !== undefined && active.parent === hash && active.token === (sha256Hex(candidate));
+      const isImmediateChild = active !== undefined && active.parent === hash && active.token === sha256Hex(candidate);
       if (!(isImmediateChild && withinInterval)) {
         if (cfg.refreshTokenRotationEnabled) await revokeSessionTokens(tx, session.id, now);
         // Committed on purpose: the family stays revoked although the request fails.
@@ -198,7 +264,8 @@ async function refreshInTransaction(deps: Deps, token: string, hash: string, met
       child = candidate;
     }
     await touchSession(tx, session.id, {
-      refreshedAt: now, updatedAt: now,
+      refreshedAt: now,
+      updatedAt: now,
       ...(meta.userAgent ? { userAgent: meta.userAgent } : {}),
       ...(meta.ip ? { ip: meta.ip } : {}),
     });

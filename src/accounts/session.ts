@@ -16,27 +16,45 @@ import { customizeAccessToken } from '../hooks/custom-access-token.ts';
 import type { AmrMethod, IssuedSession, RequestMeta, TokenResponse } from './issued-session.ts';
 import { userJson } from '../models/user-json.ts';
 
-
 /**
  * Creates a session with its first refresh token and AMR entry, writes `audits` and stamps
  * last_sign_in_at: one statement (inside the caller's transaction, if any).
  */
 export async function createSession(
-  deps: Deps, ex: Executor, user: UserRow, method: AmrMethod, meta: RequestMeta, audits: AuditEntry[] = [],
+  deps: Deps,
+  ex: Executor,
+  user: UserRow,
+  method: AmrMethod,
+  meta: RequestMeta,
+  audits: AuditEntry[] = [],
 ): Promise<IssuedSession> {
   const now = deps.now();
   const refreshToken = base32(deps.randomBytes(20));
   const created = await insertSessionWithToken(ex, {
-    sessionId: crypto.randomUUID(), userId: user.id, now, userAgent: meta.userAgent ?? null, ip: meta.ip ?? null,
-    hmacKey: null, method, tokenHash: sha256Hex(refreshToken), audits,
+    sessionId: crypto.randomUUID(),
+    userId: user.id,
+    now,
+    userAgent: meta.userAgent ?? null,
+    ip: meta.ip ?? null,
+    hmacKey: null,
+    method,
+    tokenHash: sha256Hex(refreshToken),
+    audits,
   });
   return {
-    ...created, refreshToken, amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }],
+    ...created,
+    refreshToken,
+    amr: [{ method, timestamp: Math.floor(now.getTime() / 1000) }],
   };
 }
 
 export async function accessTokenClaims(
-  deps: Deps, ex: Executor, user: UserRow, session: SessionRow, amr?: IssuedSession['amr'], clientId?: string,
+  deps: Deps,
+  ex: Executor,
+  user: UserRow,
+  session: SessionRow,
+  amr?: IssuedSession['amr'],
+  clientId?: string,
 ): Promise<Record<string, unknown>> {
   const now = Math.floor(deps.now().getTime() / 1000);
   const claims: Record<string, unknown> = {};
@@ -50,15 +68,15 @@ export async function accessTokenClaims(
   // (authsvc; GoTrue sends all four whatever the scope). `email` and `phone` stay, empty, as the
   // custom access token hook's schema requires them.
   const scopes = session.oauthClientId ? grantedScopes(session.scopes) : undefined;
-  claims.email = !scopes || scopes.has('email') ? user.email ?? '' : '';
-  claims.phone = !scopes || scopes.has('phone') ? user.phone ?? '' : '';
+  claims.email = !scopes || scopes.has('email') ? (user.email ?? '') : '';
+  claims.phone = !scopes || scopes.has('phone') ? (user.phone ?? '') : '';
   if (!scopes || scopes.has('profile')) {
     claims.app_metadata = user.rawAppMetaData ?? {};
     claims.user_metadata = user.rawUserMetaData ?? {};
   }
   claims.role = user.role ?? '';
   claims.aal = session.aal ?? 'aal1';
-  claims.amr = amr ?? await listAmrClaims(ex, session.id);
+  claims.amr = amr ?? (await listAmrClaims(ex, session.id));
   claims.session_id = session.id;
   claims.is_anonymous = user.isAnonymous;
   // A session issued to an OAuth client (oauth-server/): GoTrue's client_id and scope claims, and
@@ -69,26 +87,42 @@ export async function accessTokenClaims(
   return claims;
 }
 
-const grantedScopes = (scope: string | null | undefined): Set<string> => new Set((scope ?? '').split(' ').filter((x) => x !== ''));
+const grantedScopes = (scope: string | null | undefined): Set<string> =>
+  new Set((scope ?? '').split(' ').filter((x) => x !== ''));
 
 /** The signed access token of a session and its claims. */
 export async function signAccessToken(
-  deps: Deps, ex: Executor, issued: Pick<IssuedSession, 'user' | 'session' | 'amr' | 'method' | 'clientId'>,
+  deps: Deps,
+  ex: Executor,
+  issued: Pick<IssuedSession, 'user' | 'session' | 'amr' | 'method' | 'clientId'>,
 ): Promise<{ token: string; claims: Record<string, unknown> }> {
   const claims = await accessTokenClaims(deps, ex, issued.user, issued.session, issued.amr, issued.clientId);
   // HOOK_CUSTOM_ACCESS_TOKEN: `ex` must be the request's transaction, so that a refusal takes the new session back.
-  const token = await signJwt(deps.keys, deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
-    ? await customizeAccessToken(deps, ex, { userId: issued.user.id, method: issued.method ?? issued.amr?.[0]?.method ?? 'token_refresh' }, claims)
-    : claims);
+  const token = await signJwt(
+    deps.keys,
+    deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
+      ? await customizeAccessToken(
+          deps,
+          ex,
+          { userId: issued.user.id, method: issued.method ?? issued.amr?.[0]?.method ?? 'token_refresh' },
+          claims,
+        )
+      : claims,
+  );
   return { token, claims };
 }
 
 /** GoTrue's AccessTokenResponse plus its sb-auth-* headers. */
-export async function tokenResponse(deps: Deps, ex: Executor, issued: IssuedSession, extra: Record<string, unknown> = {}): Promise<TokenResponse> {
+export async function tokenResponse(
+  deps: Deps,
+  ex: Executor,
+  issued: IssuedSession,
+  extra: Record<string, unknown> = {},
+): Promise<TokenResponse> {
   const { token: accessToken, claims } = await signAccessToken(deps, ex, issued);
-  const identities = issued.identities ?? await listIdentities(ex, [issued.user.id]);
+  const identities = issued.identities ?? (await listIdentities(ex, [issued.user.id]));
   // supabase-js reads user.factors from the session to tell whether aal2 is the next level.
-  const factors = issued.factors ?? await listFactors(ex, issued.user.id);
+  const factors = issued.factors ?? (await listFactors(ex, issued.user.id));
   const expiresAt = claims.exp as number;
   return {
     body: {
@@ -122,7 +156,9 @@ export type PendingToken = { issued: IssuedSession; token?: TokenResponse };
 
 /** In the issuing transaction: the token now when the hook is on, else later (tokenAfterCommit). */
 export async function tokenInTransaction(deps: Deps, tx: Executor, issued: IssuedSession): Promise<PendingToken> {
-  return deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled ? { issued, token: await tokenResponse(deps, tx, issued) } : { issued };
+  return deps.config.hooks.CUSTOM_ACCESS_TOKEN.enabled
+    ? { issued, token: await tokenResponse(deps, tx, issued) }
+    : { issued };
 }
 
 /** After the commit: the token made in the transaction, or one made now. */

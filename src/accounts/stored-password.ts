@@ -15,7 +15,8 @@ export async function storedPasswordHash(deps: Deps, user: UserRow): Promise<str
   try {
     return await decryptString(es, user.id, deps.config.security.dbEncryption.decryptionKeys);
   } catch (err) {
-    if (err instanceof DecryptionError) throw new ApiError(500, 'unexpected_failure', 'Database error verifying password', undefined, err);
+    if (err instanceof DecryptionError)
+      throw new ApiError(500, 'unexpected_failure', 'Database error verifying password', undefined, err);
     throw err;
   }
 }

@@ -14,7 +14,8 @@ function fromStdBase64(s: string): Uint8Array {
   return Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 }
 
-const uuidBytes = (uuid: string) => Uint8Array.from((uuid.replaceAll('-', '').match(/../g) ?? []).map((h) => Number.parseInt(h, 16)));
+const uuidBytes = (uuid: string) =>
+  Uint8Array.from((uuid.replaceAll('-', '').match(/../g) ?? []).map((h) => Number.parseInt(h, 16)));
 
 /** go-webauthn's Credential for a newly registered key. */
 export function goCredential(c: NewCredential, userPresent: boolean): Record<string, unknown> {
@@ -24,7 +25,12 @@ export function goCredential(c: NewCredential, userPresent: boolean): Record<str
     attestationType: c.attestationType,
     transport: c.transports,
     flags: { userPresent, userVerified: c.userVerified, backupEligible: c.backupEligible, backupState: c.backedUp },
-    authenticator: { AAGUID: stdBase64(uuidBytes(c.aaguid)), signCount: c.counter, cloneWarning: false, attachment: '' },
+    authenticator: {
+      AAGUID: stdBase64(uuidBytes(c.aaguid)),
+      signCount: c.counter,
+      cloneWarning: false,
+      attachment: '',
+    },
   };
 }
 
@@ -55,5 +61,9 @@ export function storedCredential(json: unknown): StoredCredential | undefined {
 /** The stored credential with the counter (and backup state) of its latest assertion. */
 export function withSignCount(json: unknown, counter: number, backedUp: boolean): Record<string, unknown> {
   const c = json as Record<string, Record<string, unknown>>;
-  return { ...c, flags: { ...c.flags, backupState: backedUp }, authenticator: { ...c.authenticator, signCount: counter } };
+  return {
+    ...c,
+    flags: { ...c.flags, backupState: backedUp },
+    authenticator: { ...c.authenticator, signCount: counter },
+  };
 }

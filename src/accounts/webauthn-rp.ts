@@ -8,7 +8,8 @@ export function requireRelyingParty(deps: Deps): RelyingParty {
   try {
     return relyingParty(deps.config.webauthn);
   } catch (err) {
-    if (err instanceof RelyingPartyMissing) throw new ApiError(500, 'unexpected_failure', 'Failed to initialize WebAuthn', undefined, err);
+    if (err instanceof RelyingPartyMissing)
+      throw new ApiError(500, 'unexpected_failure', 'Failed to initialize WebAuthn', undefined, err);
     throw err;
   }
 }

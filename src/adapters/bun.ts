@@ -24,11 +24,14 @@ const FORCE_CLOSE_MS = 30_000;
 async function listen(deps: Deps): Promise<Listening> {
   const app = createApp(deps);
   const { host, port } = deps.config.api;
-  const server = bindServer(host, port, (hostname) => Bun.serve({
-    port, hostname,
-    // The socket peer goes where src/http/request-meta.ts looks for it.
-    fetch: (req, srv) => app.fetch(req, { remoteAddr: srv.requestIP(req)?.address }),
-  }));
+  const server = bindServer(host, port, (hostname) =>
+    Bun.serve({
+      port,
+      hostname,
+      // The socket peer goes where src/http/request-meta.ts looks for it.
+      fetch: (req, srv) => app.fetch(req, { remoteAddr: srv.requestIP(req)?.address }),
+    }),
+  );
   let stopping: Promise<void> | undefined;
   return {
     port: server.port,
@@ -50,7 +53,9 @@ async function listen(deps: Deps): Promise<Listening> {
 }
 
 if (typeof Bun === 'undefined') {
-  process.stderr.write('authsvc: src/adapters/bun.ts runs under Bun (bun src/adapters/bun.ts); on Node use bin/authsvc.js.\n');
+  process.stderr.write(
+    'authsvc: src/adapters/bun.ts runs under Bun (bun src/adapters/bun.ts); on Node use bin/authsvc.js.\n',
+  );
   process.exit(1);
 }
 runCli(process.argv.slice(2), { name: `bun ${Bun.version}`, listen });

@@ -6,7 +6,15 @@ import type { Deps } from '../deps.ts';
 import { DataDirLockedError } from './data-dir-error.ts';
 import { runAdminCommand } from './node-admin.ts';
 import { runDoctor, runHashRefreshTokens } from './node-doctor.ts';
-import { ConfigError, applyMigrations, buildNodeDeps, createNodeLogger, loadConfig, openDatabase, startTelemetry } from './node.ts';
+import {
+  ConfigError,
+  applyMigrations,
+  buildNodeDeps,
+  createNodeLogger,
+  loadConfig,
+  openDatabase,
+  startTelemetry,
+} from './node.ts';
 import { VERSION } from './version.ts';
 
 const USAGE = `Usage: authsvc [command]
@@ -91,12 +99,16 @@ async function main(argv: string[], runtime: Runtime, atExit: (() => Promise<voi
   const db = await openDatabase(config);
   try {
     const applied = await applyMigrations(db);
-    logger.info(applied.length ? `applied ${applied.length} migration(s)` : 'database is up to date', { migrations: applied });
+    logger.info(applied.length ? `applied ${applied.length} migration(s)` : 'database is up to date', {
+      migrations: applied,
+    });
     if (cmd === 'migrate') return 0;
     const deps = await buildNodeDeps(config, db, logger);
     const running = await runtime.listen(deps);
     logger.info(`authsvc ${VERSION} listening on http://${config.api.host || 'localhost'}:${running.port}`, {
-      port: running.port, database: config.db.connection.kind, runtime: runtime.name,
+      port: running.port,
+      database: config.db.connection.kind,
+      runtime: runtime.name,
     });
     const signal = await (runtime.stopSignal ?? processStopSignal)();
     logger.info(`received ${signal}: finishing in-flight requests, then stopping`);

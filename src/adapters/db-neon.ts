@@ -57,7 +57,11 @@ function clientClass(opts: NeonSocketOptions): typeof Client {
 }
 
 export function openNeon(opts: NeonOptions): Database {
-  const pool = new Pool({ connectionString: opts.url, max: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, application_name: 'authsvc' });
+  const pool = new Pool({
+    connectionString: opts.url,
+    max: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    application_name: 'authsvc',
+  });
   // neon's Pool sets its Client class as an instance field, over any `Client` option.
   pool.Client = clientClass(opts);
   // A connection dropping while idle must not surface as an unhandled error event.
@@ -71,21 +75,29 @@ export function openNeon(opts: NeonOptions): Database {
     runner: pgRunner(pool, TYPES),
     t: opts.tables ?? createTables(opts.namespace),
     begin: (fn) => pgTransaction(pool, ormOver, TYPES, fn),
-    ...(opts.traced ? {
-      traced: (parent) => {
-        const view = poolView(pool, parent);
-        return { orm: ormVia(orm, view), runner: pgRunner(view, TYPES), begin: (fn) => pgTransaction(view, ormOver, TYPES, fn) };
-      },
-    } : {}),
+    ...(opts.traced
+      ? {
+          traced: (parent) => {
+            const view = poolView(pool, parent);
+            return {
+              orm: ormVia(orm, view),
+              runner: pgRunner(view, TYPES),
+              begin: (fn) => pgTransaction(view, ormOver, TYPES, fn),
+            };
+          },
+        }
+      : {}),
     async withSession(fn) {
       const client = await pool.connect();
       try {
-        return await fn({ exec: async (sql) => {
-          // Simple protocol (no parameters): multi-statement scripts answer one result each.
-          const res: unknown = await client.query(sql);
-          const last = (Array.isArray(res) ? res.at(-1) : res) as { rows?: unknown[] } | undefined;
-          return (last?.rows ?? []) as Record<string, unknown>[];
-        } });
+        return await fn({
+          exec: async (sql) => {
+            // Simple protocol (no parameters): multi-statement scripts answer one result each.
+            const res: unknown = await client.query(sql);
+            const last = (Array.isArray(res) ? res.at(-1) : res) as { rows?: unknown[] } | undefined;
+            return (last?.rows ?? []) as Record<string, unknown>[];
+          },
+        });
       } finally {
         client.release();
       }

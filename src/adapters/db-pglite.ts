@@ -12,7 +12,6 @@ import { type PgliteQueryable, pgliteRunner } from './db-runner.ts';
 import { ormVia, pgliteView } from './db-tracing.ts';
 import { PACKAGE_ROOT } from './package-root.ts';
 
-
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -32,7 +31,11 @@ export function lockDataDir(dir: string): () => void {
       writeSync(fd, String(process.pid));
       closeSync(fd);
       return () => {
-        try { unlinkSync(path); } catch { /* already gone */ }
+        try {
+          unlinkSync(path);
+        } catch {
+          /* already gone */
+        }
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -40,8 +43,8 @@ export function lockDataDir(dir: string): () => void {
       if (Number.isInteger(pid) && pid !== process.pid && pidAlive(pid)) {
         throw new DataDirLockedError(
           `The data directory ${resolve(dir)} is in use by another authsvc process (pid ${pid}). ` +
-          'The embedded database serves one process at a time: stop that process, point DATABASE_URL ' +
-          'at another pglite:// directory, or use a Postgres server (postgres://…) to run several instances.',
+            'The embedded database serves one process at a time: stop that process, point DATABASE_URL ' +
+            'at another pglite:// directory, or use a Postgres server (postgres://…) to run several instances.',
         );
       }
       if (pid === process.pid) {
@@ -58,8 +61,8 @@ export function lockDataDir(dir: string): () => void {
 const OPTIONS = { postgresqlconf: ['shared_buffers=16MB'] };
 
 /** Node itself (not Bun or Deno, whose worker threads differ): initdb can run in a worker. */
-const plainNode = typeof process !== 'undefined' && !!process.versions?.node && !process.versions.bun
-  && !('Deno' in globalThis);
+const plainNode =
+  typeof process !== 'undefined' && !!process.versions?.node && !process.versions.bun && !('Deno' in globalThis);
 
 function initdbInWorker(pgdata: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
@@ -101,8 +104,15 @@ export async function openPglite(opts: { dataDir?: string; namespace: string; tr
   }
   const orm = drizzle({ client }) as unknown as Orm;
   // PGlite's own transaction: it holds the one connection for `fn` alone (other statements wait).
-  const beginOn = (c: PGlite) => <T>(fn: (conn: Connection) => Promise<T>): Promise<T> =>
-    c.transaction((tx) => fn({ orm: drizzle({ client: tx as unknown as PGlite }) as unknown as Orm, runner: pgliteRunner(tx as unknown as PgliteQueryable) }));
+  const beginOn =
+    (c: PGlite) =>
+    <T>(fn: (conn: Connection) => Promise<T>): Promise<T> =>
+      c.transaction((tx) =>
+        fn({
+          orm: drizzle({ client: tx as unknown as PGlite }) as unknown as Orm,
+          runner: pgliteRunner(tx as unknown as PgliteQueryable),
+        }),
+      );
   let closed = false;
   return {
     kind: 'pglite',
@@ -111,17 +121,25 @@ export async function openPglite(opts: { dataDir?: string; namespace: string; tr
     runner: pgliteRunner(client as unknown as PgliteQueryable),
     t: createTables(opts.namespace),
     begin: beginOn(client),
-    ...(opts.traced ? {
-      traced: (parent) => {
-        const view = pgliteView(client, parent);
-        return { orm: ormVia(orm, view), runner: pgliteRunner(view as unknown as PgliteQueryable), begin: beginOn(view) };
-      },
-    } : {}),
+    ...(opts.traced
+      ? {
+          traced: (parent) => {
+            const view = pgliteView(client, parent);
+            return {
+              orm: ormVia(orm, view),
+              runner: pgliteRunner(view as unknown as PgliteQueryable),
+              begin: beginOn(view),
+            };
+          },
+        }
+      : {}),
     async withSession(fn) {
-      return fn({ exec: async (sql) => {
-        const results = await client.exec(sql);
-        return (results.at(-1)?.rows ?? []) as Record<string, unknown>[];
-      } });
+      return fn({
+        exec: async (sql) => {
+          const results = await client.exec(sql);
+          return (results.at(-1)?.rows ?? []) as Record<string, unknown>[];
+        },
+      });
     },
     async close() {
       if (closed) return;

@@ -27,8 +27,12 @@ export function openPostgres(opts: PostgresOptions): Database {
   // DB_MAX_POOL_SIZE=0 means unlimited, as in GoTrue.
   const max = opts.maxPoolSize > 0 ? opts.maxPoolSize : Number.MAX_SAFE_INTEGER;
   const pool = new pg.Pool({
-    connectionString: opts.url, max, application_name: 'authsvc', keepAlive: true,
-    connectionTimeoutMillis: opts.connectTimeoutMs, query_timeout: opts.queryTimeoutMs,
+    connectionString: opts.url,
+    max,
+    application_name: 'authsvc',
+    keepAlive: true,
+    connectionTimeoutMillis: opts.connectTimeoutMs,
+    query_timeout: opts.queryTimeoutMs,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
@@ -43,21 +47,29 @@ export function openPostgres(opts: PostgresOptions): Database {
     runner: pgRunner(pool, TYPES),
     t: createTables(opts.namespace),
     begin: (fn) => pgTransaction(pool, ormOver, TYPES, fn),
-    ...(opts.traced ? {
-      traced: (parent) => {
-        const view = poolView(pool, parent);
-        return { orm: ormVia(orm, view), runner: pgRunner(view, TYPES), begin: (fn) => pgTransaction(view, ormOver, TYPES, fn) };
-      },
-    } : {}),
+    ...(opts.traced
+      ? {
+          traced: (parent) => {
+            const view = poolView(pool, parent);
+            return {
+              orm: ormVia(orm, view),
+              runner: pgRunner(view, TYPES),
+              begin: (fn) => pgTransaction(view, ormOver, TYPES, fn),
+            };
+          },
+        }
+      : {}),
     async withSession(fn) {
       const client = await pool.connect();
       try {
-        return await fn({ exec: async (sql) => {
-          // Scripts (migrations: index builds, the advisory lock) are not bounded by the query timeout.
-          const res = await client.query({ text: sql, query_timeout: 86_400_000 } as pg.QueryConfig);
-          const last = Array.isArray(res) ? res.at(-1) : res;
-          return (last?.rows ?? []) as Record<string, unknown>[];
-        } });
+        return await fn({
+          exec: async (sql) => {
+            // Scripts (migrations: index builds, the advisory lock) are not bounded by the query timeout.
+            const res = await client.query({ text: sql, query_timeout: 86_400_000 } as pg.QueryConfig);
+            const last = Array.isArray(res) ? res.at(-1) : res;
+            return (last?.rows ?? []) as Record<string, unknown>[];
+          },
+        });
       } finally {
         client.release();
       }
@@ -83,7 +95,11 @@ function guardCheckouts(pool: pg.Pool): void {
   const guarded = new WeakSet<pg.PoolClient>();
   // pg-pool listens for errors only while a client is idle: a connection reset between two
   // statements of a transaction would be an unhandled 'error' event and end the process.
-  pool.on('connect', (client) => client.on('error', (err) => { if (!broken.has(client)) broken.set(client, err); }));
+  pool.on('connect', (client) =>
+    client.on('error', (err) => {
+      if (!broken.has(client)) broken.set(client, err);
+    }),
+  );
   const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
   const checkout = async (): Promise<pg.PoolClient> => {
     const client = await connect();
@@ -93,7 +109,9 @@ function guardCheckouts(pool: pg.Pool): void {
       (client as { query: unknown }).query = (...args: unknown[]) => {
         if (broken.has(client)) {
           const cause = broken.get(client);
-          const err = new Error(`connection is broken: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+          const err = new Error(`connection is broken: ${cause instanceof Error ? cause.message : String(cause)}`, {
+            cause,
+          });
           const callback = args.at(-1);
           if (typeof callback === 'function') return void queueMicrotask(() => callback(err));
           return Promise.reject(err);
@@ -126,11 +144,19 @@ function guardCheckouts(pool: pg.Pool): void {
 function poolMetrics(pool: pg.Pool): void {
   const meter = metrics.getMeter(METER_NAME);
   const pool_name = { 'db.client.connection.pool.name': 'authsvc' };
-  meter.createObservableUpDownCounter('db.client.connection.count', { unit: '{connection}', description: 'Open connections of the pool, by state.' })
+  meter
+    .createObservableUpDownCounter('db.client.connection.count', {
+      unit: '{connection}',
+      description: 'Open connections of the pool, by state.',
+    })
     .addCallback((r) => {
       r.observe(pool.totalCount - pool.idleCount, { ...pool_name, 'db.client.connection.state': 'used' });
       r.observe(pool.idleCount, { ...pool_name, 'db.client.connection.state': 'idle' });
     });
-  meter.createObservableUpDownCounter('db.client.connection.pending_requests', { unit: '{request}', description: 'Requests waiting for a connection.' })
+  meter
+    .createObservableUpDownCounter('db.client.connection.pending_requests', {
+      unit: '{request}',
+      description: 'Requests waiting for a connection.',
+    })
     .addCallback((r) => r.observe(pool.waitingCount, pool_name));
 }

@@ -40,7 +40,10 @@ export function pgRunner(client: PgQueryable, types: { getTypeParser: GetTypePar
  * server rolls back what was left open on it). `orm`: drizzle over that connection.
  */
 export async function pgTransaction<T>(
-  pool: PgPoolLike, orm: (client: PgQueryable) => Orm, types: { getTypeParser: GetTypeParser }, fn: (conn: Connection) => Promise<T>,
+  pool: PgPoolLike,
+  orm: (client: PgQueryable) => Orm,
+  types: { getTypeParser: GetTypeParser },
+  fn: (conn: Connection) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
   try {
@@ -61,10 +64,17 @@ export async function pgTransaction<T>(
 
 /** What a PGlite instance and its transactions both have. */
 export interface PgliteQueryable {
-  query(text: string, params?: unknown[], options?: { rowMode?: 'object'; parsers?: Record<number, (value: string) => unknown> }): Promise<{ rows: unknown[] }>;
+  query(
+    text: string,
+    params?: unknown[],
+    options?: { rowMode?: 'object'; parsers?: Record<number, (value: string) => unknown> },
+  ): Promise<{ rows: unknown[] }>;
 }
 
-const PGLITE_OPTIONS = { rowMode: 'object' as const, parsers: Object.fromEntries(TEXT_TYPE_IDS.map((id) => [id, asText])) };
+const PGLITE_OPTIONS = {
+  rowMode: 'object' as const,
+  parsers: Object.fromEntries(TEXT_TYPE_IDS.map((id) => [id, asText])),
+};
 
 /** PGlite: one connection in the process, no named statements (nothing to parse twice over a socket). */
 export function pgliteRunner(client: PgliteQueryable): StatementRunner {

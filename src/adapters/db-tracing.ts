@@ -8,14 +8,18 @@ import type { Context } from '@opentelemetry/api';
 import { tracedStatement } from '../telemetry/tracing.ts';
 
 type Query = (...args: unknown[]) => unknown;
-interface Queryable { query: Query }
+interface Queryable {
+  query: Query;
+}
 
 /** `target.query` traced under `parent` (callback and submittable forms are passed through). */
 function tracedQuery(target: Queryable, parent: Context): Query {
   return (...args: unknown[]) => {
     const first = args[0];
-    if (typeof args.at(-1) === 'function' || (typeof first === 'object' && first !== null && 'submit' in first)) return target.query(...args);
-    const config = typeof first === 'object' && first !== null ? first as { text?: unknown; name?: unknown } : undefined;
+    if (typeof args.at(-1) === 'function' || (typeof first === 'object' && first !== null && 'submit' in first))
+      return target.query(...args);
+    const config =
+      typeof first === 'object' && first !== null ? (first as { text?: unknown; name?: unknown }) : undefined;
     const text = typeof first === 'string' ? first : typeof config?.text === 'string' ? config.text : '';
     const name = typeof config?.name === 'string' ? config.name : undefined;
     return tracedStatement(parent, text, name, () => target.query(...args) as Promise<unknown>);
@@ -44,7 +48,8 @@ export function poolView<T extends object>(pool: T, parent: Context): T {
   return view(pool, {
     query: tracedQuery(p, parent),
     // pg-pool's callback form is its own (pool.query): passed through.
-    connect: (...args: unknown[]) => (args.length > 0 ? p.connect(...args) : p.connect().then((conn) => connectionView(conn, parent))),
+    connect: (...args: unknown[]) =>
+      args.length > 0 ? p.connect(...args) : p.connect().then((conn) => connectionView(conn, parent)),
   });
 }
 

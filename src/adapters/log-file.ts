@@ -21,7 +21,11 @@ export function openLogFile(path: string, onError: (err: Error) => void): LogFil
   let closing: Promise<void> | undefined;
   const onExit = () => {
     if (pending.length) {
-      try { appendFileSync(path, pending.join('')); } catch { /* nowhere left to report it */ }
+      try {
+        appendFileSync(path, pending.join(''));
+      } catch {
+        /* nowhere left to report it */
+      }
     }
   };
   process.once('exit', onExit);
@@ -35,12 +39,18 @@ export function openLogFile(path: string, onError: (err: Error) => void): LogFil
     write(line) {
       const text = line + '\n';
       if (closing) {
-        try { appendFileSync(path, text); } catch { /* the file went away: stdout has the line */ }
+        try {
+          appendFileSync(path, text);
+        } catch {
+          /* the file went away: stdout has the line */
+        }
         return;
       }
       if (failed) return;
       pending.push(text);
-      stream.write(text, () => { pending.shift(); });
+      stream.write(text, () => {
+        pending.shift();
+      });
     },
     close() {
       closing ??= new Promise<void>((done) => {

@@ -44,12 +44,20 @@ export async function createUserFromCli(deps: Deps, o: CreateUserOptions): Promi
   const email = validateEmail(o.email);
   // Named in the message (the API's 422 does not say which user it is).
   const existing = await findUserByEmail(deps.db, email, aud);
-  if (existing) throw new AdminCommandError(`a user with email ${existing.email ?? email} already exists (id ${existing.id})`);
-  const created = await adminCreateUser(deps, {
-    email, password: o.password, role: o.role, aud,
-    // GoTrue: `--confirm` or MAILER_AUTOCONFIRM.
-    email_confirm: o.confirm || deps.config.mailer.autoconfirm,
-  }, { role: CLI_ACTOR, aud });
+  if (existing)
+    throw new AdminCommandError(`a user with email ${existing.email ?? email} already exists (id ${existing.id})`);
+  const created = await adminCreateUser(
+    deps,
+    {
+      email,
+      password: o.password,
+      role: o.role,
+      aud,
+      // GoTrue: `--confirm` or MAILER_AUTOCONFIRM.
+      email_confirm: o.confirm || deps.config.mailer.autoconfirm,
+    },
+    { role: CLI_ACTOR, aud },
+  );
   return (await findUserById(deps.db, String(created.id)))!;
 }
 
@@ -136,12 +144,22 @@ export async function runAdminCommand(args: string[]): Promise<number> {
       // Input errors before the database is opened (the embedded one takes seconds to start).
       validateEmail(email);
       assertPasswordLength(password);
-      const user = await withDatabase((deps) => createUserFromCli(deps, {
-        email, password, confirm: flags.has('confirm'), aud: str(flags.get('aud')),
-        role: positionalRole ?? str(flags.get('role')) ?? (flags.has('admin') ? deps.config.jwt.adminGroupName : undefined),
-      }));
+      const user = await withDatabase((deps) =>
+        createUserFromCli(deps, {
+          email,
+          password,
+          confirm: flags.has('confirm'),
+          aud: str(flags.get('aud')),
+          role:
+            positionalRole ??
+            str(flags.get('role')) ??
+            (flags.has('admin') ? deps.config.jwt.adminGroupName : undefined),
+        }),
+      );
       const state = user.emailConfirmedAt ? 'confirmed' : 'unconfirmed';
-      process.stdout.write(`Created user: ${user.email} (id ${user.id}, role ${user.role}, aud ${user.aud}, email ${state})\n`);
+      process.stdout.write(
+        `Created user: ${user.email} (id ${user.id}, role ${user.role}, aud ${user.aud}, email ${state})\n`,
+      );
       return 0;
     }
     if (sub === 'deleteuser') {
@@ -157,7 +175,12 @@ export async function runAdminCommand(args: string[]): Promise<number> {
       process.stderr.write(`authsvc admin: ${err.message}\n\n${ADMIN_USAGE}\n`);
       return 2;
     }
-    if (err instanceof AdminCommandError || err instanceof ApiError || err instanceof ConfigError || err instanceof DataDirLockedError) {
+    if (
+      err instanceof AdminCommandError ||
+      err instanceof ApiError ||
+      err instanceof ConfigError ||
+      err instanceof DataDirLockedError
+    ) {
       process.stderr.write(`authsvc: ${err.message}\n`);
       return 1;
     }

@@ -14,7 +14,9 @@ export async function runDoctor(args: string[]): Promise<number> {
   const db = await openDatabase(config);
   try {
     const report = await doctorReport(db, config, loadMigrations());
-    process.stdout.write((args.includes('--json') ? JSON.stringify(report, null, 2) : formatDoctorReport(report)) + '\n');
+    process.stdout.write(
+      (args.includes('--json') ? JSON.stringify(report, null, 2) : formatDoctorReport(report)) + '\n',
+    );
     return report.problems.length > 0 ? 1 : 0;
   } finally {
     await db.close();

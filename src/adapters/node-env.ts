@@ -31,10 +31,17 @@ export function localDataDir(env: Record<string, string | undefined>): string | 
  * In local mode without JWT_SECRET/JWT_KEYS: a random secret kept in `<data dir>/jwt-secret`
  * (mode 0600), or a per-process one for memory://. Returns the env to parse and a notice.
  */
-export function withLocalSecret(env: Record<string, string>, randomSecret: () => string): { env: Record<string, string>; notice?: string } {
+export function withLocalSecret(
+  env: Record<string, string>,
+  randomSecret: () => string,
+): { env: Record<string, string>; notice?: string } {
   if (!isLocalMode(env) || lookup(env, 'JWT_SECRET') || lookup(env, 'JWT_KEYS')) return { env };
   const dir = localDataDir(env);
-  if (!dir) return { env: { ...env, AUTHSVC_JWT_SECRET: randomSecret() }, notice: 'JWT_SECRET is not set: using a random secret for this process (memory:// database).' };
+  if (!dir)
+    return {
+      env: { ...env, AUTHSVC_JWT_SECRET: randomSecret() },
+      notice: 'JWT_SECRET is not set: using a random secret for this process (memory:// database).',
+    };
   const file = join(dir, 'jwt-secret');
   let secret: string;
   if (existsSync(file)) {
@@ -45,5 +52,8 @@ export function withLocalSecret(env: Record<string, string>, randomSecret: () =>
     writeFileSync(file, secret + '\n', { mode: 0o600 });
     chmodSync(file, 0o600);
   }
-  return { env: { ...env, AUTHSVC_JWT_SECRET: secret }, notice: `JWT_SECRET is not set: using the local secret kept in ${resolve(file)}.` };
+  return {
+    env: { ...env, AUTHSVC_JWT_SECRET: secret },
+    notice: `JWT_SECRET is not set: using the local secret kept in ${resolve(file)}.`,
+  };
 }

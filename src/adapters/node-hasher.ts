@@ -91,10 +91,13 @@ export function concurrencyLimit(max: number): <T>(task: () => Promise<T>) => Pr
 export function createNodeHasher(opts: { cost?: number; maxConcurrent?: number } = {}): PasswordHasher {
   const limit = concurrencyLimit(opts.maxConcurrent ?? Math.max(1, availableParallelism()));
   const p = nodePrimitives;
-  return createHasherFromPrimitives({
-    bcryptHash: (password, cost) => limit(() => p.bcryptHash(password, cost)),
-    bcryptVerify: (password, encoded) => limit(() => p.bcryptVerify(password, encoded)),
-    argon2: (password, params) => limit(() => p.argon2(password, params)),
-    firebaseScrypt: (password, params) => limit(() => p.firebaseScrypt(password, params)),
-  }, opts.cost);
+  return createHasherFromPrimitives(
+    {
+      bcryptHash: (password, cost) => limit(() => p.bcryptHash(password, cost)),
+      bcryptVerify: (password, encoded) => limit(() => p.bcryptVerify(password, encoded)),
+      argon2: (password, params) => limit(() => p.argon2(password, params)),
+      firebaseScrypt: (password, params) => limit(() => p.firebaseScrypt(password, params)),
+    },
+    opts.cost,
+  );
 }

@@ -3,4 +3,5 @@
 import { lookup } from 'node:dns/promises';
 import type { ResolveHost } from '../oauth/url-guard.ts';
 
-export const nodeResolveHost: ResolveHost = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+export const nodeResolveHost: ResolveHost = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);

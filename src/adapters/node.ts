@@ -29,12 +29,20 @@ export class ConfigError extends Error {
   }
 }
 
-export function loadConfig(rawEnv: Record<string, string> = readEnv()): { config: Config; notices: string[]; warnings: string[] } {
+export function loadConfig(rawEnv: Record<string, string> = readEnv()): {
+  config: Config;
+  notices: string[];
+  warnings: string[];
+} {
   const local = isLocalMode(rawEnv);
   const { env, notice } = withLocalSecret(rawEnv, () => base64url(cryptoRandomBytes(32)));
   const result = parseConfig(env, { local });
   if (!result.ok) throw new ConfigError(result.errors);
-  return { config: result.config, notices: notice ? [...result.notices, notice] : result.notices, warnings: result.warnings };
+  return {
+    config: result.config,
+    notices: notice ? [...result.notices, notice] : result.notices,
+    warnings: result.warnings,
+  };
 }
 
 export interface NodeLogger extends Logger {
@@ -48,7 +56,9 @@ export function createNodeLogger(config: Config): NodeLogger {
   let file: LogFile | undefined;
   if (path) {
     try {
-      file = openLogFile(path, (err) => process.stderr.write(`authsvc: writing LOG_FILE ${path} failed, logging to stdout only: ${err.message}\n`));
+      file = openLogFile(path, (err) =>
+        process.stderr.write(`authsvc: writing LOG_FILE ${path} failed, logging to stdout only: ${err.message}\n`),
+      );
     } catch (err) {
       throw new ConfigError([`LOG_FILE ${path} cannot be opened: ${(err as Error).message}`]);
     }
@@ -66,10 +76,20 @@ export async function openDatabase(config: Config): Promise<Database> {
   // Only the driver the configuration names is loaded: PGlite's WASM module alone is tens of MB.
   if (connection.kind === 'postgres') {
     const { openPostgres } = await import('./db-postgres.ts');
-    return openPostgres({ url: connection.url, namespace: db.namespace, maxPoolSize: db.maxPoolSize, traced: config.tracing.enabled, ...databaseTimeouts(config) });
+    return openPostgres({
+      url: connection.url,
+      namespace: db.namespace,
+      maxPoolSize: db.maxPoolSize,
+      traced: config.tracing.enabled,
+      ...databaseTimeouts(config),
+    });
   }
   const { openPglite } = await import('./db-pglite.ts');
-  return openPglite({ dataDir: connection.kind === 'pglite' ? connection.dataDir : undefined, namespace: db.namespace, traced: config.tracing.enabled });
+  return openPglite({
+    dataDir: connection.kind === 'pglite' ? connection.dataDir : undefined,
+    namespace: db.namespace,
+    traced: config.tracing.enabled,
+  });
 }
 
 /**
@@ -80,7 +100,10 @@ export async function openDatabase(config: Config): Promise<Database> {
 export function databaseTimeouts(config: Config): { connectTimeoutMs: number; queryTimeoutMs: number } {
   const limitMs = config.api.maxRequestDuration * 1000;
   if (!(limitMs > 0)) return { connectTimeoutMs: 5_000, queryTimeoutMs: 30_000 };
-  return { connectTimeoutMs: Math.max(250, Math.min(5_000, Math.floor(limitMs * 0.3))), queryTimeoutMs: Math.max(500, Math.floor(limitMs * 0.5)) };
+  return {
+    connectTimeoutMs: Math.max(250, Math.min(5_000, Math.floor(limitMs * 0.3))),
+    queryTimeoutMs: Math.max(500, Math.floor(limitMs * 0.5)),
+  };
 }
 
 /**
@@ -117,15 +140,24 @@ function lazySmtpTransport(opts: SmtpTransportOptions): MailTransport {
 function createMailer(config: Config, logger: Logger): Mailer {
   if (config.mailer.transport === 'log') return createLogMailer(logger);
   const fetch = globalThis.fetch.bind(globalThis);
-  const transport = config.mailer.transport === 'resend'
-    ? createResendTransport({ apiKey: config.resend.apiKey ?? '', baseUrl: config.resend.baseUrl, fetch })
-    : lazySmtpTransport({ host: config.smtp.host ?? '', port: config.smtp.port, user: config.smtp.user, pass: config.smtp.pass, stepTimeoutMs: smtpStepTimeoutMs(config) });
+  const transport =
+    config.mailer.transport === 'resend'
+      ? createResendTransport({ apiKey: config.resend.apiKey ?? '', baseUrl: config.resend.baseUrl, fetch })
+      : lazySmtpTransport({
+          host: config.smtp.host ?? '',
+          port: config.smtp.port,
+          user: config.smtp.user,
+          pass: config.smtp.pass,
+          stepTimeoutMs: smtpStepTimeoutMs(config),
+        });
   return createTransportMailer({ config, transport, renderer: createTemplateRenderer({ fetch, logger }), logger });
 }
 
 export async function buildNodeDeps(config: Config, db: Database, logger: Logger): Promise<Deps> {
   return {
-    config, db, logger,
+    config,
+    db,
+    logger,
     keys: await loadKeySet(config.jwt),
     mailer: createMailer(config, logger),
     sms: createSmsProvider(config.sms, globalThis.fetch.bind(globalThis)),

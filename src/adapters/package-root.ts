@@ -10,7 +10,8 @@ function findRoot(): string {
   for (;;) {
     if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'migrations'))) return dir;
     const up = dirname(dir);
-    if (up === dir) throw new Error(`authsvc: cannot find the package directory above ${fileURLToPath(import.meta.url)}`);
+    if (up === dir)
+      throw new Error(`authsvc: cannot find the package directory above ${fileURLToPath(import.meta.url)}`);
     dir = up;
   }
 }

@@ -13,25 +13,41 @@ export function registerRuntimeMetrics(meter: Meter): void {
     const delay = monitorEventLoopDelay({ resolution: 20 });
     delay.enable();
     const ns = 1e9;
-    meter.createObservableGauge('nodejs.eventloop.delay.p50', { unit: 's', description: 'Event loop delay, median.' })
+    meter
+      .createObservableGauge('nodejs.eventloop.delay.p50', { unit: 's', description: 'Event loop delay, median.' })
       .addCallback((r) => r.observe(delay.percentile(50) / ns));
-    meter.createObservableGauge('nodejs.eventloop.delay.p99', { unit: 's', description: 'Event loop delay, 99th percentile.' })
+    meter
+      .createObservableGauge('nodejs.eventloop.delay.p99', {
+        unit: 's',
+        description: 'Event loop delay, 99th percentile.',
+      })
       .addCallback((r) => r.observe(delay.percentile(99) / ns));
-    meter.createObservableGauge('nodejs.eventloop.delay.max', { unit: 's', description: 'Event loop delay, maximum since the last reading.' })
-      .addCallback((r) => { r.observe(delay.max / ns); delay.reset(); });
+    meter
+      .createObservableGauge('nodejs.eventloop.delay.max', {
+        unit: 's',
+        description: 'Event loop delay, maximum since the last reading.',
+      })
+      .addCallback((r) => {
+        r.observe(delay.max / ns);
+        delay.reset();
+      });
   } catch {
     // not implemented by this runtime
   }
   try {
     const spaces = v8.getHeapSpaceStatistics();
     if (spaces.length > 0) {
-      meter.createObservableUpDownCounter('v8js.memory.heap.used', { unit: 'By', description: 'V8 heap used, by space.' })
+      meter
+        .createObservableUpDownCounter('v8js.memory.heap.used', { unit: 'By', description: 'V8 heap used, by space.' })
         .addCallback((r) => {
-          for (const s of v8.getHeapSpaceStatistics()) r.observe(s.space_used_size, { 'v8js.heap.space.name': s.space_name });
+          for (const s of v8.getHeapSpaceStatistics())
+            r.observe(s.space_used_size, { 'v8js.heap.space.name': s.space_name });
         });
-      meter.createObservableUpDownCounter('v8js.memory.heap.limit', { unit: 'By', description: 'V8 heap size, by space.' })
+      meter
+        .createObservableUpDownCounter('v8js.memory.heap.limit', { unit: 'By', description: 'V8 heap size, by space.' })
         .addCallback((r) => {
-          for (const s of v8.getHeapSpaceStatistics()) r.observe(s.space_size, { 'v8js.heap.space.name': s.space_name });
+          for (const s of v8.getHeapSpaceStatistics())
+            r.observe(s.space_size, { 'v8js.heap.space.name': s.space_name });
         });
     }
   } catch {
@@ -39,7 +55,9 @@ export function registerRuntimeMetrics(meter: Meter): void {
   }
   try {
     const gc = meter.createHistogram('v8js.gc.duration', {
-      unit: 's', description: 'Garbage-collection pauses.', advice: { explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1] },
+      unit: 's',
+      description: 'Garbage-collection pauses.',
+      advice: { explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1] },
     });
     const obs = new PerformanceObserver((list) => {
       for (const e of list.getEntries()) {
@@ -51,12 +69,17 @@ export function registerRuntimeMetrics(meter: Meter): void {
   } catch {
     // not implemented by this runtime
   }
-  meter.createObservableCounter('process.cpu.time', { unit: 's', description: 'CPU time of the process, by mode.' })
+  meter
+    .createObservableCounter('process.cpu.time', { unit: 's', description: 'CPU time of the process, by mode.' })
     .addCallback((r) => {
       const u = process.cpuUsage();
       r.observe(u.user / 1e6, { 'cpu.mode': 'user' });
       r.observe(u.system / 1e6, { 'cpu.mode': 'system' });
     });
-  meter.createObservableUpDownCounter('process.memory.usage', { unit: 'By', description: 'Resident set size of the process.' })
+  meter
+    .createObservableUpDownCounter('process.memory.usage', {
+      unit: 'By',
+      description: 'Resident set size of the process.',
+    })
     .addCallback((r) => r.observe(process.memoryUsage.rss()));
 }

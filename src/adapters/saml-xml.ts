@@ -13,7 +13,13 @@ import { constants, createDecipheriv, createPrivateKey, privateDecrypt } from 'n
 import { DOMParser } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
 import {
-  type IdpMetadata, type SamlAssertion, type SamlAttribute, type SamlResponse, type SamlXml, SamlXmlError, type SubjectConfirmation,
+  type IdpMetadata,
+  type SamlAssertion,
+  type SamlAttribute,
+  type SamlResponse,
+  type SamlXml,
+  SamlXmlError,
+  type SubjectConfirmation,
 } from '../crypto/saml-xml.ts';
 
 const SAMLP = 'urn:oasis:names:tc:SAML:2.0:protocol';
@@ -37,7 +43,10 @@ function parse(xml: string): Document {
   // No DTD, so no entity declarations: nothing to expand (billion laughs) or fetch (XXE).
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) fail('XML documents with a DOCTYPE are not accepted');
   const bad = (msg: string) => fail(`XML is not well-formed: ${String(msg).split('\n')[0]!.slice(0, 120)}`);
-  const doc = new DOMParser({ errorHandler: { warning: () => {}, error: bad, fatalError: bad } }).parseFromString(xml, 'text/xml');
+  const doc = new DOMParser({ errorHandler: { warning: () => {}, error: bad, fatalError: bad } }).parseFromString(
+    xml,
+    'text/xml',
+  );
   if (!doc?.documentElement) fail('XML is not well-formed');
   return doc as unknown as Document;
 }
@@ -50,9 +59,11 @@ function children(el: El, ns: string, name: string): El[] {
   return out;
 }
 
-const child = (el: El | undefined, ns: string, name: string): El | undefined => (el ? children(el, ns, name)[0] : undefined);
+const child = (el: El | undefined, ns: string, name: string): El | undefined =>
+  el ? children(el, ns, name)[0] : undefined;
 const text = (el: El | undefined): string | undefined => (el ? (el.textContent ?? '').trim() : undefined);
-const attr = (el: El | undefined, name: string): string | undefined => (el?.hasAttribute(name) ? el.getAttribute(name)! : undefined);
+const attr = (el: El | undefined, name: string): string | undefined =>
+  el?.hasAttribute(name) ? el.getAttribute(name)! : undefined;
 
 function time(el: El | undefined, name: string): Date | undefined {
   const v = attr(el, name);
@@ -79,7 +90,13 @@ function assertUniqueIds(doc: Document): void {
   }
 }
 
-const pem = (b64: string) => `-----BEGIN CERTIFICATE-----\n${b64.replace(/\s+/g, '').match(/.{1,64}/g)?.join('\n') ?? ''}\n-----END CERTIFICATE-----\n`;
+const pem = (b64: string) =>
+  `-----BEGIN CERTIFICATE-----\n${
+    b64
+      .replace(/\s+/g, '')
+      .match(/.{1,64}/g)
+      ?.join('\n') ?? ''
+  }\n-----END CERTIFICATE-----\n`;
 
 /**
  * Checks `sig` (a direct child of `target`) over the document with one of `certs`, and returns
@@ -117,7 +134,8 @@ function attributes(assertion: El): SamlAttribute[] {
   for (const stmt of children(assertion, SAML, 'AttributeStatement')) {
     for (const a of children(stmt, SAML, 'Attribute')) {
       out.push({
-        name: attr(a, 'Name') ?? '', friendlyName: attr(a, 'FriendlyName'),
+        name: attr(a, 'Name') ?? '',
+        friendlyName: attr(a, 'FriendlyName'),
         values: children(a, SAML, 'AttributeValue').map((v) => (v.textContent ?? '').trim()),
       });
     }
@@ -126,26 +144,39 @@ function attributes(assertion: El): SamlAttribute[] {
 }
 
 function readAssertion(a: El): SamlAssertion {
-  if (children(a, SAML, 'EncryptedAttribute').length > 0 || all(a, SAML, 'EncryptedID').length > 0) fail('Encrypted attributes and IDs are not supported');
+  if (children(a, SAML, 'EncryptedAttribute').length > 0 || all(a, SAML, 'EncryptedID').length > 0)
+    fail('Encrypted attributes and IDs are not supported');
   const subject = child(a, SAML, 'Subject');
   const nameId = child(subject, SAML, 'NameID');
-  const confirmations: SubjectConfirmation[] = (subject ? children(subject, SAML, 'SubjectConfirmation') : []).map((sc) => {
-    const data = child(sc, SAML, 'SubjectConfirmationData');
-    return {
-      method: attr(sc, 'Method') ?? '', recipient: attr(data, 'Recipient'), notBefore: time(data, 'NotBefore'),
-      notOnOrAfter: time(data, 'NotOnOrAfter'), inResponseTo: attr(data, 'InResponseTo'),
-    };
-  });
+  const confirmations: SubjectConfirmation[] = (subject ? children(subject, SAML, 'SubjectConfirmation') : []).map(
+    (sc) => {
+      const data = child(sc, SAML, 'SubjectConfirmationData');
+      return {
+        method: attr(sc, 'Method') ?? '',
+        recipient: attr(data, 'Recipient'),
+        notBefore: time(data, 'NotBefore'),
+        notOnOrAfter: time(data, 'NotOnOrAfter'),
+        inResponseTo: attr(data, 'InResponseTo'),
+      };
+    },
+  );
   const conditions = child(a, SAML, 'Conditions');
-  const audienceRestrictions = (conditions ? children(conditions, SAML, 'AudienceRestriction') : [])
-    .map((r) => children(r, SAML, 'Audience').map((x) => (x.textContent ?? '').trim()));
+  const audienceRestrictions = (conditions ? children(conditions, SAML, 'AudienceRestriction') : []).map((r) =>
+    children(r, SAML, 'Audience').map((x) => (x.textContent ?? '').trim()),
+  );
   let sessionNotOnOrAfter: Date | undefined;
   for (const s of children(a, SAML, 'AuthnStatement')) sessionNotOnOrAfter ??= time(s, 'SessionNotOnOrAfter');
   return {
-    id: attr(a, 'ID') ?? '', issuer: text(child(a, SAML, 'Issuer')) ?? '', issueInstant: time(a, 'IssueInstant'),
+    id: attr(a, 'ID') ?? '',
+    issuer: text(child(a, SAML, 'Issuer')) ?? '',
+    issueInstant: time(a, 'IssueInstant'),
     nameId: nameId ? { value: (nameId.textContent ?? '').trim(), format: attr(nameId, 'Format') } : undefined,
-    subjectConfirmations: confirmations, notBefore: time(conditions, 'NotBefore'), notOnOrAfter: time(conditions, 'NotOnOrAfter'),
-    audienceRestrictions, sessionNotOnOrAfter, attributes: attributes(a),
+    subjectConfirmations: confirmations,
+    notBefore: time(conditions, 'NotBefore'),
+    notOnOrAfter: time(conditions, 'NotOnOrAfter'),
+    audienceRestrictions,
+    sessionNotOnOrAfter,
+    attributes: attributes(a),
   };
 }
 
@@ -171,9 +202,14 @@ const bytesOf = (el: El | undefined) => Buffer.from((el?.textContent ?? '').repl
 function contentKey(encryptedKey: El, keys: readonly string[]): Buffer {
   const method = child(encryptedKey, XENC, 'EncryptionMethod');
   const alg = attr(method, 'Algorithm');
-  if (alg !== `${XENC}rsa-oaep-mgf1p` && alg !== `${XENC11}rsa-oaep`) fail('Unsupported key transport algorithm (RSA-OAEP is required)');
+  if (alg !== `${XENC}rsa-oaep-mgf1p` && alg !== `${XENC11}rsa-oaep`)
+    fail('Unsupported key transport algorithm (RSA-OAEP is required)');
   const digest = attr(child(method, DS, 'DigestMethod'), 'Algorithm') ?? `${DS}sha1`;
-  const oaepHash = digest.endsWith('#sha256') ? 'sha256' : digest.endsWith('#sha1') ? 'sha1' : fail('Unsupported OAEP digest');
+  const oaepHash = digest.endsWith('#sha256')
+    ? 'sha256'
+    : digest.endsWith('#sha1')
+      ? 'sha1'
+      : fail('Unsupported OAEP digest');
   const wrapped = bytesOf(child(child(encryptedKey, XENC, 'CipherData'), XENC, 'CipherValue'));
   for (const k of keys) {
     try {
@@ -222,7 +258,12 @@ function decryptedAssertion(enc: El, keys: readonly string[], certs: readonly st
   const doc = parse(xml);
   const root = doc.documentElement as unknown as El;
   assertUniqueIds(doc);
-  if (root.namespaceURI !== SAML || root.localName !== 'Assertion' || all(doc, SAML, 'Assertion').length !== 1 || all(doc, SAML, 'EncryptedAssertion').length > 0) {
+  if (
+    root.namespaceURI !== SAML ||
+    root.localName !== 'Assertion' ||
+    all(doc, SAML, 'Assertion').length !== 1 ||
+    all(doc, SAML, 'EncryptedAssertion').length > 0
+  ) {
     fail('EncryptedAssertion must hold exactly one Assertion');
   }
   const sig = children(root, DS, 'Signature');
@@ -242,8 +283,10 @@ function verifyResponse(xml: string, certs: readonly string[], decryptionKeys: r
   const plain = all(doc, SAML, 'Assertion');
   const encrypted = all(doc, SAML, 'EncryptedAssertion');
   const direct = [...children(root, SAML, 'Assertion'), ...children(root, SAML, 'EncryptedAssertion')];
-  if (plain.length + encrypted.length !== 1 || direct.length !== 1) fail('SAML Response must contain exactly one Assertion');
-  if (encrypted.length > 0 && decryptionKeys.length === 0) fail('Encrypted assertions are not accepted (SAML_ALLOW_ENCRYPTED_ASSERTIONS is off)');
+  if (plain.length + encrypted.length !== 1 || direct.length !== 1)
+    fail('SAML Response must contain exactly one Assertion');
+  if (encrypted.length > 0 && decryptionKeys.length === 0)
+    fail('Encrypted assertions are not accepted (SAML_ALLOW_ENCRYPTED_ASSERTIONS is off)');
   const outer = direct[0]!;
   const isEncrypted = outer.localName === 'EncryptedAssertion';
   const status = attr(child(child(root, SAMLP, 'Status'), SAMLP, 'StatusCode'), 'Value') ?? '';
@@ -256,10 +299,14 @@ function verifyResponse(xml: string, certs: readonly string[], decryptionKeys: r
   if (responseSig.length === 1) {
     signedRoot = verifiedElement(xml, root, responseSig[0]!, certs);
     const inner = [...children(signedRoot, SAML, 'Assertion'), ...children(signedRoot, SAML, 'EncryptedAssertion')];
-    if (inner.length !== 1 || all(signedRoot, SAML, 'Assertion').length + all(signedRoot, SAML, 'EncryptedAssertion').length !== 1) {
+    if (
+      inner.length !== 1 ||
+      all(signedRoot, SAML, 'Assertion').length + all(signedRoot, SAML, 'EncryptedAssertion').length !== 1
+    ) {
       fail('SAML Response must contain exactly one Assertion');
     }
-    if (inner[0]!.localName === 'EncryptedAssertion') assertionEl = decryptedAssertion(inner[0]!, decryptionKeys, certs, true);
+    if (inner[0]!.localName === 'EncryptedAssertion')
+      assertionEl = decryptedAssertion(inner[0]!, decryptionKeys, certs, true);
     else {
       assertionEl = inner[0]!;
       // A signed assertion inside a signed response: its own signature must hold too.
@@ -276,10 +323,17 @@ function verifyResponse(xml: string, certs: readonly string[], decryptionKeys: r
     return fail('Neither the SAML Response nor its Assertion is signed');
   }
   return {
-    id: attr(signedRoot, 'ID') ?? '', issuer: text(child(signedRoot, SAML, 'Issuer')), destination: attr(signedRoot, 'Destination'),
-    inResponseTo: attr(signedRoot, 'InResponseTo'), issueInstant: time(signedRoot, 'IssueInstant'),
-    status: signed === 'response' ? attr(child(child(signedRoot, SAMLP, 'Status'), SAMLP, 'StatusCode'), 'Value') ?? '' : status,
-    signed, assertion: readAssertion(assertionEl),
+    id: attr(signedRoot, 'ID') ?? '',
+    issuer: text(child(signedRoot, SAML, 'Issuer')),
+    destination: attr(signedRoot, 'Destination'),
+    inResponseTo: attr(signedRoot, 'InResponseTo'),
+    issueInstant: time(signedRoot, 'IssueInstant'),
+    status:
+      signed === 'response'
+        ? (attr(child(child(signedRoot, SAMLP, 'Status'), SAMLP, 'StatusCode'), 'Value') ?? '')
+        : status,
+    signed,
+    assertion: readAssertion(assertionEl),
   };
 }
 
@@ -294,7 +348,7 @@ function durationSeconds(v: string | undefined): number | undefined {
   const m = /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(v.trim());
   if (!m) return undefined;
   const [y, mo, d, h, mi, s] = m.slice(1).map((x) => Number(x ?? 0));
-  return ((((y! * 365 + mo! * 30 + d!) * 24 + h!) * 60 + mi!) * 60) + s!;
+  return (((y! * 365 + mo! * 30 + d!) * 24 + h!) * 60 + mi!) * 60 + s!;
 }
 
 function parseMetadata(xml: string): IdpMetadata {
@@ -305,18 +359,26 @@ function parseMetadata(xml: string): IdpMetadata {
     if (entities.length !== 1) fail('SAML Metadata must describe exactly one entity');
     root = entities[0]!;
   }
-  if (root.namespaceURI !== MD || root.localName !== 'EntityDescriptor') fail('XML is not SAML Metadata (EntityDescriptor)');
+  if (root.namespaceURI !== MD || root.localName !== 'EntityDescriptor')
+    fail('XML is not SAML Metadata (EntityDescriptor)');
   const idps = children(root, MD, 'IDPSSODescriptor');
   const entityId = attr(root, 'entityID') ?? '';
   const idp = idps[0];
   const services = idp ? children(idp, MD, 'SingleSignOnService') : [];
-  const location = (binding: string) => attr(services.find((s) => attr(s, 'Binding') === binding), 'Location');
+  const location = (binding: string) =>
+    attr(
+      services.find((s) => attr(s, 'Binding') === binding),
+      'Location',
+    );
   const signingCerts = (idp ? children(idp, MD, 'KeyDescriptor') : [])
     .filter((k) => (attr(k, 'use') ?? 'signing') === 'signing')
     .flatMap((k) => all(k, DS, 'X509Certificate').map((c) => (c.textContent ?? '').replace(/\s+/g, '')))
     .filter((c) => c !== '');
   return {
-    entityId, ssoUrl: location(REDIRECT) ?? location(POST), signingCerts, validUntil: time(root, 'validUntil') ?? time(idp, 'validUntil'),
+    entityId,
+    ssoUrl: location(REDIRECT) ?? location(POST),
+    signingCerts,
+    validUntil: time(root, 'validUntil') ?? time(idp, 'validUntil'),
     cacheDurationSeconds: durationSeconds(attr(root, 'cacheDuration') ?? attr(idp, 'cacheDuration')),
     idpDescriptors: idps.length,
   };

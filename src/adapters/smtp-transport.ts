@@ -30,8 +30,10 @@ export interface SmtpTransport extends MailTransport {
 function startTlsRefused(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const e = err as Error & { code?: unknown; command?: unknown; response?: unknown };
-  return (e.code === 'ETLS' && e.command === 'STARTTLS' && typeof e.response === 'string')
-    || (e.code === 'ECONNECTION' && e.command === 'EHLO' && /STARTTLS/.test(e.message));
+  return (
+    (e.code === 'ETLS' && e.command === 'STARTTLS' && typeof e.response === 'string') ||
+    (e.code === 'ECONNECTION' && e.command === 'EHLO' && /STARTTLS/.test(e.message))
+  );
 }
 
 export function createSmtpTransport(opts: SmtpTransportOptions): SmtpTransport {

@@ -10,7 +10,11 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-type Gc = (options?: { type?: 'major' | 'minor'; execution?: 'sync' | 'async'; flavor?: 'regular' | 'last-resort' }) => void;
+type Gc = (options?: {
+  type?: 'major' | 'minor';
+  execution?: 'sync' | 'async';
+  flavor?: 'regular' | 'last-resort';
+}) => void;
 
 /** The collector, or undefined where the runtime does not offer one this way. */
 function collector(): Gc | undefined {

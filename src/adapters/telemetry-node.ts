@@ -8,7 +8,14 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import {
-  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, type Sampler, type SpanExporter, TraceIdRatioBasedSampler, TracerProvider,
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  type SpanExporter,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../telemetry/logger.ts';
@@ -27,7 +34,11 @@ export function telemetryResource(config: Config, version: string): Resource {
   return resourceFromAttributes(resourceAttributes(config, version));
 }
 
-interface Otlp { url?: string; protocol: string; headers: Record<string, string> }
+interface Otlp {
+  url?: string;
+  protocol: string;
+  headers: Record<string, string>;
+}
 
 /** The signal's OTLP settings: the signal-specific variable first, then the general one. */
 function otlpSettings(config: Config, env: Env, signal: 'traces' | 'metrics'): Otlp {
@@ -35,13 +46,18 @@ function otlpSettings(config: Config, env: Env, signal: 'traces' | 'metrics'): O
   return {
     url: env[`OTEL_EXPORTER_OTLP_${s}_ENDPOINT`] || otlpSignalUrl(config, signal),
     protocol: env[`OTEL_EXPORTER_OTLP_${s}_PROTOCOL`] || config.otel.exporterOtlpProtocol || 'http/protobuf',
-    headers: { ...parseKeyValues(config.otel.exporterOtlpHeaders), ...parseKeyValues(env[`OTEL_EXPORTER_OTLP_${s}_HEADERS`]) },
+    headers: {
+      ...parseKeyValues(config.otel.exporterOtlpHeaders),
+      ...parseKeyValues(env[`OTEL_EXPORTER_OTLP_${s}_HEADERS`]),
+    },
   };
 }
 
 function checkProtocol(o: Otlp, logger: Logger): void {
   if (o.protocol !== 'http/protobuf' && o.protocol !== 'http/json') {
-    logger.warn(`OTEL_EXPORTER_OTLP_PROTOCOL=${o.protocol} is not supported (http/protobuf or http/json): using http/protobuf`);
+    logger.warn(
+      `OTEL_EXPORTER_OTLP_PROTOCOL=${o.protocol} is not supported (http/protobuf or http/json): using http/protobuf`,
+    );
     o.protocol = 'http/protobuf';
   }
 }
@@ -49,19 +65,31 @@ function checkProtocol(o: Otlp, logger: Logger): void {
 async function metricReader(config: Config, env: Env, logger: Logger): Promise<MetricReader> {
   if (config.metrics.exporter === 'prometheus') {
     const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
-    const reader = new PrometheusExporter({ host: config.metrics.prometheusHost, port: config.metrics.prometheusPort, endpoint: '/', preventServerStart: true });
+    const reader = new PrometheusExporter({
+      host: config.metrics.prometheusHost,
+      port: config.metrics.prometheusPort,
+      endpoint: '/',
+      preventServerStart: true,
+    });
     await reader.startServer();
-    logger.info(`metrics: prometheus exporter on http://${config.metrics.prometheusHost}:${config.metrics.prometheusPort}/`);
+    logger.info(
+      `metrics: prometheus exporter on http://${config.metrics.prometheusHost}:${config.metrics.prometheusPort}/`,
+    );
     return reader;
   }
   const o = otlpSettings(config, env, 'metrics');
   checkProtocol(o, logger);
   const opts = { url: o.url, headers: o.headers };
-  const exporter = o.protocol === 'http/json'
-    ? new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter(opts)
-    : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter(opts);
+  const exporter =
+    o.protocol === 'http/json'
+      ? new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter(opts)
+      : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter(opts);
   const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000;
-  return new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(30_000, interval) });
+  return new PeriodicExportingMetricReader({
+    exporter,
+    exportIntervalMillis: interval,
+    exportTimeoutMillis: Math.min(30_000, interval),
+  });
 }
 
 /** OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, as the SDK's samplers; the default is parentbased_always_on (every request). */
@@ -70,7 +98,9 @@ function sampler(env: Env, logger: Logger): Sampler {
   const arg = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
   const ratio = Number.isFinite(arg) && arg >= 0 && arg <= 1 ? arg : 1;
   const root: Record<string, () => Sampler> = {
-    always_on: () => new AlwaysOnSampler(), always_off: () => new AlwaysOffSampler(), traceidratio: () => new TraceIdRatioBasedSampler(ratio),
+    always_on: () => new AlwaysOnSampler(),
+    always_off: () => new AlwaysOffSampler(),
+    traceidratio: () => new TraceIdRatioBasedSampler(ratio),
   };
   const parented = name.startsWith('parentbased_');
   const make = root[parented ? name.slice('parentbased_'.length) : name];
@@ -97,7 +127,9 @@ function withoutCredentials(url: string): string {
 
 /** OTEL_EXPORTER_OTLP_{TRACES_,}COMPRESSION=gzip, read here so a value from .env counts too. */
 function gzip(env: Env): boolean {
-  return (env.OTEL_EXPORTER_OTLP_TRACES_COMPRESSION || env.OTEL_EXPORTER_OTLP_COMPRESSION)?.trim().toLowerCase() === 'gzip';
+  return (
+    (env.OTEL_EXPORTER_OTLP_TRACES_COMPRESSION || env.OTEL_EXPORTER_OTLP_COMPRESSION)?.trim().toLowerCase() === 'gzip'
+  );
 }
 
 /**
@@ -106,18 +138,22 @@ function gzip(env: Env): boolean {
  * No context manager: child spans get their parent passed (telemetry/tracing.ts).
  */
 async function sdkTracerProvider(o: Otlp, env: Env, resource: Resource, sampler: Sampler): Promise<TracerProvider> {
-  const { OTLPTraceExporter } = o.protocol === 'http/json'
-    ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
+  const { OTLPTraceExporter } =
+    o.protocol === 'http/json'
+      ? await import('@opentelemetry/exporter-trace-otlp-http')
+      : await import('@opentelemetry/exporter-trace-otlp-proto');
   type Options = NonNullable<ConstructorParameters<typeof OTLPTraceExporter>[0]>;
   const timeout = positive(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || env.OTEL_EXPORTER_OTLP_TIMEOUT);
   const exporter: SpanExporter = new OTLPTraceExporter({
-    url: o.url, headers: o.headers,
+    url: o.url,
+    headers: o.headers,
     ...(gzip(env) ? { compression: 'gzip' as Options['compression'] } : {}),
     ...(timeout ? { timeoutMillis: timeout } : {}),
   });
   const maxQueueSize = positive(env.OTEL_BSP_MAX_QUEUE_SIZE) ?? 2048;
   const processor = new BatchSpanProcessor({
-    exporter, maxQueueSize,
+    exporter,
+    maxQueueSize,
     maxExportBatchSize: Math.min(positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE) ?? 512, maxQueueSize),
     scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY) ?? 5000,
     exportTimeoutMillis: positive(env.OTEL_BSP_EXPORT_TIMEOUT) ?? 30_000,
@@ -125,9 +161,17 @@ async function sdkTracerProvider(o: Otlp, env: Env, resource: Resource, sampler:
   return new TracerProvider({ resource, sampler, spanProcessors: [processor] });
 }
 
-export async function startNodeTelemetry(config: Config, env: Env, logger: Logger, version: string): Promise<Telemetry> {
-  const headerValues = [config.otel.exporterOtlpHeaders, env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, env.OTEL_EXPORTER_OTLP_METRICS_HEADERS]
-    .flatMap((h) => Object.values(parseKeyValues(h)));
+export async function startNodeTelemetry(
+  config: Config,
+  env: Env,
+  logger: Logger,
+  version: string,
+): Promise<Telemetry> {
+  const headerValues = [
+    config.otel.exporterOtlpHeaders,
+    env.OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+    env.OTEL_EXPORTER_OTLP_METRICS_HEADERS,
+  ].flatMap((h) => Object.values(parseKeyValues(h)));
   otelDiagnostics(logger, headerValues, config.debug);
   const resource = telemetryResource(config, version);
   const parts: { shutdown(): Promise<void> }[] = [];
@@ -139,7 +183,9 @@ export async function startNodeTelemetry(config: Config, env: Env, logger: Logge
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(provider);
     parts.push(provider);
-    logger.info(`tracing: OTLP ${o.protocol} to ${o.url ? withoutCredentials(o.url) : 'the exporter default (OTEL_EXPORTER_OTLP_ENDPOINT or localhost:4318)'}`);
+    logger.info(
+      `tracing: OTLP ${o.protocol} to ${o.url ? withoutCredentials(o.url) : 'the exporter default (OTEL_EXPORTER_OTLP_ENDPOINT or localhost:4318)'}`,
+    );
   }
   if (config.metrics.enabled) {
     const provider = new MeterProvider({ resource, readers: [await metricReader(config, env, logger)] });
@@ -149,7 +195,11 @@ export async function startNodeTelemetry(config: Config, env: Env, logger: Logge
   }
   return {
     async shutdown() {
-      await Promise.all(parts.map((p) => p.shutdown().catch((err: unknown) => logger.warn('telemetry shutdown failed', { error: String(err) }))));
+      await Promise.all(
+        parts.map((p) =>
+          p.shutdown().catch((err: unknown) => logger.warn('telemetry shutdown failed', { error: String(err) })),
+        ),
+      );
     },
   };
 }

@@ -28,11 +28,21 @@ export function startWorkersTracing(config: Config, version: string, logger: Log
   const headers = parseKeyValues(config.otel.exporterOtlpHeaders);
   otelDiagnostics(logger, Object.values(headers), config.debug);
   const options = { url: otlpSignalUrl(config, 'traces') ?? 'http://localhost:4318/v1/traces', headers };
-  const exporter = config.otel.exporterOtlpProtocol === 'http/json' ? new JsonTraceExporter(options) : new ProtobufTraceExporter(options);
+  const exporter =
+    config.otel.exporterOtlpProtocol === 'http/json'
+      ? new JsonTraceExporter(options)
+      : new ProtobufTraceExporter(options);
   const provider = new TracerProvider({
     resource: resourceFromAttributes(resourceAttributes(config, version)),
     // Exported by flush() after each request, or by the processor once a full batch is waiting.
-    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: MAX_QUEUE, maxExportBatchSize: 512, disableAutoFlushOnDocumentHide: true })],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter,
+        maxQueueSize: MAX_QUEUE,
+        maxExportBatchSize: 512,
+        disableAutoFlushOnDocumentHide: true,
+      }),
+    ],
   });
   trace.setGlobalTracerProvider(provider);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());

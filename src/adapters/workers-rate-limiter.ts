@@ -29,7 +29,11 @@ interface Stored {
   at: number;
 }
 
-interface TakeRequest { capacity: number; refillPerSecond: number; now: number }
+interface TakeRequest {
+  capacity: number;
+  refillPerSecond: number;
+  now: number;
+}
 
 const IDLE_MS = 24 * 3600 * 1000;
 const MAX_KEEP_MS = 30 * 24 * 3600 * 1000;
@@ -81,7 +85,11 @@ export function createDurableObjectRateLimitStore(namespace: DurableObjectNamesp
       const res = await stub.fetch('https://rate-limiter.invalid/take', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ capacity: bucket.capacity, refillPerSecond: bucket.refillPerSecond, now: now.getTime() } satisfies TakeRequest),
+        body: JSON.stringify({
+          capacity: bucket.capacity,
+          refillPerSecond: bucket.refillPerSecond,
+          now: now.getTime(),
+        } satisfies TakeRequest),
       });
       if (!res.ok) throw new Error(`rate limiter object answered ${res.status}`);
       return ((await res.json()) as { allowed?: unknown }).allowed === true;

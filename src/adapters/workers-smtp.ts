@@ -37,7 +37,10 @@ export function createWorkerSmtpTransport(opts: WorkerSmtpOptions): MailTranspor
   // An upgrade of worker-mailer that renamed these steps must fail here, not send credentials unguarded.
   const proto = Session.prototype as unknown as Record<string, unknown>;
   const missing = SESSION_STEPS.filter((k) => typeof proto[k] !== 'function');
-  if (missing.length > 0) throw new Error(`worker-mailer: expected session steps missing (${missing.join(', ')}); check workers-smtp.ts against this version`);
+  if (missing.length > 0)
+    throw new Error(
+      `worker-mailer: expected session steps missing (${missing.join(', ')}); check workers-smtp.ts against this version`,
+    );
   const secure = opts.secure ?? opts.port === 465;
   const requireTls = !plainAuthAllowed(opts.host, secure, !!opts.user);
   const timeoutMs = opts.timeoutMs ?? 10_000;

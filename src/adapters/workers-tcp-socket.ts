@@ -31,11 +31,14 @@ class TcpWebSocket {
     if (colon <= 0 || !Number.isInteger(port)) throw new Error(`not a host:port address: "${address}"`);
     this.#socket = connect({ hostname, port }, { allowHalfOpen: false });
     this.#writer = this.#socket.writable.getWriter();
-    this.#socket.opened.then(() => {
-      this.readyState = TcpWebSocket.OPEN;
-      this.#events.dispatchEvent(new Event('open'));
-      void this.#pump();
-    }, (err: unknown) => this.#fail(err));
+    this.#socket.opened.then(
+      () => {
+        this.readyState = TcpWebSocket.OPEN;
+        this.#events.dispatchEvent(new Event('open'));
+        void this.#pump();
+      },
+      (err: unknown) => this.#fail(err),
+    );
   }
 
   addEventListener(type: string, listener: Listener): void {
@@ -47,14 +50,20 @@ class TcpWebSocket {
   }
 
   send(data: ArrayBuffer | ArrayBufferView): void {
-    const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const bytes =
+      data instanceof ArrayBuffer
+        ? new Uint8Array(data)
+        : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     this.#writer.write(bytes).catch((err: unknown) => this.#fail(err));
   }
 
   close(): void {
     if (this.readyState >= TcpWebSocket.CLOSING) return;
     this.readyState = TcpWebSocket.CLOSING;
-    this.#socket.close().catch(() => undefined).finally(() => this.#closed());
+    this.#socket
+      .close()
+      .catch(() => undefined)
+      .finally(() => this.#closed());
   }
 
   async #pump(): Promise<void> {

@@ -116,11 +116,17 @@ export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
   let rateLimiter: DurableObjectNamespaceLike | undefined;
   const store = lookup(raw, 'RATE_LIMIT_STORE');
   if (store === undefined) strings.AUTHSVC_RATE_LIMIT_STORE = 'postgres';
-  else if (store === 'memory') problems.push('RATE_LIMIT_STORE: memory does not work on Workers; use postgres (the default) or durable_object');
+  else if (store === 'memory')
+    problems.push('RATE_LIMIT_STORE: memory does not work on Workers; use postgres (the default) or durable_object');
   else if (store === 'kv') {
-    problems.push('RATE_LIMIT_STORE: kv is no longer supported (Workers KV is eventually consistent and cannot hold a limit); use postgres (the default) or durable_object with a RateLimiter namespace bound as RATE_LIMITER');
+    problems.push(
+      'RATE_LIMIT_STORE: kv is no longer supported (Workers KV is eventually consistent and cannot hold a limit); use postgres (the default) or durable_object with a RateLimiter namespace bound as RATE_LIMITER',
+    );
   } else if (store === 'durable_object') {
-    if (!env.RATE_LIMITER) problems.push('RATE_LIMIT_STORE=durable_object needs a Durable Object namespace of the RateLimiter class bound as RATE_LIMITER');
+    if (!env.RATE_LIMITER)
+      problems.push(
+        'RATE_LIMIT_STORE=durable_object needs a Durable Object namespace of the RateLimiter class bound as RATE_LIMITER',
+      );
     rateLimiter = env.RATE_LIMITER;
   }
   if (store === 'kv' || store === 'durable_object') {
@@ -143,11 +149,14 @@ export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
   const hyperdrive = typeof env.HYPERDRIVE?.connectionString === 'string' ? env.HYPERDRIVE.connectionString : undefined;
   if (hyperdrive !== undefined) {
     strings.AUTHSVC_DATABASE_URL = hyperdrive;
-    if (raw.AUTHSVC_DB_WS_PROXY) problems.push('AUTHSVC_DB_WS_PROXY: not used with a HYPERDRIVE binding; remove one of them');
+    if (raw.AUTHSVC_DB_WS_PROXY)
+      problems.push('AUTHSVC_DB_WS_PROXY: not used with a HYPERDRIVE binding; remove one of them');
   }
   const dbUrl = lookup(strings, 'DATABASE_URL');
   if (dbUrl !== undefined && !/^postgres(ql)?:\/\//i.test(dbUrl.trim())) {
-    problems.push('DATABASE_URL: Workers need postgres://… or postgresql://… (there is no embedded database on Workers)');
+    problems.push(
+      'DATABASE_URL: Workers need postgres://… or postgresql://… (there is no embedded database on Workers)',
+    );
   }
   const parsed = parseConfig(strings, { local: false, adapterVariables: WORKERS_VARIABLES });
   if (!parsed.ok) problems.push(...parsed.errors);
@@ -158,23 +167,37 @@ export function parseWorkersEnv(env: WorkersEnv): WorkersSettings {
 
   const wsProxy = raw.AUTHSVC_DB_WS_PROXY?.trim() || undefined;
   if (wsProxy && /^[a-z]+:\/\//i.test(wsProxy)) {
-    problems.push(`AUTHSVC_DB_WS_PROXY: give host[:port]/path without the protocol (AUTHSVC_DB_WS_SECURE picks wss: or ws:), got "${wsProxy}"`);
+    problems.push(
+      `AUTHSVC_DB_WS_PROXY: give host[:port]/path without the protocol (AUTHSVC_DB_WS_SECURE picks wss: or ws:), got "${wsProxy}"`,
+    );
   }
   const secureWebSocket = flag(raw.AUTHSVC_DB_WS_SECURE, 'AUTHSVC_DB_WS_SECURE', problems);
 
   if (problems.length > 0 || !config) throw new WorkersConfigError(problems);
-  const neon: NeonSocketOptions = hyperdrive !== undefined
-    ? { wsProxy: tcpProxyAddress, secureWebSocket: false, webSocket: TcpSocketAsWebSocket }
-    : { wsProxy, secureWebSocket };
+  const neon: NeonSocketOptions =
+    hyperdrive !== undefined
+      ? { wsProxy: tcpProxyAddress, secureWebSocket: false, webSocket: TcpSocketAsWebSocket }
+      : { wsProxy, secureWebSocket };
   return { config, warnings: parsed.ok ? parsed.warnings : [], neon, mailToLog, rateLimiter };
 }
 
 function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fetch): Mailer {
   if (config.mailer.transport === 'log') return createLogMailer(logger);
-  const transport: MailTransport = config.mailer.transport === 'resend'
-    ? createResendTransport({ apiKey: config.resend.apiKey ?? '', baseUrl: config.resend.baseUrl, fetch: fetchFn })
-    : createWorkerSmtpTransport({ host: config.smtp.host ?? '', port: config.smtp.port, user: config.smtp.user, pass: config.smtp.pass });
-  return createTransportMailer({ config, transport, renderer: createTemplateRenderer({ fetch: fetchFn, logger }), logger });
+  const transport: MailTransport =
+    config.mailer.transport === 'resend'
+      ? createResendTransport({ apiKey: config.resend.apiKey ?? '', baseUrl: config.resend.baseUrl, fetch: fetchFn })
+      : createWorkerSmtpTransport({
+          host: config.smtp.host ?? '',
+          port: config.smtp.port,
+          user: config.smtp.user,
+          pass: config.smtp.pass,
+        });
+  return createTransportMailer({
+    config,
+    transport,
+    renderer: createTemplateRenderer({ fetch: fetchFn, logger }),
+    logger,
+  });
 }
 
 async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
@@ -215,20 +238,27 @@ const UNDEFINED_SCHEMA = '3F000';
 
 /** Versions of `migrations` not yet recorded in the database (all of them when it is empty). */
 export async function pendingMigrations(db: Database, migrations: readonly Migration[]): Promise<string[]> {
-  const rows = await db.withSession((s) => s.exec(renderMigration('SELECT version FROM "{{namespace}}".schema_migrations', db.namespace)))
+  const rows = await db
+    .withSession((s) => s.exec(renderMigration('SELECT version FROM "{{namespace}}".schema_migrations', db.namespace)))
     .catch((err: unknown) => {
       const code = pgErrorCode(err);
       if (code === UNDEFINED_TABLE || code === UNDEFINED_SCHEMA) return [];
       throw err;
     });
-  return pendingVersions(migrations, rows.map((r) => String(r.version)));
+  return pendingVersions(
+    migrations,
+    rows.map((r) => String(r.version)),
+  );
 }
 
 /**
  * One cheap read per cold isolate; the advisory-locked migrate() only when something is pending,
  * so isolates starting together apply each migration once and a migrated database needs no DDL rights.
  */
-export async function ensureMigrated(db: Database, migrations: readonly Migration[] = BUNDLED_MIGRATIONS): Promise<string[]> {
+export async function ensureMigrated(
+  db: Database,
+  migrations: readonly Migration[] = BUNDLED_MIGRATIONS,
+): Promise<string[]> {
   if ((await pendingMigrations(db, migrations)).length === 0) return [];
   return migrate(db, [...migrations]);
 }
@@ -237,7 +267,10 @@ export async function ensureMigrated(db: Database, migrations: readonly Migratio
 function describeError(err: unknown): Record<string, unknown> {
   if (err instanceof Error || typeof err !== 'object' || err === null) return errorFields(err);
   const { message, type } = err as { message?: unknown; type?: unknown };
-  return { error: typeof message === 'string' && message ? message : String(err), error_name: typeof type === 'string' ? type : undefined };
+  return {
+    error: typeof message === 'string' && message ? message : String(err),
+    error_name: typeof type === 'string' ? type : undefined,
+  };
 }
 
 /** GoTrue's 500 body; what went wrong goes to the log only. */
@@ -302,10 +335,20 @@ export async function handleRequest(request: Request, env: WorkersEnv, ctx: Work
     state = await isolateState(env);
   } catch (err) {
     const problems = err instanceof WorkersConfigError ? err.problems : undefined;
-    return failure({ msg: 'authsvc cannot start: invalid configuration', problems, ...(problems ? {} : describeError(err)) });
+    return failure({
+      msg: 'authsvc cannot start: invalid configuration',
+      problems,
+      ...(problems ? {} : describeError(err)),
+    });
   }
   const { config } = state.base;
-  const db = openNeon({ url: config.db.connection.url, namespace: config.db.namespace, tables: state.tables, traced: config.tracing.enabled, ...state.neon });
+  const db = openNeon({
+    url: config.db.connection.url,
+    namespace: config.db.namespace,
+    tables: state.tables,
+    traced: config.tracing.enabled,
+    ...state.neon,
+  });
   try {
     if (!state.migrated) {
       const applied = await ensureMigrated(db);

@@ -4,8 +4,14 @@
 import * as z from 'zod';
 import { sealSecret } from '../crypto/encrypted-string.ts';
 import {
-  type CustomProviderRow, countCustomProviders, deleteCustomProvider, findCustomProvider, insertCustomProvider, listCustomProviders,
-  type NewCustomProvider, updateCustomProvider,
+  type CustomProviderRow,
+  countCustomProviders,
+  deleteCustomProvider,
+  findCustomProvider,
+  insertCustomProvider,
+  listCustomProviders,
+  type NewCustomProvider,
+  updateCustomProvider,
 } from '../db/custom-providers.ts';
 import { isUniqueViolation } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
@@ -17,35 +23,84 @@ import { bodyText, send } from '../oauth/oauth2.ts';
 import { discoveryUrlOf } from '../oauth/oidc-cache.ts';
 import { checkProviderUrl, guardedFetch, UnsafeUrl } from '../oauth/url-guard.ts';
 
-const optList = z.array(z.string()).nullish().transform((v) => v ?? undefined);
+const optList = z
+  .array(z.string())
+  .nullish()
+  .transform((v) => v ?? undefined);
 
 export const CustomProviderBody = z.object({
-  provider_type: optStr, identifier: optStr, name: optStr, client_id: optStr, client_secret: optStr,
-  acceptable_client_ids: optList, scopes: optList, pkce_enabled: optBool, attribute_mapping: optRecord,
-  custom_claims_allowlist: optList, authorization_params: optRecord, enabled: optBool, email_optional: optBool,
-  issuer: optStr, discovery_url: optStr, skip_nonce_check: optBool,
-  authorization_url: optStr, token_url: optStr, userinfo_url: optStr, jwks_uri: optStr,
+  provider_type: optStr,
+  identifier: optStr,
+  name: optStr,
+  client_id: optStr,
+  client_secret: optStr,
+  acceptable_client_ids: optList,
+  scopes: optList,
+  pkce_enabled: optBool,
+  attribute_mapping: optRecord,
+  custom_claims_allowlist: optList,
+  authorization_params: optRecord,
+  enabled: optBool,
+  email_optional: optBool,
+  issuer: optStr,
+  discovery_url: optStr,
+  skip_nonce_check: optBool,
+  authorization_url: optStr,
+  token_url: optStr,
+  userinfo_url: optStr,
+  jwks_uri: optStr,
 });
 export type CustomProviderParams = z.infer<typeof CustomProviderBody>;
 
-const RESERVED_PARAMS = ['client_id', 'client_secret', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method', 'code_verifier', 'nonce'];
+const RESERVED_PARAMS = [
+  'client_id',
+  'client_secret',
+  'redirect_uri',
+  'response_type',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'code_verifier',
+  'nonce',
+];
 const PROTECTED_TARGETS = [
-  'id', 'aud', 'role', 'app_metadata', 'created_at', 'updated_at', 'confirmed_at', 'email_confirmed_at', 'phone_confirmed_at',
-  'email_verified', 'phone_verified', 'banned_until', 'is_super_admin',
+  'id',
+  'aud',
+  'role',
+  'app_metadata',
+  'created_at',
+  'updated_at',
+  'confirmed_at',
+  'email_confirmed_at',
+  'phone_confirmed_at',
+  'email_verified',
+  'phone_verified',
+  'banned_until',
+  'is_super_admin',
 ];
 /** The table's CHECK on identifier; GoTrue lets a bad one reach the database (500), authsvc answers 400. */
 const IDENTIFIER_RE = /^[a-z0-9][a-z0-9:-]{0,48}[a-z0-9]$/;
 const MAX_URL = 2048;
 
 const notFoundError = () => notFound('custom_provider_not_found', 'Custom OAuth provider not found');
-const prefixError = (id: string) => validationFailed(`identifier must start with 'custom:' prefix, e.g. 'custom:${id}'`);
+const prefixError = (id: string) =>
+  validationFailed(`identifier must start with 'custom:' prefix, e.g. 'custom:${id}'`);
 
 /** GoTrue's provider JSON: never the client secret. */
 export function customProviderJson(row: CustomProviderRow): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    id: row.id, provider_type: row.providerType, identifier: row.identifier, name: row.name, client_id: row.clientId,
-    acceptable_client_ids: row.acceptableClientIds, scopes: row.scopes, pkce_enabled: row.pkceEnabled, attribute_mapping: row.attributeMapping,
-    custom_claims_allowlist: row.customClaimsAllowlist, authorization_params: row.authorizationParams, enabled: row.enabled,
+    id: row.id,
+    provider_type: row.providerType,
+    identifier: row.identifier,
+    name: row.name,
+    client_id: row.clientId,
+    acceptable_client_ids: row.acceptableClientIds,
+    scopes: row.scopes,
+    pkce_enabled: row.pkceEnabled,
+    attribute_mapping: row.attributeMapping,
+    custom_claims_allowlist: row.customClaimsAllowlist,
+    authorization_params: row.authorizationParams,
+    enabled: row.enabled,
     email_optional: row.emailOptional,
   };
   if (row.issuer !== null) out.issuer = row.issuer;
@@ -66,9 +121,14 @@ export function checkPathIdentifier(identifier: string): void {
   if (!identifier.startsWith('custom:')) throw prefixError(identifier);
 }
 
-export async function adminListCustomProviders(deps: Deps, type: string | undefined): Promise<Record<string, unknown>[]> {
+export async function adminListCustomProviders(
+  deps: Deps,
+  type: string | undefined,
+): Promise<Record<string, unknown>[]> {
   if (type && type !== 'oauth2' && type !== 'oidc') throw validationFailed("type must be either 'oauth2' or 'oidc'");
-  return (await listCustomProviders(deps.db, type === 'oauth2' || type === 'oidc' ? type : undefined)).map(customProviderJson);
+  return (await listCustomProviders(deps.db, type === 'oauth2' || type === 'oidc' ? type : undefined)).map(
+    customProviderJson,
+  );
 }
 
 export async function adminGetCustomProvider(deps: Deps, identifier: string): Promise<Record<string, unknown>> {
@@ -92,7 +152,8 @@ function checkAttributeMapping(mapping: Record<string, unknown> | undefined): vo
 }
 
 function checkAllowlist(list: string[] | undefined): void {
-  if (list?.some((k) => k.trim() === '')) throw validationFailed('custom_claims_allowlist entries must be non-empty strings');
+  if (list?.some((k) => k.trim() === ''))
+    throw validationFailed('custom_claims_allowlist entries must be non-empty strings');
 }
 
 /** ValidateOAuthURL for the admin: 400 validation_failed with GoTrue's words. */
@@ -110,7 +171,10 @@ function checkRequired(p: CustomProviderParams, type: 'oauth2' | 'oidc'): void {
   if (!p.identifier) throw validationFailed('identifier is required');
   if (!p.identifier.startsWith('custom:')) throw prefixError(p.identifier);
   // Stricter than GoTrue, whose database refuses these with a 500.
-  if (!IDENTIFIER_RE.test(p.identifier)) throw validationFailed('identifier must be lower-case letters, digits, ":" and "-", at most 50 characters, not ending in ":" or "-"');
+  if (!IDENTIFIER_RE.test(p.identifier))
+    throw validationFailed(
+      'identifier must be lower-case letters, digits, ":" and "-", at most 50 characters, not ending in ":" or "-"',
+    );
   if (!p.name) throw validationFailed('name is required');
   if ([...p.name].length > 100) throw validationFailed('name must be at most 100 characters');
   if (!p.client_id) throw validationFailed('client_id is required');
@@ -132,7 +196,11 @@ const withOpenid = (scopes: string[]) => (scopes.includes('openid') ? scopes : [
  */
 async function fetchDiscovery(deps: Deps, url: string, issuer: string): Promise<Record<string, unknown>> {
   const failed = (why: string) => validationFailed(`OIDC discovery from ${JSON.stringify(url)} failed: ${why}`);
-  const ctx = { fetch: guardedFetch(deps.fetch, urlGuard(deps)), timeoutMs: deps.config.sms.httpTimeout * 1000, userAgent: `authsvc/${deps.version || 'dev'}` };
+  const ctx = {
+    fetch: guardedFetch(deps.fetch, urlGuard(deps)),
+    timeoutMs: deps.config.sms.httpTimeout * 1000,
+    userAgent: `authsvc/${deps.version || 'dev'}`,
+  };
   let doc: Record<string, unknown>;
   try {
     const res = await send(ctx, url, { headers: { Accept: 'application/json' } }, 'discovery');
@@ -141,15 +209,32 @@ async function fetchDiscovery(deps: Deps, url: string, issuer: string): Promise<
     doc = obj(JSON.parse(text));
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    const cause = err instanceof Error && err.cause instanceof UnsafeUrl ? err.cause.message : err instanceof SyntaxError ? 'the answer is not JSON' : err instanceof Error ? err.message : 'failed';
+    const cause =
+      err instanceof Error && err.cause instanceof UnsafeUrl
+        ? err.cause.message
+        : err instanceof SyntaxError
+          ? 'the answer is not JSON'
+          : err instanceof Error
+            ? err.message
+            : 'failed';
     throw failed(cause);
   }
-  if (str(doc.issuer) && str(doc.issuer) !== issuer) throw failed(`issuer did not match the issuer returned by provider, expected ${JSON.stringify(issuer)} got ${JSON.stringify(str(doc.issuer))}`);
+  if (str(doc.issuer) && str(doc.issuer) !== issuer)
+    throw failed(
+      `issuer did not match the issuer returned by provider, expected ${JSON.stringify(issuer)} got ${JSON.stringify(str(doc.issuer))}`,
+    );
   const missing = ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri'].filter((k) => !str(doc[k]));
-  if (missing.length > 0) throw validationFailed(`OIDC discovery document is missing required fields: ${missing.join(', ')}`);
+  if (missing.length > 0)
+    throw validationFailed(`OIDC discovery document is missing required fields: ${missing.join(', ')}`);
   const kept: Record<string, unknown> = {};
-  for (const k of ['issuer', 'authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri']) if (str(doc[k])) kept[k] = str(doc[k]);
-  for (const k of ['scopes_supported', 'response_types_supported', 'grant_types_supported', 'subject_types_supported']) {
+  for (const k of ['issuer', 'authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri'])
+    if (str(doc[k])) kept[k] = str(doc[k]);
+  for (const k of [
+    'scopes_supported',
+    'response_types_supported',
+    'grant_types_supported',
+    'subject_types_supported',
+  ]) {
     const v = doc[k];
     if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string')) kept[k] = v;
   }
@@ -167,7 +252,8 @@ export async function adminCreateCustomProvider(deps: Deps, p: CustomProviderPar
   if (max > 0 && (await countCustomProviders(deps.db)) >= max) {
     throw badRequest('over_custom_provider_quota', 'Maximum number of custom OAuth/OIDC providers reached');
   }
-  const urls = type === 'oidc' ? [p.issuer, p.discovery_url] : [p.authorization_url, p.token_url, p.userinfo_url, p.jwks_uri];
+  const urls =
+    type === 'oidc' ? [p.issuer, p.discovery_url] : [p.authorization_url, p.token_url, p.userinfo_url, p.jwks_uri];
   for (const u of urls) if (u) await checkUrl(deps, u);
   const identifier = p.identifier!;
   const conflict = () => badRequest('conflict', 'A custom OAuth provider with this identifier already exists');
@@ -175,18 +261,38 @@ export async function adminCreateCustomProvider(deps: Deps, p: CustomProviderPar
   const id = crypto.randomUUID();
   const now = deps.now();
   const row: NewCustomProvider = {
-    id, providerType: type, identifier, name: p.name!, clientId: p.client_id!, clientSecret: '',
-    acceptableClientIds: p.acceptable_client_ids ?? [], scopes: type === 'oidc' ? withOpenid(p.scopes ?? []) : p.scopes ?? [],
-    pkceEnabled: p.pkce_enabled ?? true, attributeMapping: p.attribute_mapping ?? {}, customClaimsAllowlist: p.custom_claims_allowlist ?? [],
-    authorizationParams: (p.authorization_params ?? {}) as Record<string, string>, enabled: p.enabled ?? true, emailOptional: p.email_optional ?? false,
-    createdAt: now, updatedAt: now,
+    id,
+    providerType: type,
+    identifier,
+    name: p.name!,
+    clientId: p.client_id!,
+    clientSecret: '',
+    acceptableClientIds: p.acceptable_client_ids ?? [],
+    scopes: type === 'oidc' ? withOpenid(p.scopes ?? []) : (p.scopes ?? []),
+    pkceEnabled: p.pkce_enabled ?? true,
+    attributeMapping: p.attribute_mapping ?? {},
+    customClaimsAllowlist: p.custom_claims_allowlist ?? [],
+    authorizationParams: (p.authorization_params ?? {}) as Record<string, string>,
+    enabled: p.enabled ?? true,
+    emailOptional: p.email_optional ?? false,
+    createdAt: now,
+    updatedAt: now,
   };
   if (type === 'oidc') {
-    Object.assign(row, { issuer: p.issuer, discoveryUrl: p.discovery_url || null, skipNonceCheck: p.skip_nonce_check ?? false });
+    Object.assign(row, {
+      issuer: p.issuer,
+      discoveryUrl: p.discovery_url || null,
+      skipNonceCheck: p.skip_nonce_check ?? false,
+    });
     row.cachedDiscovery = await fetchDiscovery(deps, p.discovery_url || discoveryUrlOf(p.issuer!), p.issuer!);
     row.discoveryCachedAt = now;
   } else {
-    Object.assign(row, { authorizationUrl: p.authorization_url, tokenUrl: p.token_url, userinfoUrl: p.userinfo_url, jwksUri: p.jwks_uri || null });
+    Object.assign(row, {
+      authorizationUrl: p.authorization_url,
+      tokenUrl: p.token_url,
+      userinfoUrl: p.userinfo_url,
+      jwksUri: p.jwks_uri || null,
+    });
   }
   row.clientSecret = await sealSecret(deps.config.security.dbEncryption, id, p.client_secret!, deps.randomBytes);
   try {
@@ -198,7 +304,11 @@ export async function adminCreateCustomProvider(deps: Deps, p: CustomProviderPar
   }
 }
 
-export async function adminUpdateCustomProvider(deps: Deps, identifier: string, p: CustomProviderParams): Promise<Record<string, unknown>> {
+export async function adminUpdateCustomProvider(
+  deps: Deps,
+  identifier: string,
+  p: CustomProviderParams,
+): Promise<Record<string, unknown>> {
   checkPathIdentifier(identifier);
   if (p.authorization_params !== undefined) checkAuthorizationParams(p.authorization_params);
   if (p.attribute_mapping !== undefined) checkAttributeMapping(p.attribute_mapping);
@@ -231,18 +341,28 @@ export async function adminUpdateCustomProvider(deps: Deps, identifier: string, 
     if (p.skip_nonce_check !== undefined) set.skipNonceCheck = p.skip_nonce_check;
     if (p.issuer || p.discovery_url !== undefined) {
       const issuer = set.issuer ?? row.issuer ?? '';
-      set.cachedDiscovery = await fetchDiscovery(deps, (set.discoveryUrl ?? row.discoveryUrl) || discoveryUrlOf(issuer), issuer);
+      set.cachedDiscovery = await fetchDiscovery(
+        deps,
+        (set.discoveryUrl ?? row.discoveryUrl) || discoveryUrlOf(issuer),
+        issuer,
+      );
       set.discoveryCachedAt = deps.now();
     }
   } else {
-    for (const [key, col] of [['authorization_url', 'authorizationUrl'], ['token_url', 'tokenUrl'], ['userinfo_url', 'userinfoUrl'], ['jwks_uri', 'jwksUri']] as const) {
+    for (const [key, col] of [
+      ['authorization_url', 'authorizationUrl'],
+      ['token_url', 'tokenUrl'],
+      ['userinfo_url', 'userinfoUrl'],
+      ['jwks_uri', 'jwksUri'],
+    ] as const) {
       const v = p[key];
       if (!v) continue;
       await checkUrl(deps, v);
       set[col] = v;
     }
   }
-  if (p.client_secret) set.clientSecret = await sealSecret(deps.config.security.dbEncryption, row.id, p.client_secret, deps.randomBytes);
+  if (p.client_secret)
+    set.clientSecret = await sealSecret(deps.config.security.dbEncryption, row.id, p.client_secret, deps.randomBytes);
   const updated = await updateCustomProvider(deps.db, row.id, set);
   if (!updated) throw notFoundError();
   if (oldDiscovery) deps.oauthCache?.custom.forget(oldDiscovery);

@@ -8,7 +8,15 @@ import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import { clearOneTimeTokens, putOneTimeToken } from '../db/one-time-tokens.ts';
 import {
-  NIL_UUID, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities, type NewUser, updateUser, type UserRow,
+  NIL_UUID,
+  findUserByEmail,
+  findUserById,
+  insertIdentity,
+  insertUser,
+  listIdentities,
+  type NewUser,
+  updateUser,
+  type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { emailExists } from '../core/errors.ts';
@@ -21,7 +29,14 @@ import { validateEmail } from '../accounts/validate.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
 import { afterUserCreated, beforeUserCreated } from '../hooks/user-created.ts';
 
-export const GENERATE_LINK_TYPES = ['signup', 'invite', 'magiclink', 'recovery', 'email_change_current', 'email_change_new'] as const;
+export const GENERATE_LINK_TYPES = [
+  'signup',
+  'invite',
+  'magiclink',
+  'recovery',
+  'email_change_current',
+  'email_change_new',
+] as const;
 export type GenerateLinkType = (typeof GENERATE_LINK_TYPES)[number];
 
 export interface GenerateLinkRequest {
@@ -54,19 +69,51 @@ const adminActor = (role: string) => ({ id: NIL_UUID, email: role, phone: null, 
  * (signup with a password, invite without): user_metadata is exactly the `data` sent, and the
  * identity carries the address claims (unlike /signup, which copies them into user_metadata).
  */
-async function createEmailUser(deps: Deps, tx: Executor, p: GenerateLinkRequest, encryptedPassword: string | undefined, now: Date): Promise<UserRow> {
+async function createEmailUser(
+  deps: Deps,
+  tx: Executor,
+  p: GenerateLinkRequest,
+  encryptedPassword: string | undefined,
+  now: Date,
+): Promise<UserRow> {
   const id = crypto.randomUUID();
-  const identityData: Record<string, unknown> = { sub: id, email: p.email, email_verified: false, phone_verified: false };
+  const identityData: Record<string, unknown> = {
+    sub: id,
+    email: p.email,
+    email_verified: false,
+    phone_verified: false,
+  };
   const user = await insertUser(tx, {
-    id, aud: p.aud, role: deps.config.jwt.defaultGroupName, email: p.email, encryptedPassword,
-    rawAppMetaData: { provider: 'email', providers: ['email'] }, rawUserMetaData: p.data, createdAt: now, updatedAt: now,
+    id,
+    aud: p.aud,
+    role: deps.config.jwt.defaultGroupName,
+    email: p.email,
+    encryptedPassword,
+    rawAppMetaData: { provider: 'email', providers: ['email'] },
+    rawUserMetaData: p.data,
+    createdAt: now,
+    updatedAt: now,
   });
-  await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'email', createdAt: now, updatedAt: now });
+  await insertIdentity(tx, {
+    providerId: id,
+    userId: id,
+    identityData,
+    provider: 'email',
+    createdAt: now,
+    updatedAt: now,
+  });
   await beforeUserCreated(deps, tx, user, p.meta.ip);
   return user;
 }
 
-async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: GenerateLinkType }, found: UserRow | undefined, encryptedPassword: string | undefined, otp: string): Promise<Issued> {
+async function issue(
+  deps: Deps,
+  tx: Executor,
+  p: GenerateLinkRequest & { type: GenerateLinkType },
+  found: UserRow | undefined,
+  encryptedPassword: string | undefined,
+  otp: string,
+): Promise<Issued> {
   const now = deps.now();
   let user = found ? await findUserById(tx, found.id, { forUpdate: true }) : undefined;
   if (found && !user) throw notFound('user_not_found', 'User with this email not found'); // deleted meanwhile
@@ -88,7 +135,11 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
       if (user?.emailConfirmedAt) throw emailExists();
       user ??= await createEmailUser(deps, tx, p, undefined, now);
       await insertAudit(tx, {
-        actor: adminActor(p.adminRole), action: 'user_invited', ip, now, traits: { user_id: user.id, user_email: user.email ?? '' },
+        actor: adminActor(p.adminRole),
+        action: 'user_invited',
+        ip,
+        now,
+        traits: { user_id: user.id, user_email: user.email ?? '' },
       });
       return store(user, 'invite', { invitedAt: now });
     }
@@ -96,13 +147,17 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
       if (user?.emailConfirmedAt) throw emailExists();
       if (user) {
         // Unconfirmed: only the metadata changes; the password given (if any) is ignored, as in GoTrue.
-        if (Object.keys(p.data).length > 0) user = await updateUser(tx, user.id, { rawUserMetaData: mergeMetadata(user.rawUserMetaData, p.data) });
+        if (Object.keys(p.data).length > 0)
+          user = await updateUser(tx, user.id, { rawUserMetaData: mergeMetadata(user.rawUserMetaData, p.data) });
       } else {
         user = await createEmailUser(deps, tx, p, encryptedPassword, now);
         // Not in GoTrue (which records nothing here): the account was created by an admin, so
         // the log says so, in the shape of GoTrue's admin create-user entry.
         await insertAudit(tx, {
-          actor: adminActor(p.adminRole), action: 'user_signedup', ip, now,
+          actor: adminActor(p.adminRole),
+          action: 'user_signedup',
+          ip,
+          now,
           traits: { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '', provider: 'email' },
         });
       }
@@ -126,7 +181,12 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
       // The other half survives only if it belongs to this same change, so an admin can issue
       // both links of a secure change; a half for another address would confirm the wrong change.
       const sameChange = (u.emailChange ?? '').toLowerCase() === newEmail;
-      const patch: Partial<NewUser> = { emailChange: newEmail, emailChangeSentAt: now, emailChangeConfirmStatus: 0, updatedAt: now };
+      const patch: Partial<NewUser> = {
+        emailChange: newEmail,
+        emailChangeSentAt: now,
+        emailChangeConfirmStatus: 0,
+        updatedAt: now,
+      };
       if (current) patch.emailChangeTokenCurrent = stored;
       else patch.emailChangeTokenNew = stored;
       if (!sameChange) {
@@ -136,10 +196,18 @@ async function issue(deps: Deps, tx: Executor, p: GenerateLinkRequest & { type: 
       }
       const updated = await updateUser(tx, u.id, patch);
       await putOneTimeToken(tx, {
-        userId: u.id, type: current ? 'email_change_token_current' : 'email_change_token_new', tokenHash: stored, linkHash: link.hash,
-        relatesTo: current ? p.email : newEmail, now,
+        userId: u.id,
+        type: current ? 'email_change_token_current' : 'email_change_token_new',
+        tokenHash: stored,
+        linkHash: link.hash,
+        relatesTo: current ? p.email : newEmail,
+        now,
       });
-      return { user: updated, linkToken: link.token, link: verificationLink(deps, deps.config.mailer.urlPaths.emailChange, link.token, 'email_change', p.redirectTo) };
+      return {
+        user: updated,
+        linkToken: link.token,
+        link: verificationLink(deps, deps.config.mailer.urlPaths.emailChange, link.token, 'email_change', p.redirectTo),
+      };
     }
   }
 }

@@ -12,9 +12,11 @@ const MAX_UINT64 = 2n ** 64n - 1n;
 /** GoTrue's strconv.ParseUint (base 10) with its error text. */
 function parseUint(value: string): bigint {
   const quoted = JSON.stringify(value);
-  if (!/^[0-9]+$/.test(value)) throw validationFailed(`Bad Pagination Parameters: strconv.ParseUint: parsing ${quoted}: invalid syntax`);
+  if (!/^[0-9]+$/.test(value))
+    throw validationFailed(`Bad Pagination Parameters: strconv.ParseUint: parsing ${quoted}: invalid syntax`);
   const n = BigInt(value);
-  if (n > MAX_UINT64) throw validationFailed(`Bad Pagination Parameters: strconv.ParseUint: parsing ${quoted}: value out of range`);
+  if (n > MAX_UINT64)
+    throw validationFailed(`Bad Pagination Parameters: strconv.ParseUint: parsing ${quoted}: value out of range`);
   return n;
 }
 
@@ -57,7 +59,9 @@ export const toSafeNumber = (n: bigint) => Number(n > MAX_SAFE ? MAX_SAFE : n);
 
 /** Go's url.QueryEscape: unreserved characters stay, space becomes `+`, everything else %XX. */
 function goQueryEscape(s: string): string {
-  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replaceAll('%20', '+');
+  return encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replaceAll('%20', '+');
 }
 
 /**
@@ -71,7 +75,9 @@ export function paginationHeaders(requestUrl: string, page: Page, total: number)
     const values = new Map<string, string[]>();
     for (const [k, v] of url.searchParams) values.set(k, [...(values.get(k) ?? []), v]);
     values.set('page', [String(n)]);
-    const query = [...values.keys()].sort().flatMap((k) => values.get(k)!.map((v) => `${goQueryEscape(k)}=${goQueryEscape(v)}`));
+    const query = [...values.keys()]
+      .sort()
+      .flatMap((k) => values.get(k)!.map((v) => `${goQueryEscape(k)}=${goQueryEscape(v)}`));
     return `<${url.pathname}?${query.join('&')}>`;
   };
   let link = '';

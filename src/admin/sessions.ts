@@ -29,8 +29,16 @@ export async function adminListSessions(deps: Deps, userId: string): Promise<Adm
   const s = db.t.sessions;
   const rows = await db.orm.select().from(s).where(eq(s.userId, userId)).orderBy(desc(s.createdAt), desc(s.id));
   return rows.map((r) => ({
-    id: r.id, created_at: iso(r.createdAt), updated_at: iso(r.updatedAt), refreshed_at: iso(r.refreshedAt),
-    aal: r.aal ?? null, factor_id: r.factorId ?? null, not_after: iso(r.notAfter), user_agent: r.userAgent ?? null,
-    ip: r.ip ?? null, oauth_client_id: r.oauthClientId ?? null, tag: r.tag ?? null,
+    id: r.id,
+    created_at: iso(r.createdAt),
+    updated_at: iso(r.updatedAt),
+    refreshed_at: iso(r.refreshedAt),
+    aal: r.aal ?? null,
+    factor_id: r.factorId ?? null,
+    not_after: iso(r.notAfter),
+    user_agent: r.userAgent ?? null,
+    ip: r.ip ?? null,
+    oauth_client_id: r.oauthClientId ?? null,
+    tag: r.tag ?? null,
   }));
 }

@@ -50,7 +50,8 @@ export function newUserId(pathId: string | undefined, bodyId: string | undefined
     if (!id) throw validationFailed('ID must conform to the uuid v4 format');
   }
   if (pathId !== undefined) {
-    if (id !== undefined && id !== pathId) throw validationFailed('The id in the body does not match the user_id in the path');
+    if (id !== undefined && id !== pathId)
+      throw validationFailed('The id in the body does not match the user_id in the path');
     id = pathId;
   }
   if (id === NIL_UUID) throw validationFailed('ID cannot be a nil uuid');
@@ -97,7 +98,9 @@ export function keepProviders(merged: Json, before: Json, identities: Pick<Ident
     return out;
   }
   const have = new Set(identities.map((i) => i.provider));
-  const earlier = Array.isArray(before.providers) ? before.providers.filter((p): p is string => typeof p === 'string' && have.has(p)) : [];
+  const earlier = Array.isArray(before.providers)
+    ? before.providers.filter((p): p is string => typeof p === 'string' && have.has(p))
+    : [];
   const providers = [...new Set([...earlier, ...identities.map((i) => i.provider)])];
   out.providers = providers;
   out.provider = typeof before.provider === 'string' && have.has(before.provider) ? before.provider : providers[0];

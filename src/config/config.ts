@@ -17,7 +17,12 @@ const SMS_CREDENTIALS: Record<SmsProviderName, string[]> = {
   vonage: ['VONAGE_API_KEY', 'VONAGE_API_SECRET', 'VONAGE_FROM'],
 };
 
-const providerNeeds = (p: ProviderName) => ['CLIENT_ID', 'SECRET', 'REDIRECT_URI', ...(p === 'keycloak' ? ['URL'] : [])];
+const providerNeeds = (p: ProviderName) => [
+  'CLIENT_ID',
+  'SECRET',
+  'REDIRECT_URI',
+  ...(p === 'keycloak' ? ['URL'] : []),
+];
 
 function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name: FieldName) => boolean): void {
   const problem = (name: string, message: string) => ctx.addIssue({ code: 'custom', path: [name], message });
@@ -25,7 +30,8 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
     if (!isSet(name)) problem(name, `is required${when}`);
   };
   // Local mode has already filled these in, so they only fire outside it.
-  for (const name of ['SITE_URL', 'API_EXTERNAL_URL', 'DB_DRIVER', 'DATABASE_URL', 'SMTP_ADMIN_EMAIL'] as const) required(name);
+  for (const name of ['SITE_URL', 'API_EXTERNAL_URL', 'DB_DRIVER', 'DATABASE_URL', 'SMTP_ADMIN_EMAIL'] as const)
+    required(name);
   if (!isSet('JWT_KEYS')) required('JWT_SECRET', ' (or set JWT_KEYS)');
   if (!local && !isSet('RESEND_API_KEY')) required('SMTP_HOST', ' unless RESEND_API_KEY is set');
   if (c.SAML_ENABLED) required('SAML_PRIVATE_KEY', ' when SAML_ENABLED is true');
@@ -33,9 +39,13 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
   // GoTrue's DatabaseEncryptionConfiguration.Validate (the decryption keys are checked as they parse).
   if (c.SECURITY_DB_ENCRYPTION_ENCRYPT) {
     const id = c.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID;
-    if (id === '') problem('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID', 'is required when SECURITY_DB_ENCRYPTION_ENCRYPT is true');
+    if (id === '')
+      problem('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID', 'is required when SECURITY_DB_ENCRYPTION_ENCRYPT is true');
     if (!isDbEncryptionKey(c.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY)) {
-      problem('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY', 'must be 256 bits of unpadded base64url when SECURITY_DB_ENCRYPTION_ENCRYPT is true');
+      problem(
+        'SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY',
+        'must be 256 bits of unpadded base64url when SECURITY_DB_ENCRYPTION_ENCRYPT is true',
+      );
     }
     if (id !== '' && !c.SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS[id]) {
       problem('SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS', `must also hold the encryption key (id "${id}")`);
@@ -46,7 +56,8 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
   }
   // GoTrue checks these when it first sends (Validate in configuration.go); here start-up says so.
   const sms = c.SMS_PROVIDER;
-  if (sms) for (const need of SMS_CREDENTIALS[sms]) required(`SMS_${need}` as FieldName, ` when SMS_PROVIDER is ${sms}`);
+  if (sms)
+    for (const need of SMS_CREDENTIALS[sms]) required(`SMS_${need}` as FieldName, ` when SMS_PROVIDER is ${sms}`);
   for (const p of PROVIDERS) {
     const x = `EXTERNAL_${upper(p)}` as const;
     if (!c[`${x}_ENABLED`]) continue;
@@ -81,11 +92,21 @@ let knownKeys: Set<string> | undefined;
  * AUTHSVC_ and GOTRUE_ variables that are set but name no setting, sorted. `adapterVariables` are
  * the runtime adapter's own (read outside this module). Names only: values may be secrets.
  */
-export function unknownVariables(env: Record<string, string | undefined>, adapterVariables: readonly string[] = []): string[] {
+export function unknownVariables(
+  env: Record<string, string | undefined>,
+  adapterVariables: readonly string[] = [],
+): string[] {
   knownKeys ??= new Set(FIELD_NAMES.flatMap((name) => candidateKeys(name, false)));
   const adapter = new Set(adapterVariables);
   return Object.keys(env)
-    .filter((key) => /^(AUTHSVC|GOTRUE)_/.test(key) && env[key] !== undefined && env[key] !== '' && !knownKeys!.has(key) && !adapter.has(key))
+    .filter(
+      (key) =>
+        /^(AUTHSVC|GOTRUE)_/.test(key) &&
+        env[key] !== undefined &&
+        env[key] !== '' &&
+        !knownKeys!.has(key) &&
+        !adapter.has(key),
+    )
     .sort();
 }
 
@@ -95,13 +116,19 @@ export function unknownVariables(env: Record<string, string | undefined>, adapte
  * to miss (GoTrue ignores them silently too). Names only, sorted.
  */
 export function unprefixedSettings(env: Record<string, string | undefined>): string[] {
-  return FIELD_NAMES.filter((name) => !allowsBare(name) && env[name] !== undefined && env[name] !== '' && !resolve(env, name, false)).sort();
+  return FIELD_NAMES.filter(
+    (name) => !allowsBare(name) && env[name] !== undefined && env[name] !== '' && !resolve(env, name, false),
+  ).sort();
 }
 
 /** Parses the flat environment map. Never throws for bad input: every problem is in `errors`. */
 export function parseConfig(
   env: Record<string, string | undefined>,
-  opts: { local?: boolean; adapterVariables?: readonly string[]; /** Tests: another support table (fields.ts). */ support?: (name: FieldName) => Support } = {},
+  opts: {
+    local?: boolean;
+    adapterVariables?: readonly string[] /** Tests: another support table (fields.ts). */;
+    support?: (name: FieldName) => Support;
+  } = {},
 ): ConfigResult {
   const local = opts.local === true;
   const values = new Map<FieldName, string>();
@@ -131,16 +158,28 @@ export function parseConfig(
   if (unbuilt.errors.length > 0) return { ok: false, errors: unbuilt.errors };
   const warnings = [
     ...unbuilt.warnings,
-    ...unknownVariables(env, opts.adapterVariables).map((key) => `${key} is set, but authsvc has no such setting: it has no effect.`),
-    ...unprefixedSettings(env).map((name) => `${name} is set without a prefix, so it has no effect: authsvc reads AUTHSVC_${name} (or GOTRUE_${name}).`),
+    ...unknownVariables(env, opts.adapterVariables).map(
+      (key) => `${key} is set, but authsvc has no such setting: it has no effect.`,
+    ),
+    ...unprefixedSettings(env).map(
+      (name) =>
+        `${name} is set without a prefix, so it has no effect: authsvc reads AUTHSVC_${name} (or GOTRUE_${name}).`,
+    ),
   ];
   // GoTrue limits per IP only with a header to key on; behind a proxy that header must be named.
   if (!local && !values.has('RATE_LIMIT_HEADER') && !result.data.SECURITY_SB_FORWARDED_FOR_ENABLED) {
-    warnings.push('RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).');
+    warnings.push(
+      'RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).',
+    );
   }
   const rpWarning = webauthnWarning(result.data);
   if (rpWarning) warnings.push(rpWarning);
-  return { ok: true, config: { ...configFrom(result.data, local), effective: { values: result.data, set: new Set(values.keys()) } }, notices, warnings };
+  return {
+    ok: true,
+    config: { ...configFrom(result.data, local), effective: { values: result.data, set: new Set(values.keys()) } },
+    notices,
+    warnings,
+  };
 }
 
 /**

@@ -20,7 +20,8 @@ export interface ShownSetting {
 }
 
 /** `scheme://user:password@host…` → `scheme://user:********@host…`, anywhere in a string. */
-const withoutPasswords = (s: string): string => s.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)[^\s/]*@/gi, `$1${MASK}@`);
+const withoutPasswords = (s: string): string =>
+  s.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)[^\s/]*@/gi, `$1${MASK}@`);
 /** …and, when the whole value is one URL, `?key=value&…` → `?key=********&…`. */
 const masked = (s: string): string => {
   const out = withoutPasswords(s);

@@ -14,14 +14,19 @@ export const FIELD_NAMES: readonly FieldName[] = SETTINGS.map((s) => s.name);
 const BY_NAME = new Map(SETTINGS.map((s) => [s.name, s]));
 
 /** The flat schema: every setting's parser under its name. */
-export const FLAT_SCHEMA = z.object(Object.fromEntries(SETTINGS.map((s) => [s.name, s.parser]))) as unknown as z.ZodType<Flat, Partial<Record<FieldName, string>>>;
+export const FLAT_SCHEMA = z.object(
+  Object.fromEntries(SETTINGS.map((s) => [s.name, s.parser])),
+) as unknown as z.ZodType<Flat, Partial<Record<FieldName, string>>>;
 
 /** The settings accepted but not acted on yet, and why (the setting's `notBuilt` flag). */
 export const support = (name: FieldName): Support => BY_NAME.get(name)?.support ?? { built: true };
 
 function describeVariable(name: string, description: string): string {
   const aliases = ALIASES[name] ?? [];
-  const also = [...(aliases.length > 0 ? [`as ${aliases.join(' or ')}`] : []), ...(allowsBare(name) ? ['without a prefix'] : [])];
+  const also = [
+    ...(aliases.length > 0 ? [`as ${aliases.join(' or ')}`] : []),
+    ...(allowsBare(name) ? ['without a prefix'] : []),
+  ];
   return also.length === 0 ? description : `${description} Also read ${also.join(', and ')}.`;
 }
 
@@ -40,7 +45,10 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = SETTINGS.map((s) => (
 
 /** The problems (refused settings) and warnings about settings given a value authsvc does not act on. */
 export function unbuiltSettings(
-  values: Map<FieldName, string>, sources: Map<string, string>, parsed: Flat, supportOf: (name: FieldName) => Support = support,
+  values: Map<FieldName, string>,
+  sources: Map<string, string>,
+  parsed: Flat,
+  supportOf: (name: FieldName) => Support = support,
 ): { errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
@@ -51,7 +59,8 @@ export function unbuiltSettings(
     // A value equal to the default (e.g. TRACING_ENABLED=false) changes nothing.
     if (JSON.stringify(parsed[name]) === JSON.stringify(defaults[name])) continue;
     const key = sources.get(name) ?? name;
-    if (s.refuse) errors.push(`${key}: ${s.because}; authsvc refuses to start rather than run without it (unset it to start).`);
+    if (s.refuse)
+      errors.push(`${key}: ${s.because}; authsvc refuses to start rather than run without it (unset it to start).`);
     else warnings.push(`${key} is set, but ${s.because}: it has no effect.`);
   }
   return { errors, warnings };

@@ -1,7 +1,14 @@
 // Name resolution: AUTHSVC_X first, then GoTrue's GOTRUE_X (and its nested-struct aliases), then
 // the bare name where the spec or GoTrue allows it.
 
-const BARE_NAMES = new Set(['PORT', 'DATABASE_URL', 'API_EXTERNAL_URL', 'DB_NAMESPACE', 'LOG_LEVEL', 'REQUEST_ID_HEADER']);
+const BARE_NAMES = new Set([
+  'PORT',
+  'DATABASE_URL',
+  'API_EXTERNAL_URL',
+  'DB_NAMESPACE',
+  'LOG_LEVEL',
+  'REQUEST_ID_HEADER',
+]);
 // GoTrue nests these under a struct, so its real keys carry the struct name twice or differ.
 export const ALIASES: Readonly<Record<string, readonly string[]>> = {
   PORT: ['AUTHSVC_API_PORT', 'GOTRUE_API_PORT'],
@@ -22,7 +29,11 @@ export function candidateKeys(name: string, bare: boolean): string[] {
   return bare ? [...keys, name] : keys;
 }
 
-export function resolve(env: Record<string, string | undefined>, name: string, bare: boolean): { key: string; value: string } | undefined {
+export function resolve(
+  env: Record<string, string | undefined>,
+  name: string,
+  bare: boolean,
+): { key: string; value: string } | undefined {
   for (const key of candidateKeys(name, bare)) {
     const value = env[key];
     // envconfig treats an empty value as unset, so a blank AUTHSVC_X must not hide GOTRUE_X.
@@ -32,7 +43,11 @@ export function resolve(env: Record<string, string | undefined>, name: string, b
 }
 
 /** The value of `name` (unprefixed, e.g. `SITE_URL`): AUTHSVC_ first, then GOTRUE_, then bare where allowed. */
-export function lookup(env: Record<string, string | undefined>, name: string, bare: boolean = allowsBare(name)): string | undefined {
+export function lookup(
+  env: Record<string, string | undefined>,
+  name: string,
+  bare: boolean = allowsBare(name),
+): string | undefined {
   return resolve(env, name, bare)?.value;
 }
 

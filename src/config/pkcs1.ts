@@ -29,7 +29,7 @@ export function readTlv(bytes: Uint8Array, at = 0): Tlv {
 /** The elements inside a constructed value. */
 export function readSequence(value: Uint8Array): Tlv[] {
   const out: Tlv[] = [];
-  for (let at = 0; at < value.length;) {
+  for (let at = 0; at < value.length; ) {
     const t = readTlv(value, at);
     out.push(t);
     at = t.end;
@@ -62,4 +62,3 @@ export function readPkcs1RsaKey(der: Uint8Array): RsaPrivateKeyFacts {
   const publicExponent = e.length > 4 ? Number.POSITIVE_INFINITY : e.reduce((acc, x) => acc * 256 + x, 0);
   return { modulusBits, publicExponent };
 }
-

@@ -61,12 +61,19 @@ export class Setting<N extends string = string, P = unknown, V = P> {
 
   /** The same setting, read into Config through `fn` (a fallback, a local-mode default). */
   map<W>(fn: (value: V, local: boolean) => W): Setting<N, P, W> {
-    return new Setting(this.name, this.parser, this.shown, this.doc, this.flags, (p: P, local) => fn(this.finish(p, local), local));
+    return new Setting(this.name, this.parser, this.shown, this.doc, this.flags, (p: P, local) =>
+      fn(this.finish(p, local), local),
+    );
   }
 }
 
-export const setting = <N extends string, P>(name: N, parser: Parser<P>, shown: string, doc: string, flags: Flags = {}): Setting<N, P> =>
-  new Setting(name, parser, shown, doc, flags, (p) => p);
+export const setting = <N extends string, P>(
+  name: N,
+  parser: Parser<P>,
+  shown: string,
+  doc: string,
+  flags: Flags = {},
+): Setting<N, P> => new Setting(name, parser, shown, doc, flags, (p) => p);
 
 const rawValue = z.string().optional();
 
@@ -112,12 +119,16 @@ export type Tree = AnySetting | { readonly [key: string]: Tree };
 /** The value a tree of settings builds. */
 export type Built<T> = T extends { readonly valueType: infer V } ? V : Section<T>;
 // A setting that may be unset is an optional key, as a hand-written type would have it.
-type Section<T> = { -readonly [K in keyof T as undefined extends Built<T[K]> ? never : K]: Built<T[K]> }
-  & { -readonly [K in keyof T as undefined extends Built<T[K]> ? K : never]?: Built<T[K]> };
-type Leaves<T> = T extends { readonly name: infer N extends string; readonly parsedType: infer P } ? { name: N; parsed: P }
+type Section<T> = { -readonly [K in keyof T as undefined extends Built<T[K]> ? never : K]: Built<T[K]> } & {
+  -readonly [K in keyof T as undefined extends Built<T[K]> ? K : never]?: Built<T[K]>;
+};
+type Leaves<T> = T extends { readonly name: infer N extends string; readonly parsedType: infer P }
+  ? { name: N; parsed: P }
   : { [K in keyof T]: Leaves<T[K]> }[keyof T];
 /** Every setting of a tree by its name, as parsed (before `map`). */
-export type FlatOf<T> = { [L in Leaves<T> as L extends { name: infer N extends string } ? N : never]: L extends { parsed: infer P } ? P : never };
+export type FlatOf<T> = {
+  [L in Leaves<T> as L extends { name: infer N extends string } ? N : never]: L extends { parsed: infer P } ? P : never;
+};
 export type NameOf<T> = Leaves<T> extends infer L ? (L extends { name: infer N extends string } ? N : never) : never;
 
 const isSetting = (t: Tree): t is AnySetting => t instanceof Setting;

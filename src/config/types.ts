@@ -28,5 +28,7 @@ export type SettingName = NameOf<Sections>;
  * `notices`: local-mode defaults that were chosen. `warnings`: prefixed variables that name no
  * setting (a GoTrue setting authsvc does not have, or a typo); they have no effect.
  */
-export type ConfigResult = { ok: true; config: Config; notices: string[]; warnings: string[] } | { ok: false; errors: string[] };
+export type ConfigResult =
+  | { ok: true; config: Config; notices: string[]; warnings: string[] }
+  | { ok: false; errors: string[] };
 export type ConfigVariable = { name: string; default: string; description: string; support: Support };

@@ -14,14 +14,18 @@ export function parseBool(raw: string): boolean {
   throw new Error(`expected a boolean (true/false, 1/0, t/f), got "${raw}"`);
 }
 
-export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => (raw: string): number => {
-  const v = raw.trim();
-  const n = Number(v);
-  if (!/^[+-]?\d+$/.test(v) || n < min || n > max) {
-    throw new Error(`expected an integer${max === Number.MAX_SAFE_INTEGER ? ` >= ${min}` : ` from ${min} to ${max}`}, got "${raw}"`);
-  }
-  return n;
-};
+export const integer =
+  (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  (raw: string): number => {
+    const v = raw.trim();
+    const n = Number(v);
+    if (!/^[+-]?\d+$/.test(v) || n < min || n > max) {
+      throw new Error(
+        `expected an integer${max === Number.MAX_SAFE_INTEGER ? ` >= ${min}` : ` from ${min} to ${max}`}, got "${raw}"`,
+      );
+    }
+    return n;
+  };
 
 export function nonNegativeNumber(raw: string): number {
   const v = raw.trim();
@@ -41,13 +45,17 @@ export function seconds(raw: string): number {
 }
 
 export function parseList(raw: string): string[] {
-  return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /** EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: EIP-155 chain ids (positive decimal integers), canonical form. */
 export function parseChainIds(raw: string): string[] {
   return parseList(raw).map((entry) => {
-    if (!/^\+?\d+$/.test(entry) || BigInt(entry) === 0n) throw new Error(`"${entry}" is not a chain id (a positive integer)`);
+    if (!/^\+?\d+$/.test(entry) || BigInt(entry) === 0n)
+      throw new Error(`"${entry}" is not a chain id (a positive integer)`);
     return BigInt(entry).toString();
   });
 }
@@ -65,12 +73,14 @@ export function parseTrustedHosts(raw: string): string[] {
   });
 }
 
-export const oneOf = <const T extends string>(values: readonly T[], normalise: (v: string) => string = (v) => v) => (raw: string): T => {
-  const v = normalise(raw.trim());
-  const found = values.find((allowed) => allowed === v);
-  if (found === undefined) throw new Error(`expected one of ${values.join(', ')}, got "${raw}"`);
-  return found;
-};
+export const oneOf =
+  <const T extends string>(values: readonly T[], normalise: (v: string) => string = (v) => v) =>
+  (raw: string): T => {
+    const v = normalise(raw.trim());
+    const found = values.find((allowed) => allowed === v);
+    if (found === undefined) throw new Error(`expected one of ${values.join(', ')}, got "${raw}"`);
+    return found;
+  };
 
 export function parseUrl(raw: string): string {
   try {
@@ -95,7 +105,8 @@ export function parseDatabaseUrl(raw: string): DbTarget {
   const scheme = url.slice(0, url.indexOf('://') + 3).toLowerCase();
   if (scheme === 'postgres://' || scheme === 'postgresql://') return { kind: 'postgres', url };
   if (scheme === 'memory://') return { kind: 'memory', url };
-  if (scheme === 'pglite://' && url.length > scheme.length) return { kind: 'pglite', url, dataDir: url.slice(scheme.length) };
+  if (scheme === 'pglite://' && url.length > scheme.length)
+    return { kind: 'pglite', url, dataDir: url.slice(scheme.length) };
   // Only the scheme is echoed: a connection string carries a password.
   const shown = url.includes('://') ? `${url.slice(0, url.indexOf('://'))}://…` : '(no scheme)';
   throw new Error(`expected postgres://…, postgresql://…, pglite://<directory> or memory://, got ${shown}`);
@@ -140,7 +151,8 @@ export function parseTestOtp(raw: string): Record<string, string> {
     const at = item.indexOf(':');
     const phone = item.slice(0, at).replace(/[+\s]/g, '');
     const otp = item.slice(at + 1).trim();
-    if (at < 0 || phone === '' || otp === '') throw new Error(`expected phone:otp pairs separated by commas, got "${item}"`);
+    if (at < 0 || phone === '' || otp === '')
+      throw new Error(`expected phone:otp pairs separated by commas, got "${item}"`);
     out[phone] = otp;
   }
   return out;
@@ -148,7 +160,10 @@ export function parseTestOtp(raw: string): Record<string, string> {
 
 export function parseRfc3339(raw: string): string {
   const v = raw.trim();
-  if (!/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/.test(v) || Number.isNaN(Date.parse(v))) {
+  if (
+    !/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/.test(v) ||
+    Number.isNaN(Date.parse(v))
+  ) {
     throw new Error(`expected an RFC 3339 time (e.g. 2030-01-01T00:00:00Z), got "${raw}"`);
   }
   return v;
@@ -172,7 +187,9 @@ export function parseJwtKeys(raw: string): JsonWebKey[] {
     // GoTrue signs with the key's alg; a key without one gets the usual alg of its type.
     const alg = algorithmOf(k as JsonWebKey);
     if (!alg || !SUPPORTED_JWT_ALGS.has(alg)) {
-      throw new Error(`key ${i}: algorithm ${alg ?? '(unknown)'} is not supported (use RS256, RS512, ES256, ES512, EdDSA or HS256)`);
+      throw new Error(
+        `key ${i}: algorithm ${alg ?? '(unknown)'} is not supported (use RS256, RS512, ES256, ES512, EdDSA or HS256)`,
+      );
     }
     return { ...(k as JsonWebKey), alg };
   });
@@ -180,7 +197,8 @@ export function parseJwtKeys(raw: string): JsonWebKey[] {
   if (signing.length === 0) throw new Error('no signing key detected');
   if (signing.length > 1) throw new Error('multiple signing keys detected');
   const [signer] = signing;
-  if (signer && signer.d === undefined && signer.k === undefined) throw new Error('the signing key has no private part');
+  if (signer && signer.d === undefined && signer.k === undefined)
+    throw new Error('the signing key has no private part');
   return keys;
 }
 
@@ -189,11 +207,16 @@ const SUPPORTED_JWT_ALGS = new Set(['RS256', 'RS512', 'ES256', 'ES512', 'EdDSA',
 export function algorithmOf(key: JsonWebKey): string | undefined {
   if (key.alg) return key.alg;
   switch (key.kty) {
-    case 'RSA': return 'RS256';
-    case 'EC': return key.crv === 'P-384' ? 'ES384' : key.crv === 'P-521' ? 'ES512' : 'ES256';
-    case 'OKP': return 'EdDSA';
-    case 'oct': return 'HS256';
-    default: return undefined;
+    case 'RSA':
+      return 'RS256';
+    case 'EC':
+      return key.crv === 'P-384' ? 'ES384' : key.crv === 'P-521' ? 'ES512' : 'ES256';
+    case 'OKP':
+      return 'EdDSA';
+    case 'oct':
+      return 'HS256';
+    default:
+      return undefined;
   }
 }
 
@@ -232,7 +255,8 @@ export function parseDecryptionKeys(raw: string): Record<string, string> {
     const parts = pair.split(':');
     if (parts.length !== 2) throw new Error(`item ${i + 1} is not id:key`);
     const [id, key] = parts as [string, string];
-    if (!isDbEncryptionKey(key)) throw new Error(`decryption key with ID "${id}" must be 256 bits of unpadded base64url`);
+    if (!isDbEncryptionKey(key))
+      throw new Error(`decryption key with ID "${id}" must be 256 bits of unpadded base64url`);
     keys[id] = key;
   });
   return keys;

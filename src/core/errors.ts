@@ -27,7 +27,8 @@ export function weakPasswordError(message: string, reasons: WeakPasswordReason[]
 }
 
 /** GoTrue's answer when the address is another user's. */
-export const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
+export const emailExists = () =>
+  new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
 
 /**
  * An OAuth error body `{error, error_description}`: GoTrue's OAuthError (400; the id_token and
@@ -39,7 +40,12 @@ export class OAuthApiError extends Error {
   readonly status: number;
   readonly headers: Record<string, string> | undefined;
 
-  constructor(readonly error: string, readonly description: string, cause?: unknown, opts: { status?: number; headers?: Record<string, string> } = {}) {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+    cause?: unknown,
+    opts: { status?: number; headers?: Record<string, string> } = {},
+  ) {
     super(description, cause === undefined ? undefined : { cause });
     this.name = 'OAuthApiError';
     this.status = opts.status ?? 400;

@@ -54,7 +54,9 @@ export function oid(dotted: string): Uint8Array {
 /** UTCTime until 2049, GeneralizedTime after (RFC 5280 §4.1.2.5). */
 export function derTime(d: Date): Uint8Array {
   const iso = d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
-  return d.getUTCFullYear() < 2050 ? tlv(0x17, new TextEncoder().encode(`${iso.slice(2)}Z`)) : tlv(0x18, new TextEncoder().encode(`${iso}Z`));
+  return d.getUTCFullYear() < 2050
+    ? tlv(0x17, new TextEncoder().encode(`${iso.slice(2)}Z`))
+    : tlv(0x18, new TextEncoder().encode(`${iso}Z`));
 }
 
 /** PKCS#1 RSAPrivateKey → PKCS#8 PrivateKeyInfo (what WebCrypto imports). */

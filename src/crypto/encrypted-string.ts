@@ -41,7 +41,8 @@ function toBase64(bytes: Uint8Array): string {
 
 // Go's encoding/json writes []byte as padded standard base64 and reads only that.
 function fromBase64(s: unknown): Uint8Array<ArrayBuffer> | undefined {
-  if (typeof s !== 'string' || !/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) return undefined;
+  if (typeof s !== 'string' || !/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s))
+    return undefined;
   const bin = atob(s);
   return Uint8Array.from(bin, (c) => c.charCodeAt(0));
 }
@@ -69,7 +70,12 @@ export function parseEncryptedString(stored: string): EncryptedString | undefine
 
 /** The JSON GoTrue writes (its field order). */
 export function formatEncryptedString(es: EncryptedString): string {
-  return JSON.stringify({ key_id: es.keyId, alg: ENCRYPTED_STRING_ALG, data: toBase64(es.data), nonce: toBase64(es.nonce) });
+  return JSON.stringify({
+    key_id: es.keyId,
+    alg: ENCRYPTED_STRING_ALG,
+    data: toBase64(es.data),
+    nonce: toBase64(es.nonce),
+  });
 }
 
 async function rowKey(master: Uint8Array<ArrayBuffer>, id: string, usage: KeyUsage): Promise<CryptoKey> {
@@ -77,24 +83,37 @@ async function rowKey(master: Uint8Array<ArrayBuffer>, id: string, usage: KeyUsa
   // An empty salt is HKDF's default (a hash-length run of zeros), as Go's hkdf.New with nil.
   return crypto.subtle.deriveKey(
     { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: new TextEncoder().encode(id) },
-    ikm, { name: 'AES-GCM', length: 256 }, false, [usage],
+    ikm,
+    { name: 'AES-GCM', length: 256 },
+    false,
+    [usage],
   );
 }
 
 /** Encrypts `plain` for the row `id` under the master key `keyId`. */
 export async function encryptString(
-  id: string, plain: string, keyId: string, keyBase64Url: string, randomBytes: (n: number) => Uint8Array,
+  id: string,
+  plain: string,
+  keyId: string,
+  keyBase64Url: string,
+  randomBytes: (n: number) => Uint8Array,
 ): Promise<string> {
   const master = decodeMasterKey(keyBase64Url);
   if (!master) throw new Error(`encryption key with ID "${keyId}" is not 256 bits of unpadded base64url`);
   const nonce = new Uint8Array(randomBytes(12));
   const key = await rowKey(master, id, 'encrypt');
-  const data = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce }, key, new TextEncoder().encode(plain)));
+  const data = new Uint8Array(
+    await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce }, key, new TextEncoder().encode(plain)),
+  );
   return formatEncryptedString({ keyId, data, nonce });
 }
 
 /** Opens an encrypted string of the row `id`; throws DecryptionError (naming the key id, never a key). */
-export async function decryptString(es: EncryptedString, id: string, decryptionKeys: Record<string, string>): Promise<string> {
+export async function decryptString(
+  es: EncryptedString,
+  id: string,
+  decryptionKeys: Record<string, string>,
+): Promise<string> {
   const encoded = Object.hasOwn(decryptionKeys, es.keyId) ? decryptionKeys[es.keyId] : undefined;
   if (!encoded) throw new DecryptionError(`decryption key with ID "${es.keyId}" does not exist`);
   const master = decodeMasterKey(encoded);
@@ -109,7 +128,12 @@ export async function decryptString(es: EncryptedString, id: string, decryptionK
 }
 
 /** What to store for a secret of row `id`: encrypted when SECURITY_DB_ENCRYPTION_ENCRYPT is on (GoTrue's SetSecret / SetOtpCode). */
-export async function sealSecret(cfg: DbEncryption, id: string, plain: string, randomBytes: (n: number) => Uint8Array): Promise<string> {
+export async function sealSecret(
+  cfg: DbEncryption,
+  id: string,
+  plain: string,
+  randomBytes: (n: number) => Uint8Array,
+): Promise<string> {
   return cfg.encrypt ? encryptString(id, plain, cfg.encryptionKeyId, cfg.encryptionKey, randomBytes) : plain;
 }
 
@@ -117,7 +141,11 @@ export async function sealSecret(cfg: DbEncryption, id: string, plain: string, r
  * A stored secret in clear, and whether it should be written again under the current key: a plain
  * value when encryption is on, or one under another key id (GoTrue's GetSecret / ShouldReEncrypt).
  */
-export async function openSecret(cfg: DbEncryption, id: string, stored: string): Promise<{ value: string; reEncrypt: boolean }> {
+export async function openSecret(
+  cfg: DbEncryption,
+  id: string,
+  stored: string,
+): Promise<{ value: string; reEncrypt: boolean }> {
   const es = parseEncryptedString(stored);
   if (!es) return { value: stored, reEncrypt: cfg.encrypt };
   const value = await decryptString(es, id, cfg.decryptionKeys);

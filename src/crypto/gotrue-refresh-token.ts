@@ -92,7 +92,11 @@ export function checkSignedRefreshToken(t: SignedRefreshToken, key: Uint8Array):
 /** GoTrue's RefreshToken.Encode: the token of `sessionId` at `counter`. */
 export function encodeSignedRefreshToken(sessionId: string, counter: number, key: Uint8Array): string {
   const id = sessionId.replaceAll('-', '');
-  const head = new Uint8Array([0, ...Array.from({ length: 16 }, (_, i) => Number.parseInt(id.slice(i * 2, i * 2 + 2), 16)), ...writeUvarint(counter)]);
+  const head = new Uint8Array([
+    0,
+    ...Array.from({ length: 16 }, (_, i) => Number.parseInt(id.slice(i * 2, i * 2 + 2), 16)),
+    ...writeUvarint(counter),
+  ]);
   const withSignature = new Uint8Array([...head, ...hmacSha256(key, head).subarray(0, SIGNATURE_LENGTH)]);
   return base64url(new Uint8Array([...withSignature, ...sha256(withSignature).subarray(0, CHECKSUM_LENGTH)]));
 }

@@ -10,7 +10,12 @@ const ASYMMETRIC = new Set(['RS256', 'RS512', 'ES256', 'ES512', 'EdDSA']);
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'] as const;
 
 /** `raw`: an HS256 key's bytes, for the synchronous check of verifyHs256. */
-interface VerifyKey { kid?: string; alg: string; key: CryptoKey | Uint8Array; raw?: Uint8Array }
+interface VerifyKey {
+  kid?: string;
+  alg: string;
+  key: CryptoKey | Uint8Array;
+  raw?: Uint8Array;
+}
 
 export interface KeySet {
   /** `raw`: the HS256 secret's bytes, for the synchronous signer. */
@@ -95,9 +100,12 @@ export async function loadKeySet(cfg: JwtKeyConfig): Promise<KeySet> {
   if (!sign) throw new Error('JWT: no signing key detected (set JWT_SECRET or a JWT_KEYS entry with key_ops ["sign"])');
   // GoTrue derives the accepted algorithms from JWT_KEYS alone (HS256 with only JWT_SECRET): with
   // only asymmetric keys, HS256 tokens are refused unless JWT_VALID_METHODS lists it.
-  const algorithms = cfg.validMethods && cfg.validMethods.length > 0
-    ? cfg.validMethods
-    : verify.length > 0 ? [...new Set(verify.map((k) => k.alg))] : ['HS256'];
+  const algorithms =
+    cfg.validMethods && cfg.validMethods.length > 0
+      ? cfg.validMethods
+      : verify.length > 0
+        ? [...new Set(verify.map((k) => k.alg))]
+        : ['HS256'];
   const refreshChildKey = hmacSha256(signerSecret ?? new Uint8Array(), REFRESH_CHILD_LABEL);
   return { sign, verify, secret, algorithms, publicJwks, refreshChildKey };
 }
@@ -116,7 +124,22 @@ export function signHs256(header: JWTHeaderParameters, claims: JWTPayload, secre
 }
 
 /** The signing methods golang-jwt registers (GetSigningMethod); any other `alg` is "unavailable" there. */
-const GO_JWT_METHODS = new Set(['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'none']);
+const GO_JWT_METHODS = new Set([
+  'HS256',
+  'HS384',
+  'HS512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'none',
+]);
 
 export function badJwt(detail: string): ApiError {
   return new ApiError(403, 'bad_jwt', `invalid JWT: unable to parse or verify signature, ${detail}`);
@@ -137,7 +160,8 @@ function candidateKeys(keys: KeySet, header: { alg?: string; kid?: string }): Ve
   if (header.kid) {
     const byKid = keys.verify.find((k) => k.kid === header.kid);
     if (byKid) {
-      if (byKid.alg !== alg) throw badJwt('token is unverifiable: error while executing keyfunc: key is of invalid type');
+      if (byKid.alg !== alg)
+        throw badJwt('token is unverifiable: error while executing keyfunc: key is of invalid type');
       return [byKid];
     }
     if (keys.secret && header.kid === keys.secret.kid && alg === 'HS256') return [keys.secret];
@@ -146,7 +170,9 @@ function candidateKeys(keys: KeySet, header: { alg?: string; kid?: string }): Ve
     const found = [...(keys.secret ? [keys.secret] : []), ...keys.verify.filter((k) => k.alg === 'HS256' && !k.kid)];
     if (found.length > 0) return found;
   }
-  throw badJwt(`token is unverifiable: error while executing keyfunc: unrecognized JWT kid ${header.kid ?? '<nil>'} for algorithm ${alg}`);
+  throw badJwt(
+    `token is unverifiable: error while executing keyfunc: unrecognized JWT kid ${header.kid ?? '<nil>'} for algorithm ${alg}`,
+  );
 }
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
@@ -160,7 +186,12 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * yes. jose's WebCrypto verify costs a promise and a thread-pool hop per request (about 60 µs of
  * the 230 µs a GET /user costs on Node: docs/decisions/hs256-verify.md).
  */
-function verifyHs256(token: string, header: Record<string, unknown>, secret: Uint8Array, now: Date): JWTPayload | undefined {
+function verifyHs256(
+  token: string,
+  header: Record<string, unknown>,
+  secret: Uint8Array,
+  now: Date,
+): JWTPayload | undefined {
   // Headers with members that change how the token is read (crit, b64) are jose's to judge.
   if ('crit' in header || 'b64' in header) return undefined;
   const dot1 = token.indexOf('.');
@@ -177,7 +208,8 @@ function verifyHs256(token: string, header: Record<string, unknown>, secret: Uin
   } catch {
     return undefined;
   }
-  if (typeof claims !== 'object' || claims === null || Object.getPrototypeOf(claims) !== Object.prototype) return undefined;
+  if (typeof claims !== 'object' || claims === null || Object.getPrototypeOf(claims) !== Object.prototype)
+    return undefined;
   const c = claims as JWTPayload;
   const nowS = Math.floor(now.getTime() / 1000);
   for (const k of ['iat', 'nbf', 'exp'] as const) if (c[k] !== undefined && typeof c[k] !== 'number') return undefined;
@@ -204,7 +236,10 @@ export async function verifyJwt(keys: KeySet, token: string, now?: Date): Promis
   let first: unknown;
   for (const key of candidates) {
     try {
-      const { payload } = await jwtVerify(token, key.key, { algorithms: [key.alg], ...(now ? { currentDate: now } : {}) });
+      const { payload } = await jwtVerify(token, key.key, {
+        algorithms: [key.alg],
+        ...(now ? { currentDate: now } : {}),
+      });
       return payload;
     } catch (err) {
       first ??= err;
@@ -213,7 +248,8 @@ export async function verifyJwt(keys: KeySet, token: string, now?: Date): Promis
     }
   }
   if (first instanceof joseErrors.JWTExpired) throw badJwt('token has invalid claims: token is expired');
-  if (first instanceof joseErrors.JWSSignatureVerificationFailed) throw badJwt('token signature is invalid: signature is invalid');
+  if (first instanceof joseErrors.JWSSignatureVerificationFailed)
+    throw badJwt('token signature is invalid: signature is invalid');
   if (first instanceof joseErrors.JWTClaimValidationFailed) throw badJwt(`token has invalid claims: ${first.message}`);
   throw badJwt('token is malformed');
 }

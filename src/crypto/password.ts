@@ -119,9 +119,7 @@ export function parseFirebaseScryptHash(encoded: string): FirebaseScryptHash | n
 /** Whether `encoded` is a hash this server can verify (admin import of `password_hash`). */
 export function isSupportedPasswordHash(encoded: string): boolean {
   return (
-    parseBcryptHash(encoded) !== null ||
-    parseArgon2Hash(encoded) !== null ||
-    parseFirebaseScryptHash(encoded) !== null
+    parseBcryptHash(encoded) !== null || parseArgon2Hash(encoded) !== null || parseFirebaseScryptHash(encoded) !== null
   );
 }
 

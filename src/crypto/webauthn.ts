@@ -18,11 +18,17 @@ export class CeremonyError extends Error {}
 /** The relying party is not configured (WEBAUTHN_RP_ID, _RP_DISPLAY_NAME, _RP_ORIGINS). */
 export class RelyingPartyMissing extends Error {}
 
-export interface RelyingParty { id: string; name: string; origins: string[] }
+export interface RelyingParty {
+  id: string;
+  name: string;
+  origins: string[];
+}
 
 export function relyingParty(cfg: Config['webauthn']): RelyingParty {
   if (!cfg.rpId || !cfg.rpDisplayName || cfg.rpOrigins.length === 0) {
-    throw new RelyingPartyMissing('WEBAUTHN_RP_ID, WEBAUTHN_RP_DISPLAY_NAME and WEBAUTHN_RP_ORIGINS must all be set for WebAuthn');
+    throw new RelyingPartyMissing(
+      'WEBAUTHN_RP_ID, WEBAUTHN_RP_DISPLAY_NAME and WEBAUTHN_RP_ORIGINS must all be set for WebAuthn',
+    );
   }
   return { id: cfg.rpId, name: cfg.rpDisplayName, origins: cfg.rpOrigins };
 }
@@ -45,7 +51,13 @@ export const userHandle = (userId: string): string => base64url(new TextEncoder(
 // Base64url without padding, as browsers and auth-js send every binary field. The bounds keep a
 // hostile body's decoding small (a body is at most 1 MiB anyway).
 // A length of 4n+1 characters decodes to no whole byte: not base64url.
-const b64u = (max: number) => z.string().min(1).max(max).regex(/^[A-Za-z0-9_-]*$/).refine((v) => v.length % 4 !== 1);
+const b64u = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[A-Za-z0-9_-]*$/)
+    .refine((v) => v.length % 4 !== 1);
 const common = {
   id: b64u(2048),
   rawId: b64u(2048),
@@ -67,7 +79,11 @@ const AuthenticationShape = z.object({
     clientDataJSON: b64u(16_384),
     authenticatorData: b64u(65_536),
     signature: b64u(16_384),
-    userHandle: z.string().max(1024).regex(/^[A-Za-z0-9_-]*$/).nullish(),
+    userHandle: z
+      .string()
+      .max(1024)
+      .regex(/^[A-Za-z0-9_-]*$/)
+      .nullish(),
   }),
 });
 
@@ -108,13 +124,21 @@ export interface Expected {
  * user present (user verified when required), an offered algorithm, the attestation statement
  * (`none` and the signed formats), a credential id of at most 1023 bytes.
  */
-export async function verifyRegistration(response: RegistrationResponseJSON, expected: Expected): Promise<NewCredential> {
+export async function verifyRegistration(
+  response: RegistrationResponseJSON,
+  expected: Expected,
+): Promise<NewCredential> {
   const { verifyRegistrationResponse } = await loadLibrary();
   let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     result = await verifyRegistrationResponse({
-      response, expectedChallenge: expected.challenge, expectedOrigin: expected.rp.origins, expectedRPID: expected.rp.id,
-      requireUserPresence: true, requireUserVerification: expected.requireUserVerification, supportedAlgorithmIDs: ALGORITHMS,
+      response,
+      expectedChallenge: expected.challenge,
+      expectedOrigin: expected.rp.origins,
+      expectedRPID: expected.rp.id,
+      requireUserPresence: true,
+      requireUserVerification: expected.requireUserVerification,
+      supportedAlgorithmIDs: ALGORITHMS,
     });
   } catch (err) {
     throw new CeremonyError(`registration refused: ${(err as Error).message}`);
@@ -122,12 +146,20 @@ export async function verifyRegistration(response: RegistrationResponseJSON, exp
   if (!result.verified) throw new CeremonyError('registration refused: not verified');
   const info = result.registrationInfo;
   const id = fromBase64url(info.credential.id);
-  if (id.length > MAX_CREDENTIAL_ID) throw new CeremonyError('registration refused: credential id longer than 1023 bytes');
-  if (info.credential.id !== response.id) throw new CeremonyError('registration refused: the credential id differs from the response id');
+  if (id.length > MAX_CREDENTIAL_ID)
+    throw new CeremonyError('registration refused: credential id longer than 1023 bytes');
+  if (info.credential.id !== response.id)
+    throw new CeremonyError('registration refused: the credential id differs from the response id');
   return {
-    id, publicKey: info.credential.publicKey, counter: info.credential.counter, aaguid: info.aaguid,
-    transports: response.response.transports ?? [], attestationType: info.fmt, userVerified: info.userVerified,
-    backupEligible: info.credentialDeviceType === 'multiDevice', backedUp: info.credentialBackedUp,
+    id,
+    publicKey: info.credential.publicKey,
+    counter: info.credential.counter,
+    aaguid: info.aaguid,
+    transports: response.response.transports ?? [],
+    attestationType: info.fmt,
+    userVerified: info.userVerified,
+    backupEligible: info.credentialDeviceType === 'multiDevice',
+    backedUp: info.credentialBackedUp,
   };
 }
 
@@ -144,14 +176,19 @@ export interface StoredCredential {
  * side is non-zero) is refused, as is a credential whose backup eligibility changed.
  */
 export async function verifyAssertion(
-  response: AuthenticationResponseJSON, expected: Expected, stored: StoredCredential,
+  response: AuthenticationResponseJSON,
+  expected: Expected,
+  stored: StoredCredential,
 ): Promise<{ counter: number; backedUp: boolean; userVerified: boolean }> {
   if (response.id !== base64url(stored.id)) throw new CeremonyError('assertion refused: not the expected credential');
   const { verifyAuthenticationResponse } = await loadLibrary();
   let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     result = await verifyAuthenticationResponse({
-      response, expectedChallenge: expected.challenge, expectedOrigin: expected.rp.origins, expectedRPID: expected.rp.id,
+      response,
+      expectedChallenge: expected.challenge,
+      expectedOrigin: expected.rp.origins,
+      expectedRPID: expected.rp.id,
       requireUserVerification: expected.requireUserVerification,
       credential: { id: base64url(stored.id), publicKey: new Uint8Array(stored.publicKey), counter: stored.counter },
     });

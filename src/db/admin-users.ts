@@ -20,14 +20,24 @@ export async function listUsersInAudience(ex: Executor, q: UserListQuery): Promi
     ? and(eq(u.aud, q.aud), or(like(u.email, pattern), ilike(sql`${u.rawUserMetaData} ->> 'full_name'`, pattern)))
     : eq(u.aud, q.aud);
   const order = q.ascending ? [asc(u.createdAt), asc(u.id)] : [desc(u.createdAt), desc(u.id)];
-  const rows = await ex.orm.select().from(u).where(where).orderBy(...order).limit(q.limit).offset(q.offset);
+  const rows = await ex.orm
+    .select()
+    .from(u)
+    .where(where)
+    .orderBy(...order)
+    .limit(q.limit)
+    .offset(q.offset);
   const [total] = await ex.orm.select({ n: count() }).from(u).where(where);
   return { rows, total: Number(total?.n ?? 0) };
 }
 
 export async function findIdentity(ex: Executor, userId: string, provider: string): Promise<IdentityRow | undefined> {
   const i = ex.t.identities;
-  const rows = await ex.orm.select().from(i).where(and(eq(i.userId, userId), eq(i.provider, provider))).limit(1);
+  const rows = await ex.orm
+    .select()
+    .from(i)
+    .where(and(eq(i.userId, userId), eq(i.provider, provider)))
+    .limit(1);
   return rows[0];
 }
 
@@ -35,15 +45,26 @@ export async function findIdentity(ex: Executor, userId: string, provider: strin
  * Users other than `exceptUserId` holding an identity with this (lower-case) email — GoTrue's
  * IsDuplicatedEmail looks at identities first (SSO identities live in their own linking domain).
  */
-export async function findUserIdsByIdentityEmail(ex: Executor, email: string, exceptUserId?: string): Promise<string[]> {
+export async function findUserIdsByIdentityEmail(
+  ex: Executor,
+  email: string,
+  exceptUserId?: string,
+): Promise<string[]> {
   const i = ex.t.identities;
   const conds = [eq(i.email, email.toLowerCase()), sql`${i.provider} NOT LIKE 'sso:%'`];
   if (exceptUserId) conds.push(ne(i.userId, exceptUserId));
-  const rows = await ex.orm.selectDistinct({ userId: i.userId }).from(i).where(and(...conds));
+  const rows = await ex.orm
+    .selectDistinct({ userId: i.userId })
+    .from(i)
+    .where(and(...conds));
   return rows.map((r) => r.userId);
 }
 
-export async function setIdentity(ex: Executor, identityId: string, patch: Partial<Executor['t']['identities']['$inferInsert']>): Promise<void> {
+export async function setIdentity(
+  ex: Executor,
+  identityId: string,
+  patch: Partial<Executor['t']['identities']['$inferInsert']>,
+): Promise<void> {
   await ex.orm.update(ex.t.identities).set(patch).where(eq(ex.t.identities.id, identityId));
 }
 
@@ -54,10 +75,9 @@ export async function setIdentity(ex: Executor, identityId: string, patch: Parti
  */
 export async function deleteRefreshTokensOfUser(ex: Executor, userId: string): Promise<void> {
   const r = ex.t.refreshTokens;
-  await ex.orm.delete(r).where(or(
-    and(isNull(r.instanceId), eq(r.userId, userId)),
-    and(eq(r.instanceId, NIL_UUID), eq(r.userId, userId)),
-  ));
+  await ex.orm
+    .delete(r)
+    .where(or(and(isNull(r.instanceId), eq(r.userId, userId)), and(eq(r.instanceId, NIL_UUID), eq(r.userId, userId))));
 }
 
 /**

@@ -38,7 +38,12 @@ export async function findAuditEntries(ex: Executor, q: AuditQuery): Promise<{ e
   if (q.offset >= BigInt(total)) return { entries: [], total };
   const limit = Number(q.limit > MAX_SAFE ? MAX_SAFE : q.limit);
   // id breaks ties between entries written in one transaction (they share created_at).
-  const entries = await ex.orm.select().from(a).where(where)
-    .orderBy(desc(a.createdAt), desc(a.id)).limit(limit).offset(Number(q.offset));
+  const entries = await ex.orm
+    .select()
+    .from(a)
+    .where(where)
+    .orderBy(desc(a.createdAt), desc(a.id))
+    .limit(limit)
+    .offset(Number(q.offset));
   return { entries, total };
 }

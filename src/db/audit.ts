@@ -5,25 +5,64 @@ import type { Executor } from './database.ts';
 import { NIL_UUID, type UserRow } from './users.ts';
 
 export type AuditAction =
-  | 'login' | 'logout' | 'invite_accepted' | 'user_signedup' | 'user_invited' | 'user_deleted'
-  | 'user_modified' | 'user_recovery_requested' | 'user_reauthenticate_requested'
-  | 'user_confirmation_requested' | 'user_repeated_signup' | 'user_updated_password'
-  | 'token_revoked' | 'token_refreshed' | 'identity_linked' | 'identity_unlinked'
-  | 'factor_in_progress' | 'challenge_created' | 'verification_attempted' | 'factor_unenrolled'
-  | 'factor_updated' | 'factor_deleted' | 'recovery_codes_generated' | 'recovery_codes_regenerated' | 'recovery_codes_deleted'
-  | 'passkey_created' | 'passkey_updated' | 'passkey_deleted';
+  | 'login'
+  | 'logout'
+  | 'invite_accepted'
+  | 'user_signedup'
+  | 'user_invited'
+  | 'user_deleted'
+  | 'user_modified'
+  | 'user_recovery_requested'
+  | 'user_reauthenticate_requested'
+  | 'user_confirmation_requested'
+  | 'user_repeated_signup'
+  | 'user_updated_password'
+  | 'token_revoked'
+  | 'token_refreshed'
+  | 'identity_linked'
+  | 'identity_unlinked'
+  | 'factor_in_progress'
+  | 'challenge_created'
+  | 'verification_attempted'
+  | 'factor_unenrolled'
+  | 'factor_updated'
+  | 'factor_deleted'
+  | 'recovery_codes_generated'
+  | 'recovery_codes_regenerated'
+  | 'recovery_codes_deleted'
+  | 'passkey_created'
+  | 'passkey_updated'
+  | 'passkey_deleted';
 
 const LOG_TYPE: Record<AuditAction, string> = {
-  login: 'account', logout: 'account', invite_accepted: 'account',
-  user_signedup: 'team', user_invited: 'team', user_deleted: 'team',
-  token_revoked: 'token', token_refreshed: 'token',
-  user_modified: 'user', user_recovery_requested: 'user', user_reauthenticate_requested: 'user',
-  user_confirmation_requested: 'user', user_repeated_signup: 'user', user_updated_password: 'user',
-  identity_linked: 'user', identity_unlinked: 'user',
-  factor_in_progress: 'factor', challenge_created: 'factor', verification_attempted: 'factor',
-  factor_unenrolled: 'factor', factor_updated: 'factor', factor_deleted: 'factor',
-  recovery_codes_generated: 'factor', recovery_codes_regenerated: 'factor', recovery_codes_deleted: 'factor',
-  passkey_created: 'user', passkey_updated: 'user', passkey_deleted: 'user',
+  login: 'account',
+  logout: 'account',
+  invite_accepted: 'account',
+  user_signedup: 'team',
+  user_invited: 'team',
+  user_deleted: 'team',
+  token_revoked: 'token',
+  token_refreshed: 'token',
+  user_modified: 'user',
+  user_recovery_requested: 'user',
+  user_reauthenticate_requested: 'user',
+  user_confirmation_requested: 'user',
+  user_repeated_signup: 'user',
+  user_updated_password: 'user',
+  identity_linked: 'user',
+  identity_unlinked: 'user',
+  factor_in_progress: 'factor',
+  challenge_created: 'factor',
+  verification_attempted: 'factor',
+  factor_unenrolled: 'factor',
+  factor_updated: 'factor',
+  factor_deleted: 'factor',
+  recovery_codes_generated: 'factor',
+  recovery_codes_regenerated: 'factor',
+  recovery_codes_deleted: 'factor',
+  passkey_created: 'user',
+  passkey_updated: 'user',
+  passkey_deleted: 'user',
 };
 
 export interface AuditEntry {
@@ -42,7 +81,7 @@ export function auditRecord(e: AuditEntry, id: string = crypto.randomUUID()): Au
     actor_id: e.actor?.id ?? NIL_UUID,
     // GoTrue: the actor's is_sso_user.
     actor_via_sso: e.actor?.isSsoUser === true,
-    actor_username: e.actor ? (e.actor.phone || e.actor.email || '') : '',
+    actor_username: e.actor ? e.actor.phone || e.actor.email || '' : '',
   };
   const fullName = e.actor?.rawUserMetaData?.full_name;
   if (typeof fullName === 'string' && fullName) payload.actor_name = fullName;
@@ -68,7 +107,11 @@ export async function insertAudit(ex: Executor, e: AuditEntry): Promise<void> {
   ex.audit?.log(r);
   if (ex.audit?.disablePostgres) return;
   await ex.orm.insert(ex.t.auditLogEntries).values({
-    instanceId: NIL_UUID, id: r.id, payload: r.payload, createdAt: r.created_at, ipAddress: r.ip,
+    instanceId: NIL_UUID,
+    id: r.id,
+    payload: r.payload,
+    createdAt: r.created_at,
+    ipAddress: r.ip,
   });
 }
 

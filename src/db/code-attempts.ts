@@ -6,7 +6,13 @@ import type { Executor } from './database.ts';
 import { consume, countInWindow } from './rate-limits.ts';
 
 /** Adds one attempt at the code issued at `issuedAt` and returns the attempts so far, this one included. */
-export async function countCodeAttempt(ex: Executor, userId: string, tokenType: string, issuedAt: Date, now: Date): Promise<number> {
+export async function countCodeAttempt(
+  ex: Executor,
+  userId: string,
+  tokenType: string,
+  issuedAt: Date,
+  now: Date,
+): Promise<number> {
   return (await countInWindow(ex, `otp:${userId}:${tokenType}`, issuedAt, now)) ?? 1;
 }
 
@@ -21,7 +27,8 @@ export async function claimCodeAttemptSweep(ex: Executor, everySeconds: number, 
 /** Deletes code-attempt counters not touched since `before`; returns how many. */
 export async function expireCodeAttempts(ex: Executor, before: Date): Promise<number> {
   const rl = ex.t.rateLimits;
-  const rows = await ex.orm.delete(rl)
+  const rows = await ex.orm
+    .delete(rl)
     .where(sql`${rl.key} like 'otp:%' and ${rl.updatedAt} < ${before.toISOString()}::timestamptz`)
     .returning({ key: rl.key });
   return rows.length;

@@ -5,7 +5,11 @@ import type { Executor } from './database.ts';
 export type CustomProviderRow = Executor['t']['customOAuthProviders']['$inferSelect'];
 export type NewCustomProvider = Executor['t']['customOAuthProviders']['$inferInsert'];
 
-export async function findCustomProvider(ex: Executor, identifier: string, opts: { forUpdate?: boolean } = {}): Promise<CustomProviderRow | undefined> {
+export async function findCustomProvider(
+  ex: Executor,
+  identifier: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<CustomProviderRow | undefined> {
   const p = ex.t.customOAuthProviders;
   const q = ex.orm.select().from(p).where(eq(p.identifier, identifier)).limit(1);
   return (opts.forUpdate ? await q.for('update') : await q)[0];
@@ -27,7 +31,11 @@ export async function insertCustomProvider(ex: Executor, row: NewCustomProvider)
   return (await ex.orm.insert(ex.t.customOAuthProviders).values(row).returning())[0]!;
 }
 
-export async function updateCustomProvider(ex: Executor, id: string, set: Partial<NewCustomProvider>): Promise<CustomProviderRow | undefined> {
+export async function updateCustomProvider(
+  ex: Executor,
+  id: string,
+  set: Partial<NewCustomProvider>,
+): Promise<CustomProviderRow | undefined> {
   const p = ex.t.customOAuthProviders;
   return (await ex.orm.update(p).set(set).where(eq(p.id, id)).returning())[0];
 }

@@ -85,7 +85,8 @@ export type TransactionOutcome<T> = { ok: T } | { failed: unknown };
 /** transaction(), answering a CommitThenFail as `{ failed }` instead of throwing it (for callers with work after a commit, e.g. the outbox). */
 export function transactionOutcome<T>(ex: Executor, fn: (tx: Executor) => Promise<T>): Promise<TransactionOutcome<T>> {
   const { begin } = ex as Partial<Database>;
-  if (!begin) return Promise.reject(new Error('transaction() needs a database, not a transaction (nothing nests them)'));
+  if (!begin)
+    return Promise.reject(new Error('transaction() needs a database, not a transaction (nothing nests them)'));
   return begin(async (conn): Promise<TransactionOutcome<T>> => {
     let outcome: TransactionOutcome<T>;
     try {
@@ -116,8 +117,18 @@ export function isUniqueViolation(err: unknown): boolean {
 
 // Driver messages of a connection that failed, closed or stopped answering (node-postgres,
 // pg-pool, neon): no SQLSTATE comes with them.
-const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying to connect|query read timeout|not queryable|connection (?:error|refused|is broken)|socket hang up/i;
-const CONNECTION_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const CONNECTION_MESSAGES =
+  /connection terminated|timeout exceeded when trying to connect|query read timeout|not queryable|connection (?:error|refused|is broken)|socket hang up/i;
+const CONNECTION_ERRNO = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /**
  * Whether `err` says the database cannot be reached (rather than refusing a statement): a
@@ -126,7 +137,8 @@ const CONNECTION_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = pgErrorCode(err);
-  if (code) return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300';
+  if (code)
+    return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300';
   for (let e: unknown = err, i = 0; e && i < 4; i++) {
     const errno = (e as { code?: unknown }).code;
     if (typeof errno === 'string' && CONNECTION_ERRNO.has(errno)) return true;

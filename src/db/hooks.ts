@@ -7,7 +7,13 @@ import type { Executor } from './database.ts';
  * Calls the hook function with `payload` (JSON text) and returns its jsonb answer as text (null
  * for SQL null). `schema` and `fn` are plain identifiers (config/values.ts parseHookUri).
  */
-export async function callHookFunction(tx: Executor, schema: string, fn: string, payload: string, timeoutMs: number): Promise<string | null> {
+export async function callHookFunction(
+  tx: Executor,
+  schema: string,
+  fn: string,
+  payload: string,
+  timeoutMs: number,
+): Promise<string | null> {
   await tx.runner.run('', `set local statement_timeout to '${Math.floor(timeoutMs)}'`, []);
   const rows = await tx.runner.run('', `select ("${schema}"."${fn}"($1::jsonb))::text as output`, [payload]);
   await tx.runner.run('', 'set local statement_timeout to default', []);

@@ -28,11 +28,19 @@ export async function listFactors(ex: Executor, userId: string): Promise<FactorR
 /** Whether the user has a verified factor ("MFA enabled": aal2 is possible). */
 export async function hasVerifiedFactor(ex: Executor, userId: string): Promise<boolean> {
   const f = ex.t.mfaFactors;
-  const rows = await ex.orm.select({ id: f.id }).from(f).where(and(eq(f.userId, userId), eq(f.status, 'verified'))).limit(1);
+  const rows = await ex.orm
+    .select({ id: f.id })
+    .from(f)
+    .where(and(eq(f.userId, userId), eq(f.status, 'verified')))
+    .limit(1);
   return rows.length > 0;
 }
 
-export async function findFactor(ex: Executor, id: string, opts: { forUpdate?: boolean } = {}): Promise<FactorRow | undefined> {
+export async function findFactor(
+  ex: Executor,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<FactorRow | undefined> {
   const q = ex.orm.select().from(ex.t.mfaFactors).where(eq(ex.t.mfaFactors.id, id)).limit(1);
   return (opts.forUpdate ? await q.for('update') : await q)[0];
 }
@@ -41,7 +49,11 @@ export async function insertFactor(ex: Executor, factor: NewFactor): Promise<Fac
   return (await ex.orm.insert(ex.t.mfaFactors).values(factor).returning())[0]!;
 }
 
-export async function updateFactor(ex: Executor, id: string, patch: Partial<NewFactor>): Promise<FactorRow | undefined> {
+export async function updateFactor(
+  ex: Executor,
+  id: string,
+  patch: Partial<NewFactor>,
+): Promise<FactorRow | undefined> {
   return (await ex.orm.update(ex.t.mfaFactors).set(patch).where(eq(ex.t.mfaFactors.id, id)).returning())[0];
 }
 
@@ -69,16 +81,28 @@ export interface FactorExpiry {
 export async function deleteExpiredFactors(ex: Executor, userId: string, e: FactorExpiry): Promise<void> {
   const f = ex.t.mfaFactors;
   const c = ex.t.mfaChallenges;
-  const challenged = (since?: Date) => ex.orm.select({ one: sql`1` }).from(c)
-    .where(since ? and(eq(c.factorId, f.id), gte(c.createdAt, since)) : eq(c.factorId, f.id));
-  await ex.orm.delete(f).where(and(
-    eq(f.userId, userId), eq(f.status, 'unverified'),
-    or(
-      e.neverChallengedBefore ? and(lt(f.createdAt, e.neverChallengedBefore), notExists(challenged())) : undefined,
-      and(eq(f.factorType, 'webauthn'), lt(f.createdAt, e.webauthnCreatedBefore), notExists(challenged(e.challengedBefore))),
-      lt(f.createdAt, e.anyBefore),
-    ),
-  ));
+  const challenged = (since?: Date) =>
+    ex.orm
+      .select({ one: sql`1` })
+      .from(c)
+      .where(since ? and(eq(c.factorId, f.id), gte(c.createdAt, since)) : eq(c.factorId, f.id));
+  await ex.orm
+    .delete(f)
+    .where(
+      and(
+        eq(f.userId, userId),
+        eq(f.status, 'unverified'),
+        or(
+          e.neverChallengedBefore ? and(lt(f.createdAt, e.neverChallengedBefore), notExists(challenged())) : undefined,
+          and(
+            eq(f.factorType, 'webauthn'),
+            lt(f.createdAt, e.webauthnCreatedBefore),
+            notExists(challenged(e.challengedBefore)),
+          ),
+          lt(f.createdAt, e.anyBefore),
+        ),
+      ),
+    );
 }
 
 /** The user's unverified phone factors for `phone` (replaced by a new enrolment of that number). */
@@ -88,19 +112,36 @@ export async function deleteUnverifiedPhoneFactors(ex: Executor, userId: string,
 }
 
 /** After a verify: the user's other unverified factors of the same type are dropped. */
-export async function deleteOtherUnverifiedFactors(ex: Executor, userId: string, type: FactorType, keepId: string): Promise<void> {
+export async function deleteOtherUnverifiedFactors(
+  ex: Executor,
+  userId: string,
+  type: FactorType,
+  keepId: string,
+): Promise<void> {
   const f = ex.t.mfaFactors;
-  await ex.orm.delete(f).where(and(eq(f.userId, userId), eq(f.factorType, type), eq(f.status, 'unverified'), ne(f.id, keepId)));
+  await ex.orm
+    .delete(f)
+    .where(and(eq(f.userId, userId), eq(f.factorType, type), eq(f.status, 'unverified'), ne(f.id, keepId)));
 }
 
-export async function insertChallenge(ex: Executor, c: Executor['t']['mfaChallenges']['$inferInsert']): Promise<ChallengeRow> {
+export async function insertChallenge(
+  ex: Executor,
+  c: Executor['t']['mfaChallenges']['$inferInsert'],
+): Promise<ChallengeRow> {
   return (await ex.orm.insert(ex.t.mfaChallenges).values(c).returning())[0]!;
 }
 
 /** The challenge `id` of factor `factorId`, locked: two verifies of one challenge take turns. */
 export async function lockChallenge(ex: Executor, id: string, factorId: string): Promise<ChallengeRow | undefined> {
   const c = ex.t.mfaChallenges;
-  return (await ex.orm.select().from(c).where(and(eq(c.id, id), eq(c.factorId, factorId))).limit(1).for('update'))[0];
+  return (
+    await ex.orm
+      .select()
+      .from(c)
+      .where(and(eq(c.id, id), eq(c.factorId, factorId)))
+      .limit(1)
+      .for('update')
+  )[0];
 }
 
 export async function markChallengeVerified(ex: Executor, id: string, now: Date): Promise<void> {
@@ -122,17 +163,28 @@ export async function deleteChallenge(ex: Executor, id: string): Promise<void> {
  */
 export async function stampChallenged(ex: Executor, factorId: string, now: Date, micros: number): Promise<void> {
   const at = `${now.toISOString().slice(0, 23)}${String(micros % 1000).padStart(3, '0')}Z`;
-  await ex.orm.update(ex.t.mfaFactors).set({ lastChallengedAt: sql`${at}::timestamptz` }).where(eq(ex.t.mfaFactors.id, factorId));
+  await ex.orm
+    .update(ex.t.mfaFactors)
+    .set({ lastChallengedAt: sql`${at}::timestamptz` })
+    .where(eq(ex.t.mfaFactors.id, factorId));
 }
 
 /** GoTrue's AddClaimToSession: one AMR row per method; a repeat bumps its updated_at. */
 export async function upsertAmrClaim(ex: Executor, sessionId: string, method: string, now: Date): Promise<void> {
   const a = ex.t.mfaAmrClaims;
-  await ex.orm.insert(a).values({ id: crypto.randomUUID(), sessionId, authenticationMethod: method, createdAt: now, updatedAt: now })
+  await ex.orm
+    .insert(a)
+    .values({ id: crypto.randomUUID(), sessionId, authenticationMethod: method, createdAt: now, updatedAt: now })
     .onConflictDoUpdate({ target: [a.sessionId, a.authenticationMethod], set: { updatedAt: now } });
 }
 
-export async function setSessionAal(ex: Executor, sessionId: string, aal: 'aal1' | 'aal2', factorId: string | null, now: Date): Promise<void> {
+export async function setSessionAal(
+  ex: Executor,
+  sessionId: string,
+  aal: 'aal1' | 'aal2',
+  factorId: string | null,
+  now: Date,
+): Promise<void> {
   await ex.orm.update(ex.t.sessions).set({ aal, factorId, updatedAt: now }).where(eq(ex.t.sessions.id, sessionId));
 }
 
@@ -150,4 +202,3 @@ export async function downgradeSessions(ex: Executor, factorId: string, method: 
   await ex.orm.delete(a).where(and(eq(a.authenticationMethod, method), inArray(a.sessionId, upgraded)));
   await ex.orm.update(s).set({ aal: 'aal1', factorId: null, updatedAt: now }).where(eq(s.factorId, factorId));
 }
-

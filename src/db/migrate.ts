@@ -40,19 +40,30 @@ export async function migrate(db: Database, migrations: Migration[]): Promise<st
     await s.exec('BEGIN');
     try {
       await s.exec(`SELECT pg_advisory_xact_lock(${LOCK_KEY})`);
-      await s.exec(q(`CREATE SCHEMA IF NOT EXISTS "{{namespace}}";
-        CREATE TABLE IF NOT EXISTS "{{namespace}}".schema_migrations (version varchar(255) PRIMARY KEY)`));
+      await s.exec(
+        q(`CREATE SCHEMA IF NOT EXISTS "{{namespace}}";
+        CREATE TABLE IF NOT EXISTS "{{namespace}}".schema_migrations (version varchar(255) PRIMARY KEY)`),
+      );
       const rows = await s.exec(q(`SELECT version FROM "{{namespace}}".schema_migrations`));
-      const pending = new Set(pendingVersions(migrations, rows.map((r) => String(r.version))));
-      const width = await s.exec(q(`SELECT character_maximum_length AS n FROM information_schema.columns
-        WHERE table_schema = '{{namespace}}' AND table_name = 'schema_migrations' AND column_name = 'version'`));
+      const pending = new Set(
+        pendingVersions(
+          migrations,
+          rows.map((r) => String(r.version)),
+        ),
+      );
+      const width = await s.exec(
+        q(`SELECT character_maximum_length AS n FROM information_schema.columns
+        WHERE table_schema = '{{namespace}}' AND table_name = 'schema_migrations' AND column_name = 'version'`),
+      );
       const popLedger = Number(width[0]?.n ?? 255) < 255;
       const applied: string[] = [];
       for (const m of sortMigrations(migrations)) {
         if (!pending.has(m.version)) continue;
         await s.exec(q(m.sql));
         const recorded = popLedger ? shortVersion(m.version) : m.version;
-        await s.exec(q(`INSERT INTO "{{namespace}}".schema_migrations (version) VALUES ('${recorded.replaceAll("'", "''")}')`));
+        await s.exec(
+          q(`INSERT INTO "{{namespace}}".schema_migrations (version) VALUES ('${recorded.replaceAll("'", "''")}')`),
+        );
         applied.push(m.version);
       }
       await s.exec('COMMIT');

@@ -32,9 +32,17 @@ export async function consume(ex: Executor, key: string, limit: Limit, now: Date
  * from 1) and returns the new count; with `max`, undefined instead once the window holds `max`
  * (nothing is added then). One statement, so exact under concurrency and across instances.
  */
-export async function countInWindow(ex: Executor, key: string, windowStart: Date, now: Date, max?: number): Promise<number | undefined> {
+export async function countInWindow(
+  ex: Executor,
+  key: string,
+  windowStart: Date,
+  now: Date,
+  max?: number,
+): Promise<number | undefined> {
   const rl = ex.t.rateLimits;
-  const rows = await ex.orm.insert(rl).values({ key, windowStart, count: 1, updatedAt: now })
+  const rows = await ex.orm
+    .insert(rl)
+    .values({ key, windowStart, count: 1, updatedAt: now })
     .onConflictDoUpdate({
       target: rl.key,
       set: {
@@ -42,7 +50,9 @@ export async function countInWindow(ex: Executor, key: string, windowStart: Date
         windowStart: sql`excluded.window_start`,
         updatedAt: sql`excluded.updated_at`,
       },
-      ...(max === undefined ? {} : { setWhere: sql`${rl.windowStart} <> excluded.window_start OR ${rl.count} < ${max}` }),
+      ...(max === undefined
+        ? {}
+        : { setWhere: sql`${rl.windowStart} <> excluded.window_start OR ${rl.count} < ${max}` }),
     })
     .returning({ count: rl.count });
   return rows[0]?.count;
@@ -53,7 +63,9 @@ export async function takeToken(ex: Executor, key: string, bucket: Bucket, now: 
   if (bucket.capacity <= 0) return false;
   const rl = ex.t.rateLimits;
   const refilled = sql`least(${bucket.capacity}::float8, ${rl.count} + greatest(0, extract(epoch from (excluded.updated_at - ${rl.updatedAt}))) * ${bucket.refillPerSecond}::float8)`;
-  const rows = await ex.orm.insert(rl).values({ key, windowStart: now, count: bucket.capacity - 1, updatedAt: now })
+  const rows = await ex.orm
+    .insert(rl)
+    .values({ key, windowStart: now, count: bucket.capacity - 1, updatedAt: now })
     .onConflictDoUpdate({
       target: rl.key,
       set: { count: sql`${refilled} - 1`, updatedAt: sql`excluded.updated_at` },
@@ -69,11 +81,16 @@ export async function release(ex: Executor, key: string, limit: Limit, at: Date)
   if (limit.form === 'window') {
     const periodMs = limit.periodSeconds * 1000;
     const windowStart = new Date(Math.floor(at.getTime() / periodMs) * periodMs);
-    await ex.orm.update(rl).set({ count: sql`greatest(0, ${rl.count} - 1)` })
+    await ex.orm
+      .update(rl)
+      .set({ count: sql`greatest(0, ${rl.count} - 1)` })
       .where(sql`${rl.key} = ${key} and ${rl.windowStart} = ${windowStart.toISOString()}::timestamptz`);
     return;
   }
-  await ex.orm.update(rl).set({ count: sql`least(${limit.count}::float8, ${rl.count} + 1)` }).where(sql`${rl.key} = ${key}`);
+  await ex.orm
+    .update(rl)
+    .set({ count: sql`least(${limit.count}::float8, ${rl.count} + 1)` })
+    .where(sql`${rl.key} = ${key}`);
 }
 
 /**
@@ -82,8 +99,11 @@ export async function release(ex: Executor, key: string, limit: Limit, at: Date)
  */
 export async function expireRateLimitRows(ex: Executor, before: Date): Promise<number> {
   const rl = ex.t.rateLimits;
-  const rows = await ex.orm.delete(rl)
-    .where(sql`(${rl.key} like 'ip:%' or ${rl.key} like 'otp:%') and ${rl.updatedAt} < ${before.toISOString()}::timestamptz`)
+  const rows = await ex.orm
+    .delete(rl)
+    .where(
+      sql`(${rl.key} like 'ip:%' or ${rl.key} like 'otp:%') and ${rl.updatedAt} < ${before.toISOString()}::timestamptz`,
+    )
     .returning({ key: rl.key });
   return rows.length;
 }

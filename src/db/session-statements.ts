@@ -13,8 +13,9 @@ const p = (name: string) => sql.placeholder(name);
 
 const AUDIT_ROWS = sql`json_to_recordset(${p('audits')}::json) as a(id uuid, payload json, created_at timestamptz, ip text)`;
 
-
-const createStmt = statement('create_session', (t) => sql`
+const createStmt = statement(
+  'create_session',
+  (t) => sql`
   with s as (
     insert into ${t.sessions} (id, user_id, created_at, updated_at, aal, user_agent, ip, refresh_token_hmac_key)
     values (${p('sid')}::uuid, ${p('uid')}::uuid, ${p('now')}::timestamptz, ${p('now')}::timestamptz, 'aal1',
@@ -34,7 +35,8 @@ const createStmt = statement('create_session', (t) => sql`
   )
   select row_to_json(s) as session, row_to_json(u) as "user", ${identitiesJson(t, sql`u.id`)} as identities,
     ${factorsJson(t, sql`u.id`)} as factors
-  from s, u`);
+  from s, u`,
+);
 
 export interface NewSession {
   sessionId: string;
@@ -60,8 +62,16 @@ export interface SessionState {
 /** Inserts the session, its AMR claim and first refresh token, the audit entries; stamps last_sign_in_at. */
 export async function insertSessionWithToken(ex: Executor, n: NewSession): Promise<SessionState> {
   const rows = await createStmt(ex, {
-    sid: n.sessionId, uid: n.userId, now: n.now.toISOString(), ua: n.userAgent, ip: n.ip, hmac: n.hmacKey ?? null,
-    amrId: crypto.randomUUID(), method: n.method, tokenHash: n.tokenHash, audits: auditRecordsJson(ex, n.audits),
+    sid: n.sessionId,
+    uid: n.userId,
+    now: n.now.toISOString(),
+    ua: n.userAgent,
+    ip: n.ip,
+    hmac: n.hmacKey ?? null,
+    amrId: crypto.randomUUID(),
+    method: n.method,
+    tokenHash: n.tokenHash,
+    audits: auditRecordsJson(ex, n.audits),
   });
   const row = rows[0];
   if (!row) throw new Error(`user ${n.userId} vanished while a session was created`);
@@ -84,7 +94,9 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
 // by its primary key: by (session_id, revoked) a generic plan waded through the dead versions of
 // every earlier token of the session that was once live (49 buffers a rotation instead of 3).
 // The audit payload is db/audit.ts's `auditRecord` in SQL (a test keeps the two equal).
-const rotateStmt = statement('refresh_rotate', (t) => sql`
+const rotateStmt = statement(
+  'refresh_rotate',
+  (t) => sql`
   with tok as (
     select id, session_id, updated_at from ${t.refreshTokens} where token = ${p('hash')}::text
   ), s as (
@@ -132,7 +144,8 @@ const rotateStmt = statement('refresh_rotate', (t) => sql`
                               order by m.updated_at desc), '[]'::json)
        from ${t.mfaAmrClaims} m where m.session_id = touched.id) as amr,
     ${identitiesJson(t, sql`u.id`)} as identities, ${factorsJson(t, sql`u.id`)} as factors
-  from touched, u`);
+  from touched, u`,
+);
 
 export interface Rotation {
   tokenHash: string;
@@ -149,16 +162,32 @@ export interface Rotation {
  * Revokes a live token and stores its child; undefined when the fast path does not apply (not
  * found, revoked, expired, banned or soft-deleted user, a per-session key, a lost race).
  */
-export async function rotateRefreshToken(ex: Executor, r: Rotation): Promise<(SessionState & {
-  amr: { method: string; timestamp: number }[];
-}) | undefined> {
+export async function rotateRefreshToken(
+  ex: Executor,
+  r: Rotation,
+): Promise<
+  | (SessionState & {
+      amr: { method: string; timestamp: number }[];
+    })
+  | undefined
+> {
   const revokedId = crypto.randomUUID();
   const refreshedId = crypto.randomUUID();
-  const row = (await rotateStmt(ex, {
-    hash: r.tokenHash, childHash: r.childHash, now: r.now.toISOString(), ua: r.userAgent, ip: r.ip,
-    timebox: r.timebox, inactivity: r.inactivityTimeout,
-    auditIp: (r.ip ?? '').slice(0, 64), revokedId, refreshedId, writeAudit: !ex.audit?.disablePostgres,
-  }))[0];
+  const row = (
+    await rotateStmt(ex, {
+      hash: r.tokenHash,
+      childHash: r.childHash,
+      now: r.now.toISOString(),
+      ua: r.userAgent,
+      ip: r.ip,
+      timebox: r.timebox,
+      inactivity: r.inactivityTimeout,
+      auditIp: (r.ip ?? '').slice(0, 64),
+      revokedId,
+      refreshedId,
+      writeAudit: !ex.audit?.disablePostgres,
+    })
+  )[0];
   if (!row) return undefined;
   const user = mapRow<UserRow>(ex.t.users, jsonValue<RawRow>(row.user));
   if (ex.audit?.logs) {
@@ -166,8 +195,10 @@ export async function rotateRefreshToken(ex: Executor, r: Rotation): Promise<(Se
     ex.audit.log(auditRecord({ ...entry, action: 'token_revoked' }, revokedId));
     ex.audit.log(auditRecord({ ...entry, action: 'token_refreshed' }, refreshedId));
   }
-  const amr = jsonValue<{ method: string; at: string }[]>(row.amr)
-    .map((a) => ({ method: a.method, timestamp: Math.floor(new Date(a.at).getTime() / 1000) }));
+  const amr = jsonValue<{ method: string; at: string }[]>(row.amr).map((a) => ({
+    method: a.method,
+    timestamp: Math.floor(new Date(a.at).getTime() / 1000),
+  }));
   return {
     user,
     session: mapRow(ex.t.sessions, jsonValue<RawRow>(row.session)),

@@ -19,7 +19,11 @@ async function complete(ex: Executor, rows: SsoProviderRow[]): Promise<SsoProvid
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const saml = await ex.orm.select().from(ex.t.samlProviders).where(inArray(ex.t.samlProviders.ssoProviderId, ids));
-  const domains = await ex.orm.select().from(ex.t.ssoDomains).where(inArray(ex.t.ssoDomains.ssoProviderId, ids)).orderBy(asc(ex.t.ssoDomains.createdAt));
+  const domains = await ex.orm
+    .select()
+    .from(ex.t.ssoDomains)
+    .where(inArray(ex.t.ssoDomains.ssoProviderId, ids))
+    .orderBy(asc(ex.t.ssoDomains.createdAt));
   const out: SsoProvider[] = [];
   for (const provider of rows) {
     const s = saml.find((x) => x.ssoProviderId === provider.id);
@@ -44,7 +48,11 @@ export async function findSsoProviderByResourceId(ex: Executor, resourceId: stri
 /** GoTrue's FindSSOProviderByDomain: the domain as stored, compared through the lower() index. */
 export async function findSsoProviderByDomain(ex: Executor, domain: string): Promise<SsoProvider | undefined> {
   const d = ex.t.ssoDomains;
-  const rows = await ex.orm.select({ id: d.ssoProviderId }).from(d).where(sql`lower(${d.domain}) = lower(${domain})`).limit(1);
+  const rows = await ex.orm
+    .select({ id: d.ssoProviderId })
+    .from(d)
+    .where(sql`lower(${d.domain}) = lower(${domain})`)
+    .limit(1);
   return rows[0] ? findSsoProviderById(ex, rows[0].id) : undefined;
 }
 
@@ -55,54 +63,115 @@ export async function findSsoProviderByEntityId(ex: Executor, entityId: string):
 }
 
 /** The admin list: oldest first; `resource_id` exact or by prefix. */
-export async function listSsoProviders(ex: Executor, filter: { resourceId?: string; resourceIdPrefix?: string } = {}): Promise<SsoProvider[]> {
+export async function listSsoProviders(
+  ex: Executor,
+  filter: { resourceId?: string; resourceIdPrefix?: string } = {},
+): Promise<SsoProvider[]> {
   const p = ex.t.ssoProviders;
-  const where = filter.resourceId !== undefined
-    ? eq(p.resourceId, filter.resourceId)
-    : filter.resourceIdPrefix !== undefined ? like(p.resourceId, `${filter.resourceIdPrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`) : undefined;
+  const where =
+    filter.resourceId !== undefined
+      ? eq(p.resourceId, filter.resourceId)
+      : filter.resourceIdPrefix !== undefined
+        ? like(p.resourceId, `${filter.resourceIdPrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)
+        : undefined;
   const rows = await ex.orm.select().from(p).where(where).orderBy(asc(p.createdAt));
   return complete(ex, rows);
 }
 
-export async function insertSsoProvider(ex: Executor, p: {
-  id: string; resourceId: string | null; disabled: boolean | null; allowAnyEmailDomain: boolean; entityId: string; metadataXml: string; metadataUrl: string | null;
-  attributeMapping: Record<string, unknown>; nameIdFormat: string | null; domains: string[]; now: Date;
-}): Promise<void> {
+export async function insertSsoProvider(
+  ex: Executor,
+  p: {
+    id: string;
+    resourceId: string | null;
+    disabled: boolean | null;
+    allowAnyEmailDomain: boolean;
+    entityId: string;
+    metadataXml: string;
+    metadataUrl: string | null;
+    attributeMapping: Record<string, unknown>;
+    nameIdFormat: string | null;
+    domains: string[];
+    now: Date;
+  },
+): Promise<void> {
   await ex.orm.insert(ex.t.ssoProviders).values({
-    id: p.id, resourceId: p.resourceId, disabled: p.disabled, allowAnyEmailDomain: p.allowAnyEmailDomain, createdAt: p.now, updatedAt: p.now,
+    id: p.id,
+    resourceId: p.resourceId,
+    disabled: p.disabled,
+    allowAnyEmailDomain: p.allowAnyEmailDomain,
+    createdAt: p.now,
+    updatedAt: p.now,
   });
   await ex.orm.insert(ex.t.samlProviders).values({
-    id: crypto.randomUUID(), ssoProviderId: p.id, entityId: p.entityId, metadataXml: p.metadataXml, metadataUrl: p.metadataUrl,
-    attributeMapping: p.attributeMapping, nameIdFormat: p.nameIdFormat, createdAt: p.now, updatedAt: p.now,
+    id: crypto.randomUUID(),
+    ssoProviderId: p.id,
+    entityId: p.entityId,
+    metadataXml: p.metadataXml,
+    metadataUrl: p.metadataUrl,
+    attributeMapping: p.attributeMapping,
+    nameIdFormat: p.nameIdFormat,
+    createdAt: p.now,
+    updatedAt: p.now,
   });
   if (p.domains.length > 0) await insertSsoDomains(ex, p.id, p.domains, p.now);
 }
 
 export async function insertSsoDomains(ex: Executor, providerId: string, domains: string[], now: Date): Promise<void> {
-  await ex.orm.insert(ex.t.ssoDomains).values(domains.map((domain) => ({ id: crypto.randomUUID(), ssoProviderId: providerId, domain, createdAt: now, updatedAt: now })));
+  await ex.orm.insert(ex.t.ssoDomains).values(
+    domains.map((domain) => ({
+      id: crypto.randomUUID(),
+      ssoProviderId: providerId,
+      domain,
+      createdAt: now,
+      updatedAt: now,
+    })),
+  );
 }
 
 export async function deleteSsoDomains(ex: Executor, ids: string[]): Promise<void> {
   if (ids.length > 0) await ex.orm.delete(ex.t.ssoDomains).where(inArray(ex.t.ssoDomains.id, ids));
 }
 
-export async function updateSsoProviderRow(ex: Executor, id: string, set: Partial<Pick<SsoProviderRow, 'resourceId' | 'disabled' | 'allowAnyEmailDomain'>>, now: Date): Promise<void> {
-  await ex.orm.update(ex.t.ssoProviders).set({ ...set, updatedAt: now }).where(eq(ex.t.ssoProviders.id, id));
+export async function updateSsoProviderRow(
+  ex: Executor,
+  id: string,
+  set: Partial<Pick<SsoProviderRow, 'resourceId' | 'disabled' | 'allowAnyEmailDomain'>>,
+  now: Date,
+): Promise<void> {
+  await ex.orm
+    .update(ex.t.ssoProviders)
+    .set({ ...set, updatedAt: now })
+    .where(eq(ex.t.ssoProviders.id, id));
 }
 
 export async function updateSamlProviderRow(
-  ex: Executor, id: string, set: Partial<Pick<SamlProviderRow, 'metadataXml' | 'metadataUrl' | 'attributeMapping' | 'nameIdFormat'>>, now: Date,
+  ex: Executor,
+  id: string,
+  set: Partial<Pick<SamlProviderRow, 'metadataXml' | 'metadataUrl' | 'attributeMapping' | 'nameIdFormat'>>,
+  now: Date,
 ): Promise<void> {
-  await ex.orm.update(ex.t.samlProviders).set({ ...set, updatedAt: now }).where(eq(ex.t.samlProviders.id, id));
+  await ex.orm
+    .update(ex.t.samlProviders)
+    .set({ ...set, updatedAt: now })
+    .where(eq(ex.t.samlProviders.id, id));
 }
 
 export async function deleteSsoProvider(ex: Executor, id: string): Promise<void> {
   await ex.orm.delete(ex.t.ssoProviders).where(eq(ex.t.ssoProviders.id, id));
 }
 
-export async function insertRelayState(ex: Executor, r: { id: string; providerId: string; requestId: string; redirectTo: string | null; flowStateId: string; now: Date }): Promise<void> {
+export async function insertRelayState(
+  ex: Executor,
+  r: { id: string; providerId: string; requestId: string; redirectTo: string | null; flowStateId: string; now: Date },
+): Promise<void> {
   await ex.orm.insert(ex.t.samlRelayStates).values({
-    id: r.id, ssoProviderId: r.providerId, requestId: r.requestId, redirectTo: r.redirectTo, flowStateId: r.flowStateId, createdAt: r.now, updatedAt: r.now,
+    id: r.id,
+    ssoProviderId: r.providerId,
+    requestId: r.requestId,
+    redirectTo: r.redirectTo,
+    flowStateId: r.flowStateId,
+    createdAt: r.now,
+    updatedAt: r.now,
   });
 }
 
@@ -117,9 +186,18 @@ export async function takeRelayState(ex: Executor, id: string): Promise<boolean>
 }
 
 /** Records an assertion id as used; false when it already was (a replay). */
-export async function useAssertionId(ex: Executor, providerId: string, assertionId: string, expiresAt: Date): Promise<boolean> {
+export async function useAssertionId(
+  ex: Executor,
+  providerId: string,
+  assertionId: string,
+  expiresAt: Date,
+): Promise<boolean> {
   const u = ex.t.samlUsedAssertions;
-  const rows = await ex.orm.insert(u).values({ ssoProviderId: providerId, assertionId, expiresAt }).onConflictDoNothing().returning({ id: u.assertionId });
+  const rows = await ex.orm
+    .insert(u)
+    .values({ ssoProviderId: providerId, assertionId, expiresAt })
+    .onConflictDoNothing()
+    .returning({ id: u.assertionId });
   return rows.length > 0;
 }
 

@@ -13,24 +13,37 @@ export type IdentityRow = Executor['t']['identities']['$inferSelect'];
 const p = (name: string) => sql.placeholder(name);
 
 const userByIdStmt = statement('user_by_id', (t) => sql`select * from ${t.users} where id = ${p('id')}::uuid`);
-const userByIdLockedStmt = statement('user_by_id_locked', (t) => sql`select * from ${t.users} where id = ${p('id')}::uuid for update`);
+const userByIdLockedStmt = statement(
+  'user_by_id_locked',
+  (t) => sql`select * from ${t.users} where id = ${p('id')}::uuid for update`,
+);
 // instance_id is what lets (instance_id, lower(email)) serve the look-up: without it a sign-in
 // scanned the whole table (48 ms at 200,000 users). GoTrue matches the nil instance only; rows
 // inserted by hand without one (imports) are found too, through the same index.
-const userByEmailStmt = statement('user_by_email', (t) => sql`
+const userByEmailStmt = statement(
+  'user_by_email',
+  (t) => sql`
   select * from ${t.users}
   where ((instance_id = ${NIL_UUID}::uuid and lower(email) = ${p('email')}::text)
          or (instance_id is null and lower(email) = ${p('email')}::text))
     and aud = ${p('aud')}::text and is_sso_user = false
-  limit 1`);
-const userByPhoneStmt = statement('user_by_phone', (t) => sql`
-  select * from ${t.users} where phone = ${p('phone')}::text and aud = ${p('aud')}::text limit 1`);
+  limit 1`,
+);
+const userByPhoneStmt = statement(
+  'user_by_phone',
+  (t) => sql`
+  select * from ${t.users} where phone = ${p('phone')}::text and aud = ${p('aud')}::text limit 1`,
+);
 
 function firstUser(ex: Executor, rows: RawRow[]): UserRow | undefined {
   return rows[0] ? mapRow<UserRow>(ex.t.users, rows[0]) : undefined;
 }
 
-export async function findUserById(ex: Executor, id: string, opts: { forUpdate?: boolean } = {}): Promise<UserRow | undefined> {
+export async function findUserById(
+  ex: Executor,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<UserRow | undefined> {
   return firstUser(ex, await (opts.forUpdate ? userByIdLockedStmt : userByIdStmt)(ex, { id }));
 }
 
@@ -45,16 +58,25 @@ export async function findUserByPhone(ex: Executor, phone: string, aud: string):
 /** The user whose pending phone change is to `phone` (GoTrue: FindUserByPhoneChangeAndAudience). */
 export async function findUserByPhoneChange(ex: Executor, phone: string, aud: string): Promise<UserRow | undefined> {
   const u = ex.t.users;
-  const rows = await ex.orm.select().from(u).where(and(eq(u.phoneChange, phone), eq(u.aud, aud), eq(u.isSsoUser, false))).limit(1);
+  const rows = await ex.orm
+    .select()
+    .from(u)
+    .where(and(eq(u.phoneChange, phone), eq(u.aud, aud), eq(u.isSsoUser, false)))
+    .limit(1);
   return rows[0];
 }
 
 export async function insertUser(ex: Executor, user: NewUser): Promise<UserRow> {
-  const rows = await ex.orm.insert(ex.t.users).values({ instanceId: NIL_UUID, ...user }).returning();
+  const rows = await ex.orm
+    .insert(ex.t.users)
+    .values({ instanceId: NIL_UUID, ...user })
+    .returning();
   return rows[0]!;
 }
 
-const emailUserStmt = statement('insert_email_user', (t) => sql`
+const emailUserStmt = statement(
+  'insert_email_user',
+  (t) => sql`
   with u as (
     insert into ${t.users} (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at,
                             raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
@@ -67,7 +89,8 @@ const emailUserStmt = statement('insert_email_user', (t) => sql`
     select u.id::text, u.id, ${p('meta')}::jsonb, 'email', ${p('now')}::timestamptz, ${p('now')}::timestamptz, ${p('now')}::timestamptz
     from u
   )
-  select * from u`);
+  select * from u`,
+);
 
 export interface NewEmailUser {
   id: string;
@@ -85,11 +108,20 @@ export interface NewEmailUser {
 
 /** A password user and its email identity, in one statement (signup). */
 export async function insertEmailUser(ex: Executor, n: NewEmailUser): Promise<UserRow> {
-  const user = firstUser(ex, await emailUserStmt(ex, {
-    id: n.id, aud: n.aud, role: n.role, email: n.email, password: n.encryptedPassword,
-    confirmedAt: n.emailConfirmedAt?.toISOString() ?? null, appMeta: JSON.stringify(n.appMetaData),
-    meta: JSON.stringify(n.metaData), now: n.now.toISOString(),
-  }));
+  const user = firstUser(
+    ex,
+    await emailUserStmt(ex, {
+      id: n.id,
+      aud: n.aud,
+      role: n.role,
+      email: n.email,
+      password: n.encryptedPassword,
+      confirmedAt: n.emailConfirmedAt?.toISOString() ?? null,
+      appMeta: JSON.stringify(n.appMetaData),
+      meta: JSON.stringify(n.metaData),
+      now: n.now.toISOString(),
+    }),
+  );
   if (!user) throw new Error(`user ${n.id} was not inserted`);
   return user;
 }
@@ -102,21 +134,39 @@ export async function updateUser(ex: Executor, id: string, patch: Partial<NewUse
 
 /** A token column of users: the guard of an undo (the token is still the one this request wrote). */
 export type TokenColumn =
-  | 'confirmationToken' | 'recoveryToken' | 'reauthenticationToken' | 'emailChangeTokenNew' | 'emailChangeTokenCurrent' | 'phoneChangeToken';
+  | 'confirmationToken'
+  | 'recoveryToken'
+  | 'reauthenticationToken'
+  | 'emailChangeTokenNew'
+  | 'emailChangeTokenCurrent'
+  | 'phoneChangeToken';
 
 /** Puts `before` back, provided `guard` still holds the token this request wrote (nobody used or replaced it since). */
-export async function restoreUserColumns(ex: Executor, id: string, before: Partial<NewUser>, guard: { column: TokenColumn; value: string }): Promise<void> {
+export async function restoreUserColumns(
+  ex: Executor,
+  id: string,
+  before: Partial<NewUser>,
+  guard: { column: TokenColumn; value: string },
+): Promise<void> {
   const u = ex.t.users;
-  await ex.orm.update(u).set(before).where(and(eq(u.id, id), eq(u[guard.column], guard.value)));
+  await ex.orm
+    .update(u)
+    .set(before)
+    .where(and(eq(u.id, id), eq(u[guard.column], guard.value)));
 }
 
 /** Deletes a user this request created, unless it was confirmed meanwhile (identities and tokens go with it). */
 export async function deleteUnconfirmedUser(ex: Executor, id: string): Promise<void> {
   const u = ex.t.users;
-  await ex.orm.delete(u).where(and(eq(u.id, id), sql`${u.emailConfirmedAt} is null`, sql`${u.phoneConfirmedAt} is null`));
+  await ex.orm
+    .delete(u)
+    .where(and(eq(u.id, id), sql`${u.emailConfirmedAt} is null`, sql`${u.phoneConfirmedAt} is null`));
 }
 
-export async function insertIdentity(ex: Executor, identity: Executor['t']['identities']['$inferInsert']): Promise<IdentityRow> {
+export async function insertIdentity(
+  ex: Executor,
+  identity: Executor['t']['identities']['$inferInsert'],
+): Promise<IdentityRow> {
   const rows = await ex.orm.insert(ex.t.identities).values(identity).returning();
   return rows[0]!;
 }
@@ -126,15 +176,28 @@ export function identitiesJson(t: Executor['t'], userId: SQL): SQL {
   return sql`(select coalesce(json_agg(i order by i.created_at, i.id), '[]'::json) from ${t.identities} i where i.user_id = ${userId})`;
 }
 
-const authContextStmt = statement('auth_context', (t) => sql`
+const authContextStmt = statement(
+  'auth_context',
+  (t) => sql`
   select row_to_json(u) as "user", ${identitiesJson(t, sql`u.id`)} as identities, ${factorsJson(t, sql`u.id`)} as factors,
     (select row_to_json(s) from ${t.sessions} s where s.id = ${sql.placeholder('sid')}::uuid) as session
-  from ${t.users} u where u.id = ${sql.placeholder('uid')}::uuid`);
+  from ${t.users} u where u.id = ${sql.placeholder('uid')}::uuid`,
+);
 
 /** Everything an authenticated request needs, in one statement: the user, its identities and MFA factors, the session. */
-export async function loadAuthContext(ex: Executor, userId: string, sessionId: string | null): Promise<{
-  user: UserRow; identities: IdentityRow[]; factors: FactorRow[]; session: Executor['t']['sessions']['$inferSelect'] | undefined;
-} | undefined> {
+export async function loadAuthContext(
+  ex: Executor,
+  userId: string,
+  sessionId: string | null,
+): Promise<
+  | {
+      user: UserRow;
+      identities: IdentityRow[];
+      factors: FactorRow[];
+      session: Executor['t']['sessions']['$inferSelect'] | undefined;
+    }
+  | undefined
+> {
   const row = (await authContextStmt(ex, { uid: userId, sid: sessionId }))[0];
   if (!row) return undefined;
   const session = jsonValue<RawRow | null>(row.session);
@@ -153,20 +216,35 @@ export function mapIdentities(ex: Executor, agg: unknown): IdentityRow[] {
 
 export async function listIdentities(ex: Executor, userIds: string[]): Promise<IdentityRow[]> {
   if (userIds.length === 0) return [];
-  return ex.orm.select().from(ex.t.identities).where(inArray(ex.t.identities.userId, userIds))
+  return ex.orm
+    .select()
+    .from(ex.t.identities)
+    .where(inArray(ex.t.identities.userId, userIds))
     .orderBy(ex.t.identities.createdAt, ex.t.identities.id);
 }
 
-export async function updateIdentityData(ex: Executor, userId: string, provider: string, data: Record<string, unknown>): Promise<void> {
+export async function updateIdentityData(
+  ex: Executor,
+  userId: string,
+  provider: string,
+  data: Record<string, unknown>,
+): Promise<void> {
   const i = ex.t.identities;
-  await ex.orm.update(i).set({ identityData: data, updatedAt: new Date() })
+  await ex.orm
+    .update(i)
+    .set({ identityData: data, updatedAt: new Date() })
     .where(and(eq(i.userId, userId), eq(i.provider, provider)));
 }
 
 /** Sets email_verified in the user's email identity and keeps the rest of its data (GoTrue's User.Confirm). */
 export async function markEmailIdentityVerified(ex: Executor, userId: string, now: Date): Promise<void> {
   const i = ex.t.identities;
-  await ex.orm.update(i).set({ identityData: sql`coalesce(${i.identityData}, '{}'::jsonb) || '{"email_verified": true}'::jsonb`, updatedAt: now })
+  await ex.orm
+    .update(i)
+    .set({
+      identityData: sql`coalesce(${i.identityData}, '{}'::jsonb) || '{"email_verified": true}'::jsonb`,
+      updatedAt: now,
+    })
     .where(and(eq(i.userId, userId), eq(i.provider, 'email')));
 }
 

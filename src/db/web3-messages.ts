@@ -6,7 +6,11 @@ import type { Executor } from './database.ts';
 /** Records a message as used; false when it already was (a replay, or a concurrent use that won). */
 export async function useWeb3Message(ex: Executor, messageHash: string, expiresAt: Date): Promise<boolean> {
   const u = ex.t.web3UsedMessages;
-  const rows = await ex.orm.insert(u).values({ messageHash, expiresAt }).onConflictDoNothing().returning({ hash: u.messageHash });
+  const rows = await ex.orm
+    .insert(u)
+    .values({ messageHash, expiresAt })
+    .onConflictDoNothing()
+    .returning({ hash: u.messageHash });
   return rows.length > 0;
 }
 

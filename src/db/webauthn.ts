@@ -20,14 +20,26 @@ export async function countPasskeys(ex: Executor, userId: string): Promise<numbe
   return Number(rows[0]?.n ?? 0);
 }
 
-export async function findPasskey(ex: Executor, id: string, userId: string, opts: { forUpdate?: boolean } = {}): Promise<PasskeyRow | undefined> {
+export async function findPasskey(
+  ex: Executor,
+  id: string,
+  userId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<PasskeyRow | undefined> {
   const p = ex.t.webauthnCredentials;
-  const q = ex.orm.select().from(p).where(and(eq(p.id, id), eq(p.userId, userId))).limit(1);
+  const q = ex.orm
+    .select()
+    .from(p)
+    .where(and(eq(p.id, id), eq(p.userId, userId)))
+    .limit(1);
   return (opts.forUpdate ? await q.for('update') : await q)[0];
 }
 
 /** The passkey with this credential id, locked (its sign counter is about to be checked and moved). */
-export async function lockPasskeyByCredentialId(ex: Executor, credentialId: Uint8Array): Promise<PasskeyRow | undefined> {
+export async function lockPasskeyByCredentialId(
+  ex: Executor,
+  credentialId: Uint8Array,
+): Promise<PasskeyRow | undefined> {
   const p = ex.t.webauthnCredentials;
   return (await ex.orm.select().from(p).where(eq(p.credentialId, credentialId)).limit(1).for('update'))[0];
 }
@@ -38,14 +50,23 @@ export async function insertPasskey(ex: Executor, row: NewPasskey): Promise<Pass
   return (await ex.orm.insert(p).values(row).onConflictDoNothing({ target: p.credentialId }).returning())[0];
 }
 
-export async function updatePasskey(ex: Executor, id: string, patch: Partial<NewPasskey>): Promise<PasskeyRow | undefined> {
+export async function updatePasskey(
+  ex: Executor,
+  id: string,
+  patch: Partial<NewPasskey>,
+): Promise<PasskeyRow | undefined> {
   const p = ex.t.webauthnCredentials;
   return (await ex.orm.update(p).set(patch).where(eq(p.id, id)).returning())[0];
 }
 
 export async function deletePasskey(ex: Executor, id: string, userId: string): Promise<PasskeyRow | undefined> {
   const p = ex.t.webauthnCredentials;
-  return (await ex.orm.delete(p).where(and(eq(p.id, id), eq(p.userId, userId))).returning())[0];
+  return (
+    await ex.orm
+      .delete(p)
+      .where(and(eq(p.id, id), eq(p.userId, userId)))
+      .returning()
+  )[0];
 }
 
 /** A user's passkeys and pending ceremonies (a soft delete: GoTrue's DeleteWebAuthnCredentialsByUserID). */
@@ -59,13 +80,26 @@ export async function deleteUserPasskeys(ex: Executor, userId: string): Promise<
  * (the sign-in options endpoint needs no session, so nothing else bounds the table).
  */
 export async function insertWebauthnChallenge(
-  ex: Executor, row: { id: string; userId: string | null; kind: ChallengeKind; sessionData: unknown; createdAt: Date; expiresAt: Date },
+  ex: Executor,
+  row: {
+    id: string;
+    userId: string | null;
+    kind: ChallengeKind;
+    sessionData: unknown;
+    createdAt: Date;
+    expiresAt: Date;
+  },
 ): Promise<void> {
   const c = ex.t.webauthnChallenges;
   const expired = ex.orm.select({ id: c.id }).from(c).where(lt(c.expiresAt, row.createdAt)).limit(100);
   await ex.orm.delete(c).where(inArray(c.id, expired));
   await ex.orm.insert(c).values({
-    id: row.id, userId: row.userId, challengeType: row.kind, sessionData: row.sessionData, createdAt: row.createdAt, expiresAt: row.expiresAt,
+    id: row.id,
+    userId: row.userId,
+    challengeType: row.kind,
+    sessionData: row.sessionData,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
   });
 }
 
@@ -74,16 +108,33 @@ export async function insertWebauthnChallenge(
  * a challenge answers one ceremony however many arrive at once. `userId` null: a sign-in
  * challenge, bound to no user.
  */
-export async function consumeWebauthnChallenge(ex: Executor, id: string, kind: ChallengeKind, userId: string | null): Promise<WebauthnChallengeRow | undefined> {
+export async function consumeWebauthnChallenge(
+  ex: Executor,
+  id: string,
+  kind: ChallengeKind,
+  userId: string | null,
+): Promise<WebauthnChallengeRow | undefined> {
   const c = ex.t.webauthnChallenges;
   const owner: SQL = userId === null ? isNull(c.userId) : eq(c.userId, userId);
-  return (await ex.orm.delete(c).where(and(eq(c.id, id), eq(c.challengeType, kind), owner)).returning())[0];
+  return (
+    await ex.orm
+      .delete(c)
+      .where(and(eq(c.id, id), eq(c.challengeType, kind), owner))
+      .returning()
+  )[0];
 }
 
 /** Whether a WebAuthn factor (of any user but `exceptFactorId`) already holds this credential id. */
-export async function factorCredentialTaken(ex: Executor, credentialIdB64: string, exceptFactorId: string): Promise<boolean> {
+export async function factorCredentialTaken(
+  ex: Executor,
+  credentialIdB64: string,
+  exceptFactorId: string,
+): Promise<boolean> {
   const f = ex.t.mfaFactors;
-  const rows = await ex.orm.select({ id: f.id }).from(f)
-    .where(and(sql`${f.webAuthnCredential} ->> 'id' = ${credentialIdB64}`, sql`${f.id} <> ${exceptFactorId}`)).limit(1);
+  const rows = await ex.orm
+    .select({ id: f.id })
+    .from(f)
+    .where(and(sql`${f.webAuthnCredential} ->> 'id' = ${credentialIdB64}`, sql`${f.id} <> ${exceptFactorId}`))
+    .limit(1);
   return rows.length > 0;
 }

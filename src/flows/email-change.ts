@@ -8,28 +8,46 @@ import { insertAudit } from '../db/audit.ts';
 import { type Executor, isUniqueViolation, transaction } from '../db/database.ts';
 import { deleteFlowState, insertFlowState, latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
 import {
-  clearOneTimeTokens, findOneTimeTokensByAddress, type OneTimeTokenRow, type OneTimeTokenType,
-  putBackOneTimeToken, putOneTimeToken, removeOneTimeToken, restoreOneTimeToken,
+  clearOneTimeTokens,
+  findOneTimeTokensByAddress,
+  type OneTimeTokenRow,
+  type OneTimeTokenType,
+  putBackOneTimeToken,
+  putOneTimeToken,
+  removeOneTimeToken,
+  restoreOneTimeToken,
 } from '../db/one-time-tokens.ts';
 import {
-  findUserByEmail, findUserById, insertIdentity, isBanned, listIdentities, type NewUser, restoreUserColumns,
-  updateIdentityData, updateUser, type UserRow,
+  findUserByEmail,
+  findUserById,
+  insertIdentity,
+  isBanned,
+  listIdentities,
+  type NewUser,
+  restoreUserColumns,
+  updateIdentityData,
+  updateUser,
+  type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, forbidden } from '../core/errors.ts';
 import { takeCodeAttempt } from '../accounts/code-attempts.ts';
 import { findLinkedTokens } from '../accounts/link-tokens.ts';
-import { assertAuthorizedRecipient, consumeEmailSend, frequencyLimitError, verificationLink } from '../accounts/email-tokens.ts';
+import {
+  assertAuthorizedRecipient,
+  consumeEmailSend,
+  frequencyLimitError,
+  verificationLink,
+} from '../accounts/email-tokens.ts';
 import { type Notification, notify } from '../accounts/notify.ts';
 import { type Outbox, transactionThenSend } from '../accounts/outbox.ts';
 import type { Pkce } from '../accounts/pkce-params.ts';
 import { createSession, tokenResponse } from '../accounts/session.ts';
 import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 
-
-
 import { emailExists } from '../core/errors.ts';
-export const HALF_CONFIRMED_MESSAGE = 'Confirmation link accepted. Please proceed to confirm link sent to the other email';
+export const HALF_CONFIRMED_MESSAGE =
+  'Confirmation link accepted. Please proceed to confirm link sent to the other email';
 
 const EMAIL_CHANGE_TYPES: OneTimeTokenType[] = ['email_change_token_current', 'email_change_token_new'];
 
@@ -38,7 +56,15 @@ const EMAIL_CHANGE_TYPES: OneTimeTokenType[] = ['email_change_token_current', 'e
  * new codes for the pending address (and the current one under secure change), stored on the
  * user and in one_time_tokens, mails queued on `out`. The user row must be locked.
  */
-async function queueEmailChangeCodes(deps: Deps, tx: Executor, out: Outbox, user: UserRow, newEmail: string, redirectTo: string, pkce?: Pkce): Promise<UserRow> {
+async function queueEmailChangeCodes(
+  deps: Deps,
+  tx: Executor,
+  out: Outbox,
+  user: UserRow,
+  newEmail: string,
+  redirectTo: string,
+  pkce?: Pkce,
+): Promise<UserRow> {
   const cfg = deps.config;
   const now = deps.now();
   if (user.emailChangeSentAt) {
@@ -49,21 +75,36 @@ async function queueEmailChangeCodes(deps: Deps, tx: Executor, out: Outbox, user
   assertAuthorizedRecipient(deps, newEmail);
   if (current) assertAuthorizedRecipient(deps, current);
   if (pkce) {
-    const flow = await insertFlowState(tx, { userId: user.id, challenge: pkce.challenge, method: pkce.method, providerType: 'email', authenticationMethod: 'email_change', now });
+    const flow = await insertFlowState(tx, {
+      userId: user.id,
+      challenge: pkce.challenge,
+      method: pkce.method,
+      providerType: 'email',
+      authenticationMethod: 'email_change',
+      now,
+    });
     out.undo((u) => deleteFlowState(u, flow.id));
   }
   const prefix = pkce ? 'pkce_' : '';
   const codes: { to: string; type: OneTimeTokenType; otp: string; hash: string; link: LinkToken }[] = [];
-  for (const [to, type] of [[newEmail, 'email_change_token_new'], ...(current ? [[current, 'email_change_token_current']] : [])] as [string, OneTimeTokenType][]) {
+  for (const [to, type] of [
+    [newEmail, 'email_change_token_new'],
+    ...(current ? [[current, 'email_change_token_current']] : []),
+  ] as [string, OneTimeTokenType][]) {
     await consumeEmailSend(deps, tx, out);
     const otp = generateOtp(cfg.mailer.otpLength, deps.randomBytes);
     codes.push({ to, type, otp, hash: `${prefix}${tokenHash(to, otp)}`, link: newLinkToken(deps.randomBytes, !!pkce) });
   }
   const patch: Partial<NewUser> = {
-    emailChange: newEmail, emailChangeSentAt: now, emailChangeConfirmStatus: 0,
-    emailChangeTokenNew: codes[0]!.hash, emailChangeTokenCurrent: codes[1]?.hash ?? '',
+    emailChange: newEmail,
+    emailChangeSentAt: now,
+    emailChangeConfirmStatus: 0,
+    emailChangeTokenNew: codes[0]!.hash,
+    emailChangeTokenCurrent: codes[1]?.hash ?? '',
   };
-  const before = Object.fromEntries(Object.keys(patch).map((k) => [k, user[k as keyof UserRow] ?? null])) as Partial<NewUser>;
+  const before = Object.fromEntries(
+    Object.keys(patch).map((k) => [k, user[k as keyof UserRow] ?? null]),
+  ) as Partial<NewUser>;
   const updated = await updateUser(tx, user.id, patch);
   out.undo((u) => restoreUserColumns(u, user.id, before, { column: 'emailChangeTokenNew', value: codes[0]!.hash }));
   if (!current) {
@@ -72,13 +113,35 @@ async function queueEmailChangeCodes(deps: Deps, tx: Executor, out: Outbox, user
     if (dropped) out.undo((u) => putBackOneTimeToken(u, dropped));
   }
   for (const c of codes) {
-    const previous = await putOneTimeToken(tx, { userId: user.id, type: c.type, tokenHash: c.hash, relatesTo: c.to, now, linkHash: c.link.hash });
+    const previous = await putOneTimeToken(tx, {
+      userId: user.id,
+      type: c.type,
+      tokenHash: c.hash,
+      relatesTo: c.to,
+      now,
+      linkHash: c.link.hash,
+    });
     out.undo((u) => restoreOneTimeToken(u, user.id, c.type, c.hash, previous));
-    out.mail({
-      kind: 'email_change', to: c.to, token: c.otp, tokenHash: c.link.token, newEmail, redirectTo, siteUrl: cfg.siteUrl,
-      confirmationUrl: verificationLink(deps, cfg.mailer.urlPaths.emailChange, c.link.token, 'email_change', redirectTo),
-      userMetadata: user.rawUserMetaData ?? {},
-    }, user.id);
+    out.mail(
+      {
+        kind: 'email_change',
+        to: c.to,
+        token: c.otp,
+        tokenHash: c.link.token,
+        newEmail,
+        redirectTo,
+        siteUrl: cfg.siteUrl,
+        confirmationUrl: verificationLink(
+          deps,
+          cfg.mailer.urlPaths.emailChange,
+          c.link.token,
+          'email_change',
+          redirectTo,
+        ),
+        userMetadata: user.rawUserMetaData ?? {},
+      },
+      user.id,
+    );
   }
   return updated;
 }
@@ -94,10 +157,19 @@ async function applyChange(tx: Executor, user: UserRow, now: Date): Promise<User
   const identities = await listIdentities(tx, [user.id]);
   const emailIdentity = identities.find((i) => i.provider === 'email');
   if (emailIdentity) {
-    await updateIdentityData(tx, user.id, 'email', { ...emailIdentity.identityData, email: newEmail, email_verified: true });
+    await updateIdentityData(tx, user.id, 'email', {
+      ...emailIdentity.identityData,
+      email: newEmail,
+      email_verified: true,
+    });
   } else {
     await insertIdentity(tx, {
-      providerId: user.id, userId: user.id, provider: 'email', createdAt: now, updatedAt: now, lastSignInAt: now,
+      providerId: user.id,
+      userId: user.id,
+      provider: 'email',
+      createdAt: now,
+      updatedAt: now,
+      lastSignInAt: now,
       identityData: { sub: user.id, email: newEmail, email_verified: true, phone_verified: false },
     });
   }
@@ -108,9 +180,17 @@ async function applyChange(tx: Executor, user: UserRow, now: Date): Promise<User
   app.provider ??= 'email';
   await clearOneTimeTokens(tx, user.id);
   return updateUser(tx, user.id, {
-    email: newEmail, emailChange: '', emailChangeTokenNew: '', emailChangeTokenCurrent: '', emailChangeSentAt: null,
-    emailChangeConfirmStatus: 0, emailConfirmedAt: user.emailConfirmedAt ?? now, isAnonymous: false,
-    rawAppMetaData: app, rawUserMetaData: { ...(user.rawUserMetaData ?? {}), email: newEmail, email_verified: true }, updatedAt: now,
+    email: newEmail,
+    emailChange: '',
+    emailChangeTokenNew: '',
+    emailChangeTokenCurrent: '',
+    emailChangeSentAt: null,
+    emailChangeConfirmStatus: 0,
+    emailConfirmedAt: user.emailConfirmedAt ?? now,
+    isAnonymous: false,
+    rawAppMetaData: app,
+    rawUserMetaData: { ...(user.rawUserMetaData ?? {}), email: newEmail, email_verified: true },
+    updatedAt: now,
   });
 }
 
@@ -128,7 +208,16 @@ async function orEmailExists<T>(work: Promise<T>): Promise<T> {
  * user's change applies at once under MAILER_AUTOCONFIRM (like a signup); anyone else's waits
  * for the emailed codes, as GoTrue's UserUpdate does.
  */
-export async function requestEmailChange(deps: Deps, tx: Executor, out: Outbox, user: UserRow, newEmail: string, redirectTo: string, ip?: string, pkce?: Pkce): Promise<UserRow> {
+export async function requestEmailChange(
+  deps: Deps,
+  tx: Executor,
+  out: Outbox,
+  user: UserRow,
+  newEmail: string,
+  redirectTo: string,
+  ip?: string,
+  pkce?: Pkce,
+): Promise<UserRow> {
   const now = deps.now();
   const other = await findUserByEmail(tx, newEmail, user.aud ?? '');
   if (other && other.id !== user.id) throw emailExists();
@@ -146,7 +235,13 @@ export async function requestEmailChange(deps: Deps, tx: Executor, out: Outbox, 
  * POST /resend type=email_change: the pending change's codes again, and nothing else — a resend
  * never applies a change, whatever MAILER_AUTOCONFIRM says (it is unauthenticated).
  */
-export async function resendEmailChange(deps: Deps, currentEmail: string, aud: string, redirectTo: string, pkce?: Pkce): Promise<void> {
+export async function resendEmailChange(
+  deps: Deps,
+  currentEmail: string,
+  aud: string,
+  redirectTo: string,
+  pkce?: Pkce,
+): Promise<void> {
   const found = await findUserByEmail(deps.db, currentEmail, aud);
   if (!found?.emailChange) return;
   await transactionThenSend(deps, async (tx, out) => {
@@ -181,10 +276,13 @@ export type EmailChangeResult =
 
 /** verify type=email_change, by code (+ the address it went to) or by link hash. */
 export async function verifyEmailChange(
-  deps: Deps, p: { aud: string; token?: string; email?: string; tokenHash?: string; issueCode?: boolean; client?: string }, meta: RequestMeta,
+  deps: Deps,
+  p: { aud: string; token?: string; email?: string; tokenHash?: string; issueCode?: boolean; client?: string },
+  meta: RequestMeta,
 ): Promise<EmailChangeResult> {
   const byCode = p.token !== undefined;
-  const invalid = () => forbidden('otp_expired', byCode ? 'Token has expired or is invalid' : 'Email link is invalid or has expired');
+  const invalid = () =>
+    forbidden('otp_expired', byCode ? 'Token has expired or is invalid' : 'Email link is invalid or has expired');
   let row: OneTimeTokenRow | undefined;
   if (byCode) {
     row = await tokenForCode(deps, p.email ?? '', p.token!);
@@ -194,7 +292,8 @@ export async function verifyEmailChange(
     // attempts, the link is dead too.
     const rows = await findLinkedTokens(deps, p.tokenHash ?? '', EMAIL_CHANGE_TYPES, p.client);
     const found = rows.find((r) => r.tokenType === 'email_change_token_current') ?? rows[0];
-    if (found && await takeCodeAttempt(deps, found.userId, found.tokenType, found.createdAt ?? new Date(0))) row = found;
+    if (found && (await takeCodeAttempt(deps, found.userId, found.tokenType, found.createdAt ?? new Date(0))))
+      row = found;
   }
   if (!row) throw invalid();
   const hash = row.tokenHash;
@@ -203,11 +302,13 @@ export async function verifyEmailChange(
   const result = await transaction(deps.db, async (tx): Promise<EmailChangeResult> => {
     const now = deps.now();
     const user = await findUserById(tx, row.userId, { forUpdate: true });
-    if (!user || user.aud !== p.aud || !user.emailChange || !user[column] || !timingSafeEqual(user[column]!, hash)) throw invalid();
+    if (!user || user.aud !== p.aud || !user.emailChange || !user[column] || !timingSafeEqual(user[column]!, hash))
+      throw invalid();
     // Each half is mailed to its own address: the row must still name it.
     const address = row.tokenType === 'email_change_token_current' ? user.email : user.emailChange;
     if ((address ?? '').toLowerCase() !== row.relatesTo) throw invalid();
-    if (!user.emailChangeSentAt || now.getTime() > user.emailChangeSentAt.getTime() + deps.config.mailer.otpExp * 1000) throw invalid();
+    if (!user.emailChangeSentAt || now.getTime() > user.emailChangeSentAt.getTime() + deps.config.mailer.otpExp * 1000)
+      throw invalid();
     if (isBanned(user, now)) throw forbidden('user_banned', 'User is banned');
     const secure = deps.config.mailer.secureEmailChangeEnabled && !!user.email && !deps.config.mailer.autoconfirm;
     if (secure && (user.emailChangeConfirmStatus ?? 0) === 0) {

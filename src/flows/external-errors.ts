@@ -6,19 +6,32 @@ import { fragment } from '../http/fragment.ts';
 
 /** The provider said no (`error` on the callback): its words go back as they came. */
 export class ProviderRefusal extends Error {
-  constructor(readonly error: string, readonly description: string) {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+  ) {
     super(description);
   }
 }
 
-const OAUTH_ERROR: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' };
+const OAUTH_ERROR: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized_client',
+  403: 'access_denied',
+  500: 'server_error',
+  503: 'temporarily_unavailable',
+};
 const DENIED = new Set(['signup_disabled', 'user_banned', 'provider_email_needs_verification']);
 
 /** getErrorQueryString: GoTrue's OAuth error triple for an error of the callback. */
 export function oauthErrorParams(err: unknown): Record<string, string> {
   if (err instanceof ProviderRefusal) return { error: err.error, error_description: err.description };
   if (err instanceof ApiError) {
-    return { error: DENIED.has(err.errorCode) ? 'access_denied' : OAUTH_ERROR[err.status] ?? 'server_error', error_code: err.errorCode, error_description: err.message };
+    return {
+      error: DENIED.has(err.errorCode) ? 'access_denied' : (OAUTH_ERROR[err.status] ?? 'server_error'),
+      error_code: err.errorCode,
+      error_description: err.message,
+    };
   }
   return { error: 'server_error', error_code: 'unexpected_failure', error_description: 'Unexpected failure' };
 }

@@ -13,7 +13,11 @@ import { createSession, tokenResponse } from '../accounts/session.ts';
 import type { AmrMethod, RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 
 export async function externalGrant(
-  deps: Deps, aud: string, meta: RequestMeta, method: AmrMethod, account: (c: AccountContext) => Promise<UserRow>,
+  deps: Deps,
+  aud: string,
+  meta: RequestMeta,
+  method: AmrMethod,
+  account: (c: AccountContext) => Promise<UserRow>,
 ): Promise<TokenResponse> {
   let created: string | undefined;
   const notices: Notification[] = [];

@@ -8,8 +8,15 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { base64url, utf8 } from '../crypto/encoding.ts';
 import { DecryptionError } from '../crypto/encrypted-string.ts';
 import {
-  claimOAuthFlowState, deleteFlowState, deleteStaleFlowStates, findFlowStateById, type FlowStateRow, insertOAuthClientState, insertOAuthFlowState,
-  issueFlowStateCode, takeOAuthClientState,
+  claimOAuthFlowState,
+  deleteFlowState,
+  deleteStaleFlowStates,
+  findFlowStateById,
+  type FlowStateRow,
+  insertOAuthClientState,
+  insertOAuthFlowState,
+  issueFlowStateCode,
+  takeOAuthClientState,
 } from '../db/flow-state.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, validationFailed } from '../core/errors.ts';
@@ -33,7 +40,16 @@ import { fragment } from '../http/fragment.ts';
 import { ProviderRefusal } from './external-errors.ts';
 
 /** The OAuth parameters authsvc sets itself; a client cannot override them (GoTrue's reservedOAuthParams, bar nonce). */
-const RESERVED = ['client_id', 'client_secret', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method', 'code_verifier'];
+const RESERVED = [
+  'client_id',
+  'client_secret',
+  'redirect_uri',
+  'response_type',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'code_verifier',
+];
 /** /authorize's own parameters, kept from the provider; unlike GoTrue, the invite token too (it is a credential). */
 const OWN_PARAMS = ['scopes', 'provider', 'invite_token'];
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -51,7 +67,10 @@ const CUSTOM_MISSING = {
   disabled: (name: string) => `custom provider ${name} is disabled`,
 };
 
-async function providerOrThrow(deps: Deps, name: string): Promise<{ provider: OAuthProvider; settings: ProviderSettings }> {
+async function providerOrThrow(
+  deps: Deps,
+  name: string,
+): Promise<{ provider: OAuthProvider; settings: ProviderSettings }> {
   const lower = name.toLowerCase();
   if (isCustomName(lower)) {
     const found = await lookupCustomProvider(deps, lower);
@@ -59,14 +78,19 @@ async function providerOrThrow(deps: Deps, name: string): Promise<{ provider: OA
     try {
       return await customClient(deps, found.row);
     } catch (err) {
-      if (err instanceof DecryptionError) throw unsupportedProvider(`error decrypting client secret for provider ${lower}`);
+      if (err instanceof DecryptionError)
+        throw unsupportedProvider(`error decrypting client secret for provider ${lower}`);
       throw err;
     }
   }
   const found = enabledProvider(deps.config, name);
   if (found) return found;
   // GoTrue's two texts: a known provider switched off, or a name it does not know.
-  throw unsupportedProvider(isProviderName(name.toLowerCase()) ? 'provider is not enabled' : `Provider ${name.toLowerCase()} could not be found`);
+  throw unsupportedProvider(
+    isProviderName(name.toLowerCase())
+      ? 'provider is not enabled'
+      : `Provider ${name.toLowerCase()} could not be found`,
+  );
 }
 
 export interface AuthorizeRequest {
@@ -86,7 +110,10 @@ export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Pro
   // Checked at the callback, as GoTrue does, and nowhere before it: /authorize answers the same
   // whatever the value, so it tells nothing about anyone's pending tokens (review H1).
   const inviteToken = r.query.get('invite_token') ?? '';
-  const pkce = parsePkce({ code_challenge: r.query.get('code_challenge') ?? undefined, code_challenge_method: r.query.get('code_challenge_method') ?? undefined });
+  const pkce = parsePkce({
+    code_challenge: r.query.get('code_challenge') ?? undefined,
+    code_challenge_method: r.query.get('code_challenge_method') ?? undefined,
+  });
   const params: [string, string][] = [];
   for (const key of new Set(r.query.keys())) {
     if (OWN_PARAMS.includes(key) || RESERVED.includes(key.toLowerCase())) continue;
@@ -101,14 +128,32 @@ export async function externalAuthorizeUrl(deps: Deps, r: AuthorizeRequest): Pro
     const verifier = base64url(deps.randomBytes(32));
     oauthClientStateId = crypto.randomUUID();
     params.push(['code_challenge', base64url(sha256(utf8(verifier)))], ['code_challenge_method', 'S256']);
-    await insertOAuthClientState(deps.db, { id: oauthClientStateId, providerType: settings.name, codeVerifier: verifier, now });
+    await insertOAuthClientState(deps.db, {
+      id: oauthClientStateId,
+      providerType: settings.name,
+      codeVerifier: verifier,
+      now,
+    });
   }
   await insertOAuthFlowState(deps.db, {
-    id, providerType: settings.name, challenge: pkce?.challenge, method: pkce?.method, inviteToken: inviteToken || undefined,
-    referrer: r.referrer, linkingTargetId: r.linkingTargetId, linkingSessionId: r.linkingSessionId, emailOptional: settings.emailOptional, oauthClientStateId, now,
+    id,
+    providerType: settings.name,
+    challenge: pkce?.challenge,
+    method: pkce?.method,
+    inviteToken: inviteToken || undefined,
+    referrer: r.referrer,
+    linkingTargetId: r.linkingTargetId,
+    linkingSessionId: r.linkingSessionId,
+    emailOptional: settings.emailOptional,
+    oauthClientStateId,
+    now,
   });
   try {
-    const url = await provider.authorizationUrl(oauthContext(deps, providerBudget(deps)), { state: id, scopes: r.query.get('scopes') ?? '', params });
+    const url = await provider.authorizationUrl(oauthContext(deps, providerBudget(deps)), {
+      state: id,
+      scopes: r.query.get('scopes') ?? '',
+      params,
+    });
     return { url, state: id };
   } catch (err) {
     await deleteFlowState(deps.db, id);
@@ -137,7 +182,11 @@ async function deleteStaleStates(deps: Deps, now: Date): Promise<void> {
  * carries this browser's binding to the state (http/oauth-binding.ts); a flow that would hand a
  * session to the browser (not PKCE) finishes only there, and is left untouched otherwise.
  */
-export async function loadCallbackState(deps: Deps, state: string | null, browserStarted: boolean): Promise<FlowStateRow> {
+export async function loadCallbackState(
+  deps: Deps,
+  state: string | null,
+  browserStarted: boolean,
+): Promise<FlowStateRow> {
   if (!state) throw badRequest('bad_oauth_callback', 'OAuth state parameter missing');
   if (!UUID_RE.test(state)) throw badRequest('bad_oauth_state', 'OAuth state parameter is invalid');
   const flow = await findFlowStateById(deps.db, state.toLowerCase());
@@ -147,7 +196,10 @@ export async function loadCallbackState(deps: Deps, state: string | null, browse
   if (expired(deps, flow)) throw badRequest('bad_oauth_state', 'OAuth state has expired');
   if (flow.codeChallenge && flow.userId) throw used();
   if (!flow.codeChallenge && !browserStarted) {
-    throw badRequest('bad_oauth_state', 'OAuth state was not issued to this browser: finish the sign-in in the browser that started it');
+    throw badRequest(
+      'bad_oauth_state',
+      'OAuth state was not issued to this browser: finish the sign-in in the browser that started it',
+    );
   }
   // Taken by another callback: the implicit flow answers as for a state already consumed.
   const claimed = await claimOAuthFlowState(deps.db, flow.id, deps.now());
@@ -171,29 +223,43 @@ async function fetchExternalUser(deps: Deps, flow: FlowStateRow, params: URLSear
   if (refused) throw new ProviderRefusal(refused, params.get('error_description') ?? '');
   const { provider, settings } = await providerOrThrow(deps, flow.providerType);
   const code = params.get('code') ?? '';
-  if (!provider.oauth1 && !code) throw badRequest('bad_oauth_callback', 'OAuth callback with missing authorization code missing');
+  if (!provider.oauth1 && !code)
+    throw badRequest('bad_oauth_callback', 'OAuth callback with missing authorization code missing');
   // Taken once, like the state: a replayed callback finds no verifier.
-  const codeVerifier = flow.oauthClientStateId ? await takeOAuthClientState(deps.db, flow.oauthClientStateId) : undefined;
+  const codeVerifier = flow.oauthClientStateId
+    ? await takeOAuthClientState(deps.db, flow.oauthClientStateId)
+    : undefined;
   if (flow.oauthClientStateId && !codeVerifier) throw badRequest('bad_oauth_state', 'OAuth state not found or expired');
   const ctx = oauthContext(deps, providerBudget(deps));
   let token;
   try {
     token = await provider.exchange(ctx, { code, params, codeVerifier });
   } catch (err) {
-    const msg = provider.oauth1 ? 'Unable to retrieve access token' : `Unable to exchange external code: ${code.slice(0, 4)}`;
+    const msg = provider.oauth1
+      ? 'Unable to retrieve access token'
+      : `Unable to exchange external code: ${code.slice(0, 4)}`;
     throw new ApiError(500, 'unexpected_failure', msg, undefined, err);
   }
   let user: ProviderUser;
   try {
     user = await provider.userInfo(ctx, token, params);
   } catch (err) {
-    throw new ApiError(500, 'unexpected_failure', provider.oauth1 ? 'Error getting user email from external provider' : 'Error getting user profile from external provider', undefined, err);
+    throw new ApiError(
+      500,
+      'unexpected_failure',
+      provider.oauth1
+        ? 'Error getting user email from external provider'
+        : 'Error getting user profile from external provider',
+      undefined,
+      err,
+    );
   }
   return { settings, token, user };
 }
 
 /** users.email is varchar(255); a NUL or an unpaired surrogate cannot be stored at all. */
-const storableEmail = (e: ProviderEmail) => !hasUnstorableChars(e.email) && [...e.email].length <= 255 && [...e.email.toLowerCase()].length <= 255;
+const storableEmail = (e: ProviderEmail) =>
+  !hasUnstorableChars(e.email) && [...e.email].length <= 255 && [...e.email.toLowerCase()].length <= 255;
 
 /**
  * GoTrue's choice: the primary email, else the last one listed; its flag is the identity's
@@ -202,14 +268,16 @@ const storableEmail = (e: ProviderEmail) => !hasUnstorableChars(e.email) && [...
  * the same for the subject; other claims lose their unstorable characters.
  */
 export function identityFromUser(provider: string, user: ProviderUser, emailOptional: boolean): ExternalIdentity {
-  if (user.emails.length === 0 && !emailOptional) throw new ApiError(500, 'unexpected_failure', 'Error getting user email from external provider');
+  if (user.emails.length === 0 && !emailOptional)
+    throw new ApiError(500, 'unexpected_failure', 'Error getting user email from external provider');
   let chosen: ProviderEmail = { email: '', verified: false, primary: false };
   for (const e of user.emails) {
     chosen = e;
     if (e.primary) break;
   }
   if (!storableEmail(chosen)) throw badRequest('email_address_invalid', `Email address from ${provider} is invalid`);
-  const profileError = () => new ApiError(500, 'unexpected_failure', 'Error getting user profile from external provider');
+  const profileError = () =>
+    new ApiError(500, 'unexpected_failure', 'Error getting user profile from external provider');
   if (hasUnstorableChars(String(user.claims.sub ?? ''))) throw profileError();
   const claims = { ...user.claims, email: chosen.email || undefined, email_verified: chosen.verified };
   const data = storableData(claimsToData(claims));
@@ -227,7 +295,12 @@ export interface CallbackResult {
  * into redirects. `client`: the rate-limit client key, for an old-format invite link (link-tokens.ts).
  */
 export async function finishExternalCallback(
-  deps: Deps, flow: FlowStateRow, params: URLSearchParams, aud: string, meta: RequestMeta, client?: string,
+  deps: Deps,
+  flow: FlowStateRow,
+  params: URLSearchParams,
+  aud: string,
+  meta: RequestMeta,
+  client?: string,
 ): Promise<CallbackResult> {
   const { settings, token, user } = await fetchExternalUser(deps, flow, params);
   const identity = identityFromUser(settings.name, user, flow.emailOptional);
@@ -238,14 +311,18 @@ export async function finishExternalCallback(
   const outcome = await transactionThenSend(deps, async (tx, out) => {
     const locked = await findFlowStateById(tx, flow.id, { forUpdate: true });
     if (!locked) throw badRequest('bad_oauth_state', 'OAuth state not found or expired');
-    if (locked.codeChallenge && locked.userId) throw badRequest('flow_state_already_used', 'State has already been used');
+    if (locked.codeChallenge && locked.userId)
+      throw badRequest('flow_state_already_used', 'State has already been used');
     const c: AccountContext = { deps, tx, out, aud, ip: meta.ip, redirectTo: base, notices };
     if (locked.linkingTargetId && locked.codeChallenge && locked.authCode) {
       // A PKCE link is made at the code exchange, by the client holding the verifier, never here:
       // a victim's browser finishing an attacker's linking flow links nothing (review M1).
       await issueFlowStateCode(tx, locked.id, {
-        userId: locked.linkingTargetId, providerAccessToken: token.accessToken, providerRefreshToken: token.refreshToken,
-        linkingIdentity: identity, now: deps.now(),
+        userId: locked.linkingTargetId,
+        providerAccessToken: token.accessToken,
+        providerRefreshToken: token.refreshToken,
+        linkingIdentity: identity,
+        now: deps.now(),
       });
       const url = new URL(base);
       url.searchParams.set('code', locked.authCode);
@@ -254,12 +331,21 @@ export async function finishExternalCallback(
     // A CommitThenFail from these (an unverified provider address): the confirmation email is
     // sent and the writes stay; the user sees why there is no session.
     let signedIn;
-    if (locked.linkingTargetId) signedIn = await linkIdentityExternal(c, identity, { userId: locked.linkingTargetId, sessionId: locked.linkingSessionId });
+    if (locked.linkingTargetId)
+      signedIn = await linkIdentityExternal(c, identity, {
+        userId: locked.linkingTargetId,
+        sessionId: locked.linkingSessionId,
+      });
     else if (locked.inviteToken) signedIn = await acceptInviteExternal(c, identity, invitation);
     else signedIn = await signInExternal(c, identity);
     created = c.createdUserId;
     if (locked.codeChallenge && locked.authCode) {
-      await issueFlowStateCode(tx, locked.id, { userId: signedIn.id, providerAccessToken: token.accessToken, providerRefreshToken: token.refreshToken, now: deps.now() });
+      await issueFlowStateCode(tx, locked.id, {
+        userId: signedIn.id,
+        providerAccessToken: token.accessToken,
+        providerRefreshToken: token.refreshToken,
+        now: deps.now(),
+      });
       const url = new URL(base);
       url.searchParams.set('code', locked.authCode);
       return { location: url.toString() };
@@ -268,8 +354,13 @@ export async function finishExternalCallback(
     const body = (await tokenResponse(deps, tx, issued)).body;
     await deleteFlowState(tx, locked.id);
     const f: Record<string, string | number> = {
-      access_token: String(body.access_token), token_type: 'bearer', expires_in: Number(body.expires_in), expires_at: Number(body.expires_at),
-      refresh_token: String(body.refresh_token), provider_token: token.accessToken, provider: settings.name,
+      access_token: String(body.access_token),
+      token_type: 'bearer',
+      expires_in: Number(body.expires_in),
+      expires_at: Number(body.expires_at),
+      refresh_token: String(body.refresh_token),
+      provider_token: token.accessToken,
+      provider: settings.name,
     };
     if (token.refreshToken) f.provider_refresh_token = token.refreshToken;
     return { location: `${base}#${fragment(f)}` };

@@ -32,17 +32,25 @@ function tokenIssuer(idToken: string, provider: string): string {
   try {
     return String(decodeJwt(idToken).iss ?? '');
   } catch {
-    throw badRequest('validation_failed', `Unable to detect issuer in ID token for ${provider === 'apple' ? 'Apple' : 'Azure'} provider`);
+    throw badRequest(
+      'validation_failed',
+      `Unable to detect issuer in ID token for ${provider === 'apple' ? 'Apple' : 'Azure'} provider`,
+    );
   }
 }
 
 /** getProvider: which provider the request means, and the issuer named in GoTrue's messages. */
-function resolve(deps: Deps, p: IdTokenParams, idToken: string): { name: 'apple' | 'google' | 'azure' | 'facebook' | 'keycloak'; issuer: string } {
+function resolve(
+  deps: Deps,
+  p: IdTokenParams,
+  idToken: string,
+): { name: 'apple' | 'google' | 'azure' | 'facebook' | 'keycloak'; issuer: string } {
   const issuer = p.issuer ?? '';
   const keycloakUrl = deps.config.external.providers.keycloak.url?.replace(/\/+$/, '');
   if (p.provider === 'apple' || APPLE_ISSUERS.includes(issuer)) {
     const detected = tokenIssuer(idToken, 'apple');
-    if (!APPLE_ISSUERS.includes(detected)) throw validationFailed('Detected ID token issuer is not an Apple ID token issuer');
+    if (!APPLE_ISSUERS.includes(detected))
+      throw validationFailed('Detected ID token issuer is not an Apple ID token issuer');
     if (issuer && issuer !== detected) throw validationFailed('Provided issuer does not match ID token issuer');
     return { name: 'apple', issuer: detected };
   }
@@ -54,7 +62,8 @@ function resolve(deps: Deps, p: IdTokenParams, idToken: string): { name: 'apple'
     return { name: 'azure', issuer: detected };
   }
   if (p.provider === 'facebook' || issuer === FACEBOOK_ISSUER) return { name: 'facebook', issuer: FACEBOOK_ISSUER };
-  if (p.provider === 'keycloak' || (keycloakUrl && issuer === keycloakUrl)) return { name: 'keycloak', issuer: keycloakUrl ?? '' };
+  if (p.provider === 'keycloak' || (keycloakUrl && issuer === keycloakUrl))
+    return { name: 'keycloak', issuer: keycloakUrl ?? '' };
   // GoTrue's EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS (arbitrary issuers) is deprecated upstream and not offered.
   throw validationFailed(`Custom OIDC provider "${p.provider ?? ''}" not allowed`);
 }
@@ -97,11 +106,20 @@ async function sha256Hex(s: string): Promise<string> {
 }
 
 /** `link`: POST /token?grant_type=id_token&link_identity=true, the bearer's user and session the identity joins. */
-export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, meta: RequestMeta, link?: LinkTarget): Promise<TokenResponse> {
+export async function idTokenGrant(
+  deps: Deps,
+  p: IdTokenParams,
+  aud: string,
+  meta: RequestMeta,
+  link?: LinkTarget,
+): Promise<TokenResponse> {
   const idToken = p.id_token ?? '';
   if (!idToken) throw new OAuthApiError('invalid request', 'id_token required');
-  if (!p.provider && (!p.client_id || !p.issuer)) throw new OAuthApiError('invalid request', 'provider or client_id and issuer required');
-  const { name, found } = p.provider?.startsWith('custom:') ? await customIdTokenProvider(deps, p.provider) : builtIn(deps, p, idToken);
+  if (!p.provider && (!p.client_id || !p.issuer))
+    throw new OAuthApiError('invalid request', 'provider or client_id and issuer required');
+  const { name, found } = p.provider?.startsWith('custom:')
+    ? await customIdTokenProvider(deps, p.provider)
+    : builtIn(deps, p, idToken);
   let verified;
   try {
     verified = await found.provider.verifyIdToken(oauthContext(deps, providerBudget(deps)), idToken);
@@ -111,10 +129,15 @@ export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, me
   const { payload } = verified;
   if (p.access_token && typeof payload.at_hash === 'string') {
     const alg = decodeProtectedHeader(idToken).alg ?? 'RS256';
-    if ((await atHash(p.access_token, alg)) !== payload.at_hash) throw new OAuthApiError('invalid request', 'Bad ID token');
+    if ((await atHash(p.access_token, alg)) !== payload.at_hash)
+      throw new OAuthApiError('invalid request', 'Bad ID token');
   }
   if (!payload.sub) throw new OAuthApiError('invalid request', 'Missing sub claim in id_token');
-  const audiences = Array.isArray(payload.aud) ? payload.aud.map(String) : payload.aud === undefined ? [] : [String(payload.aud)];
+  const audiences = Array.isArray(payload.aud)
+    ? payload.aud.map(String)
+    : payload.aud === undefined
+      ? []
+      : [String(payload.aud)];
   // GoTrue also accepts EXTERNAL_IOS_BUNDLE_ID for Apple (native Sign in with Apple names the app's bundle).
   const bundle = name === 'apple' ? deps.config.external.iosBundleId : undefined;
   const accepted = bundle ? [...found.settings.clientIds, bundle] : found.settings.clientIds;
@@ -126,9 +149,13 @@ export async function idTokenGrant(deps: Deps, p: IdTokenParams, aud: string, me
   if (!(found.settings.skipNonceCheck || name === 'facebook')) {
     const tokenNonce = typeof payload.nonce === 'string' ? payload.nonce : '';
     const given = p.nonce ?? '';
-    if (Boolean(tokenNonce) !== Boolean(given)) throw new OAuthApiError('invalid request', 'Passed nonce and nonce in id_token should either both exist or not.');
-    if (tokenNonce && (await sha256Hex(given)) !== tokenNonce) throw new OAuthApiError('invalid nonce', 'Nonces mismatch');
+    if (Boolean(tokenNonce) !== Boolean(given))
+      throw new OAuthApiError('invalid request', 'Passed nonce and nonce in id_token should either both exist or not.');
+    if (tokenNonce && (await sha256Hex(given)) !== tokenNonce)
+      throw new OAuthApiError('invalid nonce', 'Nonces mismatch');
   }
   const identity = identityFromUser(name, verified.user, found.settings.emailOptional);
-  return externalGrant(deps, aud, meta, 'oauth', (c) => (link ? linkIdentityExternal(c, identity, link) : signInExternal(c, identity)));
+  return externalGrant(deps, aud, meta, 'oauth', (c) =>
+    link ? linkIdentityExternal(c, identity, link) : signInExternal(c, identity),
+  );
 }

@@ -6,7 +6,14 @@ import { insertAudit } from '../db/audit.ts';
 import { type Executor, transaction } from '../db/database.ts';
 import { deleteIdentity, providersOfUser } from '../db/identities.ts';
 import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
-import { findUserByEmail, findUserById, type IdentityRow, listIdentities, updateUser, type UserRow } from '../db/users.ts';
+import {
+  findUserByEmail,
+  findUserById,
+  type IdentityRow,
+  listIdentities,
+  updateUser,
+  type UserRow,
+} from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, forbidden, notFound, unprocessable } from '../core/errors.ts';
 import { requireAal2WhenMfa } from '../accounts/aal2-rule.ts';
@@ -27,8 +34,12 @@ async function emailFromIdentities(deps: Deps, tx: Executor, user: UserRow): Pro
   const identities = await listIdentities(tx, [user.id]);
   const current = (user.email ?? '').toLowerCase();
   if (identities.some((i) => (i.email ?? '') === current)) return user;
-  const ordered = [...identities].sort((a, b) => rank(a) - rank(b)
-    || (a.createdAt?.getTime() ?? 0) - (b.createdAt?.getTime() ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const ordered = [...identities].sort(
+    (a, b) =>
+      rank(a) - rank(b) ||
+      (a.createdAt?.getTime() ?? 0) - (b.createdAt?.getTime() ?? 0) ||
+      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
   let primary: IdentityRow | undefined;
   for (const i of ordered) {
     if (!i.email || !(await findUserByEmail(tx, i.email, user.aud ?? ''))) {
@@ -36,25 +47,47 @@ async function emailFromIdentities(deps: Deps, tx: Executor, user: UserRow): Pro
       break;
     }
   }
-  if (!primary) throw unprocessable('email_conflict_identity_not_deletable', 'Unable to unlink identity due to email conflict');
+  if (!primary)
+    throw unprocessable('email_conflict_identity_not_deletable', 'Unable to unlink identity due to email conflict');
   const keepConfirmed = Boolean(primary.email) && (verifiedEmail(primary) || deps.config.mailer.autoconfirm);
   // Tokens issued for the old address cannot be trusted for the new one.
   await clearOneTimeTokens(tx, user.id);
   return updateUser(tx, user.id, {
-    email: primary.email || null, confirmationToken: '', recoveryToken: '', emailChangeTokenNew: '', emailChangeTokenCurrent: '',
-    emailChange: '', phoneChangeToken: '', phoneChange: '', reauthenticationToken: '', emailChangeConfirmStatus: 0,
-    ...(keepConfirmed ? {} : { emailConfirmedAt: null, rawUserMetaData: mergeMetadata(user.rawUserMetaData ?? {}, { email_verified: false }) }),
+    email: primary.email || null,
+    confirmationToken: '',
+    recoveryToken: '',
+    emailChangeTokenNew: '',
+    emailChangeTokenCurrent: '',
+    emailChange: '',
+    phoneChangeToken: '',
+    phoneChange: '',
+    reauthenticationToken: '',
+    emailChangeConfirmStatus: 0,
+    ...(keepConfirmed
+      ? {}
+      : {
+          emailConfirmedAt: null,
+          rawUserMetaData: mergeMetadata(user.rawUserMetaData ?? {}, { email_verified: false }),
+        }),
     updatedAt: deps.now(),
   });
 }
 
-export async function unlinkIdentity(deps: Deps, auth: AuthContext, identityId: string, aud: string, meta: RequestMeta): Promise<void> {
+export async function unlinkIdentity(
+  deps: Deps,
+  auth: AuthContext,
+  identityId: string,
+  aud: string,
+  meta: RequestMeta,
+): Promise<void> {
   if (!UUID_RE.test(identityId)) throw notFound('validation_failed', 'identity_id must be an UUID');
   const tokenAud = Array.isArray(auth.claims.aud) ? auth.claims.aud[0] : auth.claims.aud;
-  if (!tokenAud || aud !== tokenAud) throw forbidden('unexpected_audience', "Token audience doesn't match request audience");
+  if (!tokenAud || aud !== tokenAud)
+    throw forbidden('unexpected_audience', "Token audience doesn't match request audience");
   // Review 2026-12-01 M2: unlinking may move the account to another identity's address (its recovery channel).
   await requireAal2WhenMfa(deps.db, auth.user.id, auth.session?.aal, 'unlink an identity');
-  if (auth.identities.length <= 1) throw unprocessable('single_identity_not_deletable', 'User must have at least 1 identity after unlinking');
+  if (auth.identities.length <= 1)
+    throw unprocessable('single_identity_not_deletable', 'User must have at least 1 identity after unlinking');
   const target = auth.identities.find((i) => i.id === identityId.toLowerCase());
   if (!target) throw unprocessable('identity_not_found', "Identity doesn't exist");
   let notice: Notification | undefined;
@@ -64,9 +97,16 @@ export async function unlinkIdentity(deps: Deps, auth: AuthContext, identityId: 
     if (!user) throw new ApiError(500, 'unexpected_failure', 'Database error finding user');
     // To the address the user had before: unlinking may have moved the account to another one (GoTrue).
     const recipient = user.email ?? '';
-    await insertAudit(tx, { actor: user, action: 'identity_unlinked', traits: { identity_id: target.id, provider: target.provider, provider_id: target.providerId }, ip: meta.ip, now });
+    await insertAudit(tx, {
+      actor: user,
+      action: 'identity_unlinked',
+      traits: { identity_id: target.id, provider: target.provider, provider_id: target.providerId },
+      ip: meta.ip,
+      now,
+    });
     await deleteIdentity(tx, target.id);
-    if (target.provider === 'phone') user = await updateUser(tx, user.id, { phone: null, phoneConfirmedAt: null, updatedAt: now });
+    if (target.provider === 'phone')
+      user = await updateUser(tx, user.id, { phone: null, phoneConfirmedAt: null, updatedAt: now });
     else user = await emailFromIdentities(deps, tx, user);
     const providers = await providersOfUser(tx, user.id);
     const app: Record<string, unknown> = { ...(user.rawAppMetaData ?? {}), providers };

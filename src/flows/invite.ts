@@ -3,7 +3,14 @@
 import { insertAudit } from '../db/audit.ts';
 import { isUniqueViolation } from '../db/database.ts';
 import {
-  NIL_UUID, deleteUnconfirmedUser, findUserByEmail, findUserById, insertIdentity, insertUser, listIdentities, type NewUser,
+  NIL_UUID,
+  deleteUnconfirmedUser,
+  findUserByEmail,
+  findUserById,
+  insertIdentity,
+  insertUser,
+  listIdentities,
+  type NewUser,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../core/errors.ts';
@@ -13,10 +20,19 @@ import type { RequestMeta } from '../accounts/issued-session.ts';
 import { userJson } from '../models/user-json.ts';
 import { afterUserCreated, beforeUserCreated } from '../hooks/user-created.ts';
 
-const emailExists = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
+const emailExists = () =>
+  new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
 
 export async function inviteUser(
-  deps: Deps, p: { email: string; data: Record<string, unknown>; aud: string; redirectTo: string; adminRole: string; meta: RequestMeta },
+  deps: Deps,
+  p: {
+    email: string;
+    data: Record<string, unknown>;
+    aud: string;
+    redirectTo: string;
+    adminRole: string;
+    meta: RequestMeta;
+  },
 ): Promise<Record<string, unknown>> {
   let body: Record<string, unknown>;
   try {
@@ -29,11 +45,23 @@ export async function inviteUser(
         const id = crypto.randomUUID();
         const identityData = { sub: id, email: p.email, email_verified: false, phone_verified: false };
         user = await insertUser(tx, {
-          id, aud: p.aud, role: deps.config.jwt.defaultGroupName, email: p.email,
-          rawAppMetaData: { provider: 'email', providers: ['email'] }, rawUserMetaData: p.data,
-          createdAt: now, updatedAt: now,
+          id,
+          aud: p.aud,
+          role: deps.config.jwt.defaultGroupName,
+          email: p.email,
+          rawAppMetaData: { provider: 'email', providers: ['email'] },
+          rawUserMetaData: p.data,
+          createdAt: now,
+          updatedAt: now,
         });
-        await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'email', createdAt: now, updatedAt: now });
+        await insertIdentity(tx, {
+          providerId: id,
+          userId: id,
+          identityData,
+          provider: 'email',
+          createdAt: now,
+          updatedAt: now,
+        });
         await beforeUserCreated(deps, tx, user, p.meta.ip);
         out.undo((u) => deleteUnconfirmedUser(u, id));
       }
@@ -43,7 +71,10 @@ export async function inviteUser(
       user = await queueEmailToken(deps, tx, out, user, 'invite', { redirectTo: p.redirectTo, patch });
       await insertAudit(tx, {
         // GoTrue records the admin as a pseudo-user: nil id, the role as username.
-        actor: { id: NIL_UUID, email: p.adminRole, phone: null, rawUserMetaData: null }, action: 'user_invited', ip: p.meta.ip, now,
+        actor: { id: NIL_UUID, email: p.adminRole, phone: null, rawUserMetaData: null },
+        action: 'user_invited',
+        ip: p.meta.ip,
+        now,
         traits: { user_id: user.id, user_email: user.email ?? '' },
       });
       return userJson(user, await listIdentities(tx, [user.id]));

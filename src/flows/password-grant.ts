@@ -16,13 +16,18 @@ const invalidCredentials = () => badRequest('invalid_credentials', 'Invalid logi
 const DUMMY_HASH = '$2a$10$nTlQXtNXspo.kNIF3HVtZesQkxcCd5ctW.k15Maydhl4KwJ52e72W';
 
 export async function passwordGrant(
-  deps: Deps, p: { email?: string; phone?: string; password?: string }, aud: string, meta: RequestMeta,
+  deps: Deps,
+  p: { email?: string; phone?: string; password?: string },
+  aud: string,
+  meta: RequestMeta,
 ): Promise<TokenResponse> {
   const cfg = deps.config;
   if (p.email && p.phone) throw validationFailed('Only an email address or phone number should be provided on login.');
   if (!p.email && !p.phone) throw validationFailed('missing email or phone');
-  if (p.email && !cfg.external.email.enabled) throw new ApiError(422, 'email_provider_disabled', 'Email logins are disabled');
-  if (p.phone && !cfg.external.phone.enabled) throw new ApiError(422, 'phone_provider_disabled', 'Phone logins are disabled');
+  if (p.email && !cfg.external.email.enabled)
+    throw new ApiError(422, 'email_provider_disabled', 'Email logins are disabled');
+  if (p.phone && !cfg.external.phone.enabled)
+    throw new ApiError(422, 'phone_provider_disabled', 'Phone logins are disabled');
   const password = p.password ?? '';
   const user = p.email
     ? await findUserByEmail(deps.db, p.email, aud)
@@ -51,9 +56,17 @@ export async function passwordGrant(
   if (p.email && !user.emailConfirmedAt) throw badRequest('email_not_confirmed', 'Email not confirmed');
   if (p.phone && !user.phoneConfirmedAt) throw badRequest('phone_not_confirmed', 'Phone not confirmed');
   const weak = await passwordWeakness(deps, password, { failOpen: true });
-  const login = { actor: user, action: 'login' as const, traits: { provider: p.email ? 'email' : 'phone' }, ip: meta.ip, now: deps.now() };
+  const login = {
+    actor: user,
+    action: 'login' as const,
+    traits: { provider: p.email ? 'email' : 'phone' },
+    ip: meta.ip,
+    now: deps.now(),
+  };
   // GoTrue always serialises weak_password on this grant: null when the password is fine.
   const extra = { weak_password: weak ? { message: weak.message, reasons: weak.reasons } : null };
   // With the custom access token hook, in one transaction with it: its refusal leaves no session.
-  return inHookTransaction(deps, async (ex) => tokenResponse(deps, ex, await createSession(deps, ex, user, 'password', meta, [login]), extra));
+  return inHookTransaction(deps, async (ex) =>
+    tokenResponse(deps, ex, await createSession(deps, ex, user, 'password', meta, [login]), extra),
+  );
 }

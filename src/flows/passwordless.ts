@@ -21,7 +21,14 @@ export interface EmailRequest {
 }
 
 /** Queues the email of `kind` for a locked user, with its audit entry. */
-async function queueWithAudit(deps: Deps, tx: Executor, out: Outbox, user: UserRow, kind: EmailTokenKind, r: EmailRequest): Promise<void> {
+async function queueWithAudit(
+  deps: Deps,
+  tx: Executor,
+  out: Outbox,
+  user: UserRow,
+  kind: EmailTokenKind,
+  r: EmailRequest,
+): Promise<void> {
   await queueEmailToken(deps, tx, out, user, kind, { redirectTo: r.redirectTo, pkce: r.pkce });
   const action = kind === 'confirmation' ? 'user_confirmation_requested' : 'user_recovery_requested';
   await insertAudit(tx, { actor: user, action, ip: r.meta.ip, now: deps.now() });
@@ -46,10 +53,14 @@ export async function requestRecovery(deps: Deps, r: EmailRequest): Promise<void
  * one (e.g. invited) is left as it is: both get a magic link, whose use confirms the address
  * (GoTrue signs the unconfirmed one up again, confirming it before the link is even followed).
  */
-export async function requestMagicLink(deps: Deps, r: EmailRequest & { data: Record<string, unknown>; createUser: boolean }): Promise<void> {
+export async function requestMagicLink(
+  deps: Deps,
+  r: EmailRequest & { data: Record<string, unknown>; createUser: boolean },
+): Promise<void> {
   const cfg = deps.config;
   if (!cfg.external.email.enabled) throw new ApiError(422, 'email_provider_disabled', 'Email logins are disabled');
-  if (!cfg.external.email.magicLinkEnabled) throw new ApiError(422, 'email_provider_disabled', 'Login with magic link is disabled');
+  if (!cfg.external.email.magicLinkEnabled)
+    throw new ApiError(422, 'email_provider_disabled', 'Login with magic link is disabled');
   const user = await findUserByEmail(deps.db, r.email, r.aud);
   if (!user && !r.createUser) throw new ApiError(422, 'otp_disabled', 'Signups not allowed for otp');
   if (!user || (!user.emailConfirmedAt && !cfg.mailer.autoconfirm)) {
@@ -57,8 +68,13 @@ export async function requestMagicLink(deps: Deps, r: EmailRequest & { data: Rec
     // Under autoconfirm the new user's magic link is queued in the signup's own transaction, so
     // a failed send takes the new user back too; otherwise the confirmation email is the link.
     await signupWithEmail(deps, {
-      email: r.email, password: generatePassword(33, cfg.password.requiredCharacters), data: r.data, aud: r.aud,
-      redirectTo: r.redirectTo, meta: r.meta, pkce: r.pkce,
+      email: r.email,
+      password: generatePassword(33, cfg.password.requiredCharacters),
+      data: r.data,
+      aud: r.aud,
+      redirectTo: r.redirectTo,
+      meta: r.meta,
+      pkce: r.pkce,
       onConfirmed: (tx, out, confirmed) => queueWithAudit(deps, tx, out, confirmed, 'magic_link', r),
     });
     return;

@@ -10,8 +10,18 @@ import { isUniqueViolation, transaction } from '../db/database.ts';
 import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import {
-  deleteUnconfirmedUser, findUserById, findUserByPhone, findUserByPhoneChange, insertIdentity, insertUser, isBanned,
-  listIdentities, type NewUser, updateIdentityData, updateUser, type UserRow,
+  deleteUnconfirmedUser,
+  findUserById,
+  findUserByPhone,
+  findUserByPhoneChange,
+  insertIdentity,
+  insertUser,
+  isBanned,
+  listIdentities,
+  type NewUser,
+  updateIdentityData,
+  updateUser,
+  type UserRow,
 } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, forbidden, unprocessable } from '../core/errors.ts';
@@ -51,50 +61,77 @@ export async function signupWithPhone(deps: Deps, s: PhoneSignup): Promise<Signu
   const autoconfirm = cfg.sms.autoconfirm;
   const encryptedPassword = await deps.hasher.hash(s.password);
   try {
-    return await afterSignup(deps, await transactionThenSend(deps, async (tx, out) => {
-      const now = deps.now();
-      const found = await findUserByPhone(tx, s.phone, s.aud);
-      const existing = found && await findUserById(tx, found.id, { forUpdate: true });
-      const traits = { provider: 'phone' };
-      if (existing?.phoneConfirmedAt) {
-        await insertAudit(tx, { actor: existing, action: 'user_repeated_signup', traits, ip: s.meta.ip, now });
-        if (autoconfirm || cfg.mailer.autoconfirm) throw userAlreadyExists();
-        return { kind: 'user', body: fakeUser(deps, { aud: s.aud, data: s.data, phone: s.phone }) };
-      }
-      let user: UserRow;
-      if (existing) {
-        if (autoconfirm) {
-          const ok = existing.encryptedPassword ? await deps.hasher.verify(s.password, await storedPasswordHash(deps, existing)) : false;
-          if (!ok) throw userAlreadyExists();
+    return await afterSignup(
+      deps,
+      await transactionThenSend(deps, async (tx, out) => {
+        const now = deps.now();
+        const found = await findUserByPhone(tx, s.phone, s.aud);
+        const existing = found && (await findUserById(tx, found.id, { forUpdate: true }));
+        const traits = { provider: 'phone' };
+        if (existing?.phoneConfirmedAt) {
+          await insertAudit(tx, { actor: existing, action: 'user_repeated_signup', traits, ip: s.meta.ip, now });
+          if (autoconfirm || cfg.mailer.autoconfirm) throw userAlreadyExists();
+          return { kind: 'user', body: fakeUser(deps, { aud: s.aud, data: s.data, phone: s.phone }) };
         }
-        user = existing;
-      } else {
-        const id = crypto.randomUUID();
-        // GoTrue's phone identity claims: sub and the two flags, then the signup's data.
-        const identityData: Record<string, unknown> = { sub: id, email_verified: false, phone_verified: false };
-        for (const [k, v] of Object.entries(s.data)) if (!(k in identityData)) identityData[k] = v;
-        user = await insertUser(tx, {
-          id, aud: s.aud, role: cfg.jwt.defaultGroupName, phone: s.phone, encryptedPassword,
-          phoneConfirmedAt: autoconfirm ? now : null,
-          rawAppMetaData: { provider: 'phone', providers: ['phone'] }, rawUserMetaData: identityData, createdAt: now, updatedAt: now,
+        let user: UserRow;
+        if (existing) {
+          if (autoconfirm) {
+            const ok = existing.encryptedPassword
+              ? await deps.hasher.verify(s.password, await storedPasswordHash(deps, existing))
+              : false;
+            if (!ok) throw userAlreadyExists();
+          }
+          user = existing;
+        } else {
+          const id = crypto.randomUUID();
+          // GoTrue's phone identity claims: sub and the two flags, then the signup's data.
+          const identityData: Record<string, unknown> = { sub: id, email_verified: false, phone_verified: false };
+          for (const [k, v] of Object.entries(s.data)) if (!(k in identityData)) identityData[k] = v;
+          user = await insertUser(tx, {
+            id,
+            aud: s.aud,
+            role: cfg.jwt.defaultGroupName,
+            phone: s.phone,
+            encryptedPassword,
+            phoneConfirmedAt: autoconfirm ? now : null,
+            rawAppMetaData: { provider: 'phone', providers: ['phone'] },
+            rawUserMetaData: identityData,
+            createdAt: now,
+            updatedAt: now,
+          });
+          await insertIdentity(tx, {
+            providerId: id,
+            userId: id,
+            identityData,
+            provider: 'phone',
+            createdAt: now,
+            updatedAt: now,
+            lastSignInAt: now,
+          });
+          await beforeUserCreated(deps, tx, user, s.meta.ip);
+          out.undo((u) => deleteUnconfirmedUser(u, id));
+        }
+        if (autoconfirm) {
+          const audits: AuditEntry[] = [{ actor: user, action: 'login', traits, ip: s.meta.ip, now }];
+          if (existing) user = await updateUser(tx, user.id, { phoneConfirmedAt: now, confirmationToken: '' });
+          else
+            audits.unshift({
+              actor: user,
+              action: 'user_signedup',
+              traits: { ...traits, channel: s.channel },
+              ip: s.meta.ip,
+              now,
+            });
+          const issued = await createSession(deps, tx, user, 'password', s.meta, audits);
+          return { kind: 'session', token: await tokenResponse(deps, tx, issued) };
+        }
+        await insertAudit(tx, { actor: user, action: 'user_confirmation_requested', traits, ip: s.meta.ip, now });
+        user = await queuePhoneToken(deps, tx, out, user, 'confirmation', s.phone, s.channel, {
+          patch: existing ? { encryptedPassword } : undefined,
         });
-        await insertIdentity(tx, { providerId: id, userId: id, identityData, provider: 'phone', createdAt: now, updatedAt: now, lastSignInAt: now });
-        await beforeUserCreated(deps, tx, user, s.meta.ip);
-        out.undo((u) => deleteUnconfirmedUser(u, id));
-      }
-      if (autoconfirm) {
-        const audits: AuditEntry[] = [{ actor: user, action: 'login', traits, ip: s.meta.ip, now }];
-        if (existing) user = await updateUser(tx, user.id, { phoneConfirmedAt: now, confirmationToken: '' });
-        else audits.unshift({ actor: user, action: 'user_signedup', traits: { ...traits, channel: s.channel }, ip: s.meta.ip, now });
-        const issued = await createSession(deps, tx, user, 'password', s.meta, audits);
-        return { kind: 'session', token: await tokenResponse(deps, tx, issued) };
-      }
-      await insertAudit(tx, { actor: user, action: 'user_confirmation_requested', traits, ip: s.meta.ip, now });
-      user = await queuePhoneToken(deps, tx, out, user, 'confirmation', s.phone, s.channel, {
-        patch: existing ? { encryptedPassword } : undefined,
-      });
-      return { kind: 'user', body: userJson(user, await listIdentities(tx, [user.id])), userId: user.id };
-    }));
+        return { kind: 'user', body: userJson(user, await listIdentities(tx, [user.id])), userId: user.id };
+      }),
+    );
   } catch (err) {
     if (isUniqueViolation(err)) {
       if (autoconfirm) throw userAlreadyExists();
@@ -127,7 +164,14 @@ export async function requestSmsOtp(deps: Deps, r: SmsOtpRequest): Promise<Recor
   if (!found || (!found.phoneConfirmedAt && !deps.config.sms.autoconfirm)) {
     if (deps.config.disableSignup) throw unprocessable('signup_disabled', 'Signups not allowed for this instance');
     const password = generatePassword(64, deps.config.password.requiredCharacters);
-    const result = await signupWithPhone(deps, { phone: r.phone, password, data: r.data, aud: r.aud, channel: r.channel, meta: r.meta });
+    const result = await signupWithPhone(deps, {
+      phone: r.phone,
+      password,
+      data: r.data,
+      aud: r.aud,
+      channel: r.channel,
+      meta: r.meta,
+    });
     // Under SMS_AUTOCONFIRM the new user is confirmed: GoTrue then texts a login code at once.
     if (result.kind !== 'session') return {};
   }
@@ -138,9 +182,15 @@ async function sendLoginCode(deps: Deps, r: SmsOtpRequest): Promise<Record<strin
   let test = false;
   await transactionThenSend(deps, async (tx, out) => {
     const found = await findUserByPhone(tx, r.phone, r.aud);
-    const user = found && await findUserById(tx, found.id, { forUpdate: true });
+    const user = found && (await findUserById(tx, found.id, { forUpdate: true }));
     if (!user) throw tokenInvalid();
-    await insertAudit(tx, { actor: user, action: 'user_recovery_requested', traits: { channel: r.channel }, ip: r.meta.ip, now: deps.now() });
+    await insertAudit(tx, {
+      actor: user,
+      action: 'user_recovery_requested',
+      traits: { channel: r.channel },
+      ip: r.meta.ip,
+      now: deps.now(),
+    });
     test = testOtp(deps, r.phone, deps.now()) !== undefined;
     await queuePhoneToken(deps, tx, out, user, 'confirmation', r.phone, r.channel);
   });
@@ -148,11 +198,17 @@ async function sendLoginCode(deps: Deps, r: SmsOtpRequest): Promise<Record<strin
 }
 
 /** POST /resend for `sms` and `phone_change` (GoTrue: Resend). Nothing pending: `{}`, as GoTrue. */
-export async function resendPhoneCode(deps: Deps, type: 'sms' | 'phone_change', phone: string, aud: string, meta: RequestMeta): Promise<Record<string, string>> {
+export async function resendPhoneCode(
+  deps: Deps,
+  type: 'sms' | 'phone_change',
+  phone: string,
+  aud: string,
+  meta: RequestMeta,
+): Promise<Record<string, string>> {
   let messageId = '';
   await transactionThenSend(deps, async (tx, out) => {
     const found = await findUserByPhone(tx, phone, aud);
-    const user = found && await findUserById(tx, found.id, { forUpdate: true });
+    const user = found && (await findUserById(tx, found.id, { forUpdate: true }));
     if (!user) return;
     if (type === 'sms') {
       if (user.phoneConfirmedAt) return;
@@ -162,7 +218,11 @@ export async function resendPhoneCode(deps: Deps, type: 'sms' | 'phone_change', 
     }
     const to = type === 'sms' ? phone : user.phoneChange!;
     if (testOtp(deps, to, deps.now()) !== undefined) messageId = 'test-otp';
-    await queuePhoneToken(deps, tx, out, user, type === 'sms' ? 'confirmation' : 'phone_change', to, 'sms', { sent: (id) => { messageId = id; } });
+    await queuePhoneToken(deps, tx, out, user, type === 'sms' ? 'confirmation' : 'phone_change', to, 'sms', {
+      sent: (id) => {
+        messageId = id;
+      },
+    });
   });
   return messageId ? { message_id: messageId } : {};
 }
@@ -175,10 +235,23 @@ export interface PhoneVerifyInput {
 }
 
 /** The code's column for the verify type, and the number its hash was made with. */
-function expected(user: UserRow, input: PhoneVerifyInput): { stored: string; sentAt: Date | null; phone: string; ott: string } {
+function expected(
+  user: UserRow,
+  input: PhoneVerifyInput,
+): { stored: string; sentAt: Date | null; phone: string; ott: string } {
   return input.type === 'sms'
-    ? { stored: user.confirmationToken ?? '', sentAt: user.confirmationSentAt, phone: input.phone, ott: 'confirmation_token' }
-    : { stored: user.phoneChangeToken ?? '', sentAt: user.phoneChangeSentAt, phone: user.phoneChange ?? '', ott: 'phone_change_token' };
+    ? {
+        stored: user.confirmationToken ?? '',
+        sentAt: user.confirmationSentAt,
+        phone: input.phone,
+        ott: 'confirmation_token',
+      }
+    : {
+        stored: user.phoneChangeToken ?? '',
+        sentAt: user.phoneChangeSentAt,
+        phone: user.phoneChange ?? '',
+        ott: 'phone_change_token',
+      };
 }
 
 /** Whether `token` is the user's pending code (GoTrue: verifyUserAndToken's phone branch). */
@@ -204,9 +277,10 @@ async function codeIsRight(deps: Deps, user: UserRow, input: PhoneVerifyInput): 
 
 /** POST /verify with type `sms` or `phone_change`: confirms the number (or the change) and opens a session. */
 export async function verifyPhoneToken(deps: Deps, input: PhoneVerifyInput, meta: RequestMeta): Promise<TokenResponse> {
-  const found = input.type === 'sms'
-    ? await findUserByPhone(deps.db, input.phone, input.aud)
-    : await findUserByPhoneChange(deps.db, input.phone, input.aud);
+  const found =
+    input.type === 'sms'
+      ? await findUserByPhone(deps.db, input.phone, input.aud)
+      : await findUserByPhoneChange(deps.db, input.phone, input.aud);
   if (!found) throw tokenInvalid();
   if (isBanned(found, deps.now())) throw forbidden('user_banned', 'User is banned');
   if (!(await codeIsRight(deps, found, input))) throw tokenInvalid();
@@ -220,7 +294,13 @@ export async function verifyPhoneToken(deps: Deps, input: PhoneVerifyInput, meta
       if (!user || expected(user, input).stored !== seen) throw tokenInvalid();
       const patch: Partial<NewUser> = { updatedAt: now, isAnonymous: false };
       if (input.type === 'sms') {
-        await insertAudit(tx, { actor: user, action: 'user_signedup', traits: { provider: 'phone' }, ip: meta.ip, now });
+        await insertAudit(tx, {
+          actor: user,
+          action: 'user_signedup',
+          traits: { provider: 'phone' },
+          ip: meta.ip,
+          now,
+        });
         // Typing the code proves who holds the number: sessions opened before, by whoever signed it up, end.
         if (!user.phoneConfirmedAt) await deleteSessions(tx, user.id, 'global');
         Object.assign(patch, { confirmationToken: '', phoneConfirmedAt: now });
@@ -230,7 +310,12 @@ export async function verifyPhoneToken(deps: Deps, input: PhoneVerifyInput, meta
         await insertAudit(tx, { actor: user, action: 'user_modified', ip: meta.ip, now });
         const identity = await phoneIdentityAfterChange(tx, user, input.phone, now);
         identityCreated = identity.created;
-        Object.assign(patch, identity.patch, { phone: input.phone, phoneChange: '', phoneChangeToken: '', phoneConfirmedAt: now });
+        Object.assign(patch, identity.patch, {
+          phone: input.phone,
+          phoneChange: '',
+          phoneChangeToken: '',
+          phoneConfirmedAt: now,
+        });
       }
       await clearOneTimeTokens(tx, user.id);
       const updated = await updateUser(tx, user.id, patch);
@@ -250,7 +335,12 @@ export async function verifyPhoneToken(deps: Deps, input: PhoneVerifyInput, meta
  * The phone identity follows a confirmed change (created if the user had none); returns the
  * app_metadata patch and whether the identity is new.
  */
-export async function phoneIdentityAfterChange(tx: Parameters<typeof updateUser>[0], user: UserRow, phone: string, now: Date): Promise<{ patch: Partial<NewUser>; created: boolean }> {
+export async function phoneIdentityAfterChange(
+  tx: Parameters<typeof updateUser>[0],
+  user: UserRow,
+  phone: string,
+  now: Date,
+): Promise<{ patch: Partial<NewUser>; created: boolean }> {
   const identities = await listIdentities(tx, [user.id]);
   const existing = identities.find((i) => i.provider === 'phone');
   if (existing) {
@@ -258,7 +348,12 @@ export async function phoneIdentityAfterChange(tx: Parameters<typeof updateUser>
     return { patch: {}, created: false };
   }
   await insertIdentity(tx, {
-    providerId: user.id, userId: user.id, provider: 'phone', createdAt: now, updatedAt: now, lastSignInAt: now,
+    providerId: user.id,
+    userId: user.id,
+    provider: 'phone',
+    createdAt: now,
+    updatedAt: now,
+    lastSignInAt: now,
     identityData: { sub: user.id, phone, email_verified: false, phone_verified: true },
   });
   const app = { ...(user.rawAppMetaData ?? {}) };

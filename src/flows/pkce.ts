@@ -16,12 +16,24 @@ import { createSession, tokenResponse } from '../accounts/session.ts';
 import type { AmrMethod, RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
 
 const AMR: Record<string, AmrMethod> = {
-  'email/signup': 'email/signup', magiclink: 'magiclink', recovery: 'recovery', invite: 'invite', email_change: 'email_change',
-  oauth: 'oauth', 'sso/saml': 'sso/saml',
+  'email/signup': 'email/signup',
+  magiclink: 'magiclink',
+  recovery: 'recovery',
+  invite: 'invite',
+  email_change: 'email_change',
+  oauth: 'oauth',
+  'sso/saml': 'sso/saml',
 };
 
-export async function pkceGrant(deps: Deps, authCode: string, verifier: string, aud: string, meta: RequestMeta): Promise<TokenResponse> {
-  if (!authCode || !verifier) throw validationFailed('invalid request: both auth code and code verifier should be non-empty');
+export async function pkceGrant(
+  deps: Deps,
+  authCode: string,
+  verifier: string,
+  aud: string,
+  meta: RequestMeta,
+): Promise<TokenResponse> {
+  if (!authCode || !verifier)
+    throw validationFailed('invalid request: both auth code and code verifier should be non-empty');
   const notFound = () => new ApiError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
   const notices: Notification[] = [];
   const token = await transaction(deps.db, async (tx) => {
@@ -46,10 +58,20 @@ export async function pkceGrant(deps: Deps, authCode: string, verifier: string, 
     // (flows/external.ts, review M1).
     if (flow.linkingIdentity) {
       const target = { userId: user.id, sessionId: flow.linkingSessionId };
-      user = await linkIdentityExternal({ deps, tx, aud, ip: meta.ip, notices }, flow.linkingIdentity as ExternalIdentity, target);
+      user = await linkIdentityExternal(
+        { deps, tx, aud, ip: meta.ip, notices },
+        flow.linkingIdentity as ExternalIdentity,
+        target,
+      );
     }
     const oauth = flow.authenticationMethod === 'oauth';
-    await insertAudit(tx, { actor: user, action: 'login', traits: oauth ? { provider_type: flow.providerType } : { provider: 'email' }, ip: meta.ip, now });
+    await insertAudit(tx, {
+      actor: user,
+      action: 'login',
+      traits: oauth ? { provider_type: flow.providerType } : { provider: 'email' },
+      ip: meta.ip,
+      now,
+    });
     const issued = await createSession(deps, tx, user, AMR[flow.authenticationMethod] ?? 'otp', meta);
     // An OAuth sign-in hands back the provider's tokens, as GoTrue's PKCE grant does.
     const extra: Record<string, string> = {};

@@ -45,9 +45,12 @@ function nonceMatches(deps: Deps, u: UserRow, nonce: string): boolean {
   const target = u.email || u.phone || '';
   const sentAt = u.reauthenticationSentAt;
   const exp = u.email ? deps.config.mailer.otpExp : deps.config.sms.otpExp;
-  return !!u.reauthenticationToken && !!sentAt
-    && deps.now().getTime() <= sentAt.getTime() + exp * 1000
-    && timingSafeEqual(u.reauthenticationToken, tokenHash(target, nonce));
+  return (
+    !!u.reauthenticationToken &&
+    !!sentAt &&
+    deps.now().getTime() <= sentAt.getTime() + exp * 1000 &&
+    timingSafeEqual(u.reauthenticationToken, tokenHash(target, nonce))
+  );
 }
 
 /** GoTrue's Session.IsRecovery: signed in by a code or link (otp, magiclink, recovery), when the old password may be forgotten. */
@@ -60,18 +63,32 @@ function isRecoverySession(auth: AuthContext): boolean {
 }
 
 /** The password half of PUT /user: every check GoTrue makes before it writes, then the new hash. */
-async function newPasswordHash(deps: Deps, auth: AuthContext, p: UserUpdate, password: string, newEmail: string | undefined): Promise<string> {
+async function newPasswordHash(
+  deps: Deps,
+  auth: AuthContext,
+  p: UserUpdate,
+  password: string,
+  newEmail: string | undefined,
+): Promise<string> {
   const cfg = deps.config;
   const user = auth.user;
   if (user.isAnonymous && !user.email && !user.phone && !newEmail) {
-    throw new ApiError(422, 'validation_failed', 'Updating password of an anonymous user without an email or phone is not allowed');
+    throw new ApiError(
+      422,
+      'validation_failed',
+      'Updating password of an anonymous user without an email or phone is not allowed',
+    );
   }
   await assertNewPassword(deps, password);
   if (cfg.security.updatePasswordRequireReauthentication) {
     if (!p.nonce) throw badRequest('reauthentication_needed', 'Password update requires reauthentication');
     // Every nonce typed in counts against the code (code-attempts.ts); it is consumed under the row lock later.
     const sentAt = user.reauthenticationSentAt;
-    if (!sentAt || !(await takeCodeAttempt(deps, user.id, 'reauthentication_token', sentAt)) || !nonceMatches(deps, user, p.nonce)) {
+    if (
+      !sentAt ||
+      !(await takeCodeAttempt(deps, user.id, 'reauthentication_token', sentAt)) ||
+      !nonceMatches(deps, user, p.nonce)
+    ) {
       throw nonceInvalid();
     }
   }
@@ -82,7 +99,8 @@ async function newPasswordHash(deps: Deps, auth: AuthContext, p: UserUpdate, pas
     if (cfg.security.updatePasswordRequireCurrentPassword && !isRecoverySession(auth)) {
       const message = 'Current password required when setting new password.';
       if (!p.current_password) throw badRequest('current_password_required', message);
-      if (!(await deps.hasher.verify(p.current_password, current))) throw badRequest('current_password_invalid', message);
+      if (!(await deps.hasher.verify(p.current_password, current)))
+        throw badRequest('current_password_invalid', message);
     }
     if (await deps.hasher.verify(password, current)) {
       throw new ApiError(422, 'same_password', 'New password should be different from the old password.');
@@ -91,7 +109,12 @@ async function newPasswordHash(deps: Deps, auth: AuthContext, p: UserUpdate, pas
   return deps.hasher.hash(password);
 }
 
-export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUpdate, meta: { ip?: string; redirectTo: string }): Promise<Record<string, unknown>> {
+export async function updateCurrentUser(
+  deps: Deps,
+  auth: AuthContext,
+  p: UserUpdate,
+  meta: { ip?: string; redirectTo: string },
+): Promise<Record<string, unknown>> {
   const ip = meta.ip;
   const cfg = deps.config;
   const user = auth.user;
@@ -104,16 +127,22 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
   const newEmail = p.email ? validateEmail(p.email) : undefined;
   const changeEmail = newEmail !== undefined && newEmail !== (user.email ?? '');
   // GoTrue's UserUpdate: with MFA on, an aal1 session cannot take over the account's sign-in details.
-  if (p.password || changeEmail || changePhone) await requireAal2WhenMfa(deps.db, user.id, auth.session?.aal, 'update email or password');
+  if (p.password || changeEmail || changePhone)
+    await requireAal2WhenMfa(deps.db, user.id, auth.session?.aal, 'update email or password');
   // GoTrue: an SSO account's sign-in details belong to its IdP.
   if (user.isSsoUser && (p.password || changeEmail || changePhone || p.nonce)) {
-    throw new ApiError(422, 'user_sso_managed', 'Updating email, phone, password of a SSO account only possible via SSO');
+    throw new ApiError(
+      422,
+      'user_sso_managed',
+      'Updating email, phone, password of a SSO account only possible via SSO',
+    );
   }
-  if (changePhone && await findUserByPhone(deps.db, newPhone, user.aud ?? '')) {
+  if (changePhone && (await findUserByPhone(deps.db, newPhone, user.aud ?? ''))) {
     throw new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
   }
   const pkce = parsePkce(p);
-  const encryptedPassword = p.password !== undefined ? await newPasswordHash(deps, auth, p, p.password, newEmail) : undefined;
+  const encryptedPassword =
+    p.password !== undefined ? await newPasswordHash(deps, auth, p, p.password, newEmail) : undefined;
   // The email change goes first, in its own transaction: its mails must be out before anything
   // else is written, so that a failed send leaves nothing behind (outbox.ts).
   if (changeEmail) {
@@ -134,15 +163,24 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
     if (encryptedPassword) {
       // Checked again under the row lock, where it is also used up: of two requests with the same
       // nonce, only one finds it still there.
-      if (cfg.security.updatePasswordRequireReauthentication && !nonceMatches(deps, current, p.nonce ?? '')) throw nonceInvalid();
+      if (cfg.security.updatePasswordRequireReauthentication && !nonceMatches(deps, current, p.nonce ?? ''))
+        throw nonceInvalid();
       // A new password voids every pending code, except those of the email change this same
       // request has just sent (GoTrue changes the password first, then requests the change).
       Object.assign(patch, {
-        encryptedPassword, reauthenticationToken: '', reauthenticationSentAt: null,
-        confirmationToken: '', recoveryToken: '', phoneChangeToken: '',
+        encryptedPassword,
+        reauthenticationToken: '',
+        reauthenticationSentAt: null,
+        confirmationToken: '',
+        recoveryToken: '',
+        phoneChangeToken: '',
         ...(changeEmail ? {} : { emailChangeTokenCurrent: '', emailChangeTokenNew: '' }),
       });
-      await clearOneTimeTokens(tx, user.id, changeEmail ? OTT_TYPES.filter((t) => !t.startsWith('email_change')) : undefined);
+      await clearOneTimeTokens(
+        tx,
+        user.id,
+        changeEmail ? OTT_TYPES.filter((t) => !t.startsWith('email_change')) : undefined,
+      );
       // A new password signs the user out everywhere else.
       await deleteSessions(tx, user.id, 'others', auth.session?.id);
       await insertAudit(tx, { actor: current, action: 'user_updated_password', ip, now });
@@ -162,7 +200,13 @@ export async function updateCurrentUser(deps: Deps, auth: AuthContext, p: UserUp
 }
 
 /** GoTrue: sendPhoneConfirmation(phone_change), or smsVerify at once under SMS_AUTOCONFIRM (returns the notifications of the change made). */
-async function requestPhoneChange(deps: Deps, userId: string, phone: string, channel: SmsChannel, ip: string | undefined): Promise<Notification[]> {
+async function requestPhoneChange(
+  deps: Deps,
+  userId: string,
+  phone: string,
+  channel: SmsChannel,
+  ip: string | undefined,
+): Promise<Notification[]> {
   try {
     return await transactionThenSend(deps, async (tx, out): Promise<Notification[]> => {
       const locked = (await findUserById(tx, userId, { forUpdate: true }))!;
@@ -174,12 +218,20 @@ async function requestPhoneChange(deps: Deps, userId: string, phone: string, cha
       await insertAudit(tx, { actor: locked, action: 'user_modified', ip, now });
       const identity = await phoneIdentityAfterChange(tx, locked, phone, now);
       await clearOneTimeTokens(tx, userId);
-      const updated = await updateUser(tx, userId, { ...identity.patch, phone, phoneChange: '', phoneChangeToken: '', phoneConfirmedAt: now, updatedAt: now });
+      const updated = await updateUser(tx, userId, {
+        ...identity.patch,
+        phone,
+        phoneChange: '',
+        phoneChangeToken: '',
+        phoneConfirmedAt: now,
+        updatedAt: now,
+      });
       return phoneChangeNotices(locked, updated, identity.created);
     });
   } catch (err) {
     // Taken by someone else between the check and the write (users_phone_key).
-    if (isUniqueViolation(err)) throw new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
+    if (isUniqueViolation(err))
+      throw new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
     throw err;
   }
 }

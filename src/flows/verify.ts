@@ -9,7 +9,16 @@ import { latestFlowState, markAuthCodeIssued } from '../db/flow-state.ts';
 import { clearOneTimeTokens, findOneTimeTokensByAddress, type OneTimeTokenType } from '../db/one-time-tokens.ts';
 import { deleteIdentitiesExcept, findUsersByEmails, providersOfUser } from '../db/identities.ts';
 import { deleteSessions } from '../db/sessions.ts';
-import { findUserByEmail, findUserById, insertIdentity, isBanned, markEmailIdentityVerified, type NewUser, updateUser, type UserRow } from '../db/users.ts';
+import {
+  findUserByEmail,
+  findUserById,
+  insertIdentity,
+  isBanned,
+  markEmailIdentityVerified,
+  type NewUser,
+  updateUser,
+  type UserRow,
+} from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, forbidden } from '../core/errors.ts';
 import { takeCodeAttempt } from '../accounts/code-attempts.ts';
@@ -28,10 +37,16 @@ const CANDIDATES: Record<EmailVerifyType, { ott: OneTimeTokenType; resolved: Res
   recovery: [{ ott: 'recovery_token', resolved: 'recovery' }],
   magiclink: [{ ott: 'recovery_token', resolved: 'magiclink' }],
   // `email` (an OTP typed in) may be a signup confirmation or a magic link.
-  email: [{ ott: 'confirmation_token', resolved: 'signup' }, { ott: 'recovery_token', resolved: 'magiclink' }],
+  email: [
+    { ott: 'confirmation_token', resolved: 'signup' },
+    { ott: 'recovery_token', resolved: 'magiclink' },
+  ],
 };
 
-const COLUMN = { confirmation_token: ['confirmationToken', 'confirmationSentAt'], recovery_token: ['recoveryToken', 'recoverySentAt'] } as const;
+const COLUMN = {
+  confirmation_token: ['confirmationToken', 'confirmationSentAt'],
+  recovery_token: ['recoveryToken', 'recoverySentAt'],
+} as const;
 
 export function isEmailVerifyType(t: string): t is EmailVerifyType {
   return (EMAIL_VERIFY_TYPES as readonly string[]).includes(t);
@@ -54,7 +69,12 @@ export type Verified =
   /** A link created by a PKCE request, followed with `issueCode`: the code for grant_type=pkce. */
   | { type: Resolved; authCode: string; token?: undefined };
 
-const FLOW_METHOD: Record<Resolved, string> = { signup: 'email/signup', invite: 'invite', recovery: 'recovery', magiclink: 'magiclink' };
+const FLOW_METHOD: Record<Resolved, string> = {
+  signup: 'email/signup',
+  invite: 'invite',
+  recovery: 'recovery',
+  magiclink: 'magiclink',
+};
 
 const tokenInvalid = () => forbidden('otp_expired', 'Token has expired or is invalid');
 const linkInvalid = () => forbidden('otp_expired', 'Email link is invalid or has expired');
@@ -101,7 +121,8 @@ async function locate(deps: Deps, input: VerifyInput): Promise<Located> {
   const candidates = CANDIDATES[input.type];
   if (input.token !== undefined) {
     const email = (input.email ?? '').toLowerCase();
-    const user = await findUserByEmail(deps.db, email, input.aud) ?? await pendingAddressOwner(deps, email, input.aud);
+    const user =
+      (await findUserByEmail(deps.db, email, input.aud)) ?? (await pendingAddressOwner(deps, email, input.aud));
     if (!user) throw tokenInvalid();
     const hash = tokenHash(email, input.token);
     for (const c of candidates) {
@@ -116,7 +137,12 @@ async function locate(deps: Deps, input: VerifyInput): Promise<Located> {
     throw tokenInvalid();
   }
   // A link: found by its own random value, never by anything computed from the address and code.
-  const rows = await findLinkedTokens(deps, input.tokenHash ?? '', candidates.map((c) => c.ott), input.client);
+  const rows = await findLinkedTokens(
+    deps,
+    input.tokenHash ?? '',
+    candidates.map((c) => c.ott),
+    input.client,
+  );
   for (const c of candidates) {
     const row = rows.find((r) => r.tokenType === c.ott);
     if (!row) continue;
@@ -134,7 +160,12 @@ async function locate(deps: Deps, input: VerifyInput): Promise<Located> {
   throw linkInvalid();
 }
 
-export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: RequestMeta, opts: { issueCode?: boolean } = {}): Promise<Verified> {
+export async function verifyEmailToken(
+  deps: Deps,
+  input: VerifyInput,
+  meta: RequestMeta,
+  opts: { issueCode?: boolean } = {},
+): Promise<Verified> {
   const found = await locate(deps, input);
   if (isBanned(found.user, deps.now())) throw forbidden('user_banned', 'User is banned');
   const [col] = COLUMN[found.ott as keyof typeof COLUMN];
@@ -144,8 +175,10 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
   // OTP, invite) proves who owns it, not who chose that password: it is cleared (below).
   const clearsPassword = found.resolved !== 'signup' && !found.user.emailConfirmedAt;
   // A random password for an invited user who has none: the app then asks for a real one.
-  const invitePassword = found.resolved === 'invite' && (!found.user.encryptedPassword || clearsPassword)
-    ? await deps.hasher.hash(generatePassword(64)) : undefined;
+  const invitePassword =
+    found.resolved === 'invite' && (!found.user.encryptedPassword || clearsPassword)
+      ? await deps.hasher.hash(generatePassword(64))
+      : undefined;
   return transaction(deps.db, async (tx) => {
     const now = deps.now();
     const user = await findUserById(tx, found.user.id, { forUpdate: true });
@@ -167,7 +200,11 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
       // An account of which nothing was proven yet: provider identities attached before (GoTrue
       // data, or rows from before authsvc kept unverified provider addresses off users.email) are
       // whoever's signed in with them, not the mailbox owner's; they go, as the password does (H2).
-      if (!found.pending && !user.phoneConfirmedAt && await deleteIdentitiesExcept(tx, user.id, ['email', 'phone']) > 0) {
+      if (
+        !found.pending &&
+        !user.phoneConfirmedAt &&
+        (await deleteIdentitiesExcept(tx, user.id, ['email', 'phone'])) > 0
+      ) {
         patch.rawAppMetaData = await asEmailAccount(tx, user, now);
       }
       // Confirming proves who owns the address: any session opened before that, by whoever
@@ -181,7 +218,8 @@ export async function verifyEmailToken(deps: Deps, input: VerifyInput, meta: Req
     const updated = await updateUser(tx, user.id, patch).catch((err: unknown) => {
       throw isUniqueViolation(err) ? emailExists() : err;
     });
-    const action = found.resolved === 'signup' ? 'user_signedup' : found.resolved === 'invite' ? 'invite_accepted' : 'login';
+    const action =
+      found.resolved === 'signup' ? 'user_signedup' : found.resolved === 'invite' ? 'invite_accepted' : 'login';
     await insertAudit(tx, { actor: updated, action, traits: { provider: 'email' }, ip: meta.ip, now });
     if (opts.issueCode && found.stored.startsWith('pkce_')) {
       const flow = await latestFlowState(tx, user.id, FLOW_METHOD[found.resolved]);
@@ -199,11 +237,15 @@ async function asEmailAccount(tx: Executor, user: UserRow, now: Date): Promise<R
   const providers = await providersOfUser(tx, user.id);
   if (!providers.includes('email')) {
     await insertIdentity(tx, {
-      providerId: user.id, userId: user.id, provider: 'email', createdAt: now, updatedAt: now, lastSignInAt: now,
+      providerId: user.id,
+      userId: user.id,
+      provider: 'email',
+      createdAt: now,
+      updatedAt: now,
+      lastSignInAt: now,
       identityData: { sub: user.id, email: user.email, email_verified: true, phone_verified: false },
     });
     providers.unshift('email');
   }
   return { ...(user.rawAppMetaData ?? {}), provider: providers[0], providers };
 }
-

@@ -16,11 +16,19 @@ export interface AccessTokenIssue {
 
 /** The claims to sign: the hook's answer, checked. Throws GoTrue's 500s for a bad answer. */
 export async function customizeAccessToken(
-  deps: Deps, ex: Executor, issue: AccessTokenIssue, claims: Record<string, unknown>,
+  deps: Deps,
+  ex: Executor,
+  issue: AccessTokenIssue,
+  claims: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
   let output: unknown;
   try {
-    output = await invokeHook(deps, 'CUSTOM_ACCESS_TOKEN', { user_id: issue.userId, claims, authentication_method: issue.method }, { ex, ip: issue.ip });
+    output = await invokeHook(
+      deps,
+      'CUSTOM_ACCESS_TOKEN',
+      { user_id: issue.userId, claims, authentication_method: issue.method },
+      { ex, ip: issue.ip },
+    );
   } catch (err) {
     if (err instanceof ApiError) throw err;
     throw new ApiError(500, 'unexpected_failure', 'error generating jwt token', undefined, err);
@@ -28,7 +36,11 @@ export async function customizeAccessToken(
   const out = outputClaims(output);
   const problems = claimProblems(out);
   if (problems.length > 0) {
-    throw new ApiError(500, '', `output claims do not conform to the expected schema: \n${problems.map((p) => `- ${p}\n`).join('')}`);
+    throw new ApiError(
+      500,
+      '',
+      `output claims do not conform to the expected schema: \n${problems.map((p) => `- ${p}\n`).join('')}`,
+    );
   }
   return out as Record<string, unknown>;
 }
@@ -48,9 +60,21 @@ function outputClaims(output: unknown): unknown {
 const REQUIRED = ['aud', 'exp', 'iat', 'sub', 'email', 'phone', 'role', 'aal', 'session_id', 'is_anonymous'];
 // …and, when present, of these JSON types (in the schema's order).
 const TYPES: [string, string[]][] = [
-  ['aud', ['string', 'array']], ['exp', ['integer']], ['jti', ['string']], ['iat', ['integer']], ['iss', ['string']],
-  ['nbf', ['integer']], ['sub', ['string']], ['email', ['string']], ['phone', ['string']], ['app_metadata', ['object']],
-  ['user_metadata', ['object']], ['role', ['string']], ['aal', ['string']], ['amr', ['array']], ['session_id', ['string']],
+  ['aud', ['string', 'array']],
+  ['exp', ['integer']],
+  ['jti', ['string']],
+  ['iat', ['integer']],
+  ['iss', ['string']],
+  ['nbf', ['integer']],
+  ['sub', ['string']],
+  ['email', ['string']],
+  ['phone', ['string']],
+  ['app_metadata', ['object']],
+  ['user_metadata', ['object']],
+  ['role', ['string']],
+  ['aal', ['string']],
+  ['amr', ['array']],
+  ['session_id', ['string']],
   ['client_id', ['string']],
 ];
 

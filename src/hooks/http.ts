@@ -13,11 +13,21 @@ const ATTEMPTS = 3;
 export const RESPONSE_LIMIT = 200 * 1024;
 
 const internal = (message: string) => new ApiError(500, 'unexpected_failure', message);
-const timedOut = () => new ApiError(422, 'hook_timeout', `Failed to reach hook within maximum time of ${(HTTP_HOOK_TIMEOUT_MS / 1000).toFixed(6)} seconds`);
+const timedOut = () =>
+  new ApiError(
+    422,
+    'hook_timeout',
+    `Failed to reach hook within maximum time of ${(HTTP_HOOK_TIMEOUT_MS / 1000).toFixed(6)} seconds`,
+  );
 const invalidContentType = (message: string) => new ApiError(400, 'hook_payload_invalid_content_type', message);
 
 /** Posts `body` to the hook; resolves to the answer's text, or undefined for 204. Throws GoTrue's ApiErrors. */
-export async function callHttpHook(deps: Deps, url: string, secrets: readonly string[], body: string): Promise<string | undefined> {
+export async function callHttpHook(
+  deps: Deps,
+  url: string,
+  secrets: readonly string[],
+  body: string,
+): Promise<string | undefined> {
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), HTTP_HOOK_TIMEOUT_MS);
   try {
@@ -42,7 +52,8 @@ export async function callHttpHook(deps: Deps, url: string, secrets: readonly st
         ]);
       } catch {
         if (deadline.signal.aborted) throw timedOut();
-        if (attempt === ATTEMPTS - 1) throw new ApiError(422, 'hook_timeout_after_retry', 'Failed to reach hook after maximum retries');
+        if (attempt === ATTEMPTS - 1)
+          throw new ApiError(422, 'hook_timeout_after_retry', 'Failed to reach hook after maximum retries');
         if (!(await pause(BACKOFF_MS, deadline.signal))) throw timedOut();
         continue;
       }
@@ -132,8 +143,12 @@ function mediaType(header: string): { type: string } | { error: string } {
   const value = main.trim().toLowerCase();
   if (value === '') return { error: 'mime: no media type' };
   const slash = value.indexOf('/');
-  if (slash < 0) return TOKEN.test(value) ? { error: 'mime: expected slash after first token' } : { error: 'mime: expected token after slash' };
-  if (!TOKEN.test(value.slice(0, slash)) || !TOKEN.test(value.slice(slash + 1))) return { error: 'mime: expected token after slash' };
+  if (slash < 0)
+    return TOKEN.test(value)
+      ? { error: 'mime: expected slash after first token' }
+      : { error: 'mime: expected token after slash' };
+  if (!TOKEN.test(value.slice(0, slash)) || !TOKEN.test(value.slice(slash + 1)))
+    return { error: 'mime: expected token after slash' };
   return { type: value };
 }
 
@@ -150,7 +165,11 @@ async function readLimited(res: Response, signal: AbortSignal): Promise<string> 
       size += value.byteLength;
       if (size > RESPONSE_LIMIT) {
         await reader.cancel().catch(() => undefined);
-        throw new ApiError(422, 'hook_payload_over_size_limit', `Payload size exceeded size limit of ${RESPONSE_LIMIT} bytes`);
+        throw new ApiError(
+          422,
+          'hook_payload_over_size_limit',
+          `Payload size exceeded size limit of ${RESPONSE_LIMIT} bytes`,
+        );
       }
       chunks.push(value);
     }

@@ -43,12 +43,20 @@ export const unmarshalError = () => new ApiError(500, 'unexpected_failure', 'Err
  * (undefined for an empty one); throws the hook's error object as an ApiError, or GoTrue's error
  * for a failed call.
  */
-export function invokeHook(deps: Deps, kind: HookKind, input: Record<string, unknown>, call: HookCall = {}): Promise<unknown> {
+export function invokeHook(
+  deps: Deps,
+  kind: HookKind,
+  input: Record<string, unknown>,
+  call: HookCall = {},
+): Promise<unknown> {
   const cfg = deps.config.hooks[kind];
   const name = HOOK_NAMES[kind];
   const target = cfg.target;
   // GoTrue: an enabled hook without a usable URI fails every call with a plain (500) error.
-  if (!target) return Promise.reject(new Error(`unsupported protocol for hook ${name}: only postgres hooks and HTTPS functions are supported`));
+  if (!target)
+    return Promise.reject(
+      new Error(`unsupported protocol for hook ${name}: only postgres hooks and HTTPS functions are supported`),
+    );
   const metadata: Record<string, unknown> = { uuid: crypto.randomUUID(), time: deps.now().toISOString(), name };
   // GoTrue's NewMetadata reads the request's address for every hook kind.
   const ip = call.ip ?? deps.clientIp;
@@ -58,9 +66,10 @@ export function invokeHook(deps: Deps, kind: HookKind, input: Record<string, unk
   const attributes = { 'hook.name': name, 'hook.transport': target.transport };
   return withSpan(deps.traceParent, `hook ${name}`, attributes, async () => {
     try {
-      const text = target.transport === 'http'
-        ? await callHttpHook(deps, target.url, cfg.secrets, payload)
-        : await callPgHook(deps, call.ex, cfg.uri, target.schema, target.fn, payload);
+      const text =
+        target.transport === 'http'
+          ? await callHttpHook(deps, target.url, cfg.secrets, payload)
+          : await callPgHook(deps, call.ex, cfg.uri, target.schema, target.fn, payload);
       const output = parseOutput(text);
       deps.logger.info('Hook ran successfully', { ...logFields(name, target.transport, started), success: true });
       return output;
@@ -73,7 +82,10 @@ export function invokeHook(deps: Deps, kind: HookKind, input: Record<string, unk
 }
 
 const logFields = (name: string, transport: string, started: number) => ({
-  action: 'run_hook', hook: name, transport, duration_us: Math.round((performance.now() - started) * 1000),
+  action: 'run_hook',
+  hook: name,
+  transport,
+  duration_us: Math.round((performance.now() - started) * 1000),
 });
 
 function parseOutput(text: string | null | undefined): unknown {
@@ -85,7 +97,14 @@ function parseOutput(text: string | null | undefined): unknown {
   }
 }
 
-async function callPgHook(deps: Deps, ex: Executor | undefined, uri: string, schema: string, fn: string, payload: string): Promise<string | null> {
+async function callPgHook(
+  deps: Deps,
+  ex: Executor | undefined,
+  uri: string,
+  schema: string,
+  fn: string,
+  payload: string,
+): Promise<string | null> {
   const run = async (tx: Executor): Promise<string | null> => {
     let text: string | null;
     try {

@@ -10,8 +10,12 @@ import { hookUser } from './user-payload.ts';
 
 // GoTrue's email_action_type values.
 const TOKEN_ACTION: Record<TokenMailKind, string> = {
-  confirmation: 'signup', invite: 'invite', recovery: 'recovery', magic_link: 'magiclink',
-  email_change: 'email_change', reauthentication: 'reauthentication',
+  confirmation: 'signup',
+  invite: 'invite',
+  recovery: 'recovery',
+  magic_link: 'magiclink',
+  email_change: 'email_change',
+  reauthentication: 'reauthentication',
 };
 const action = (kind: MailKind): string => (isNotification(kind) ? kind : TOKEN_ACTION[kind]);
 
@@ -29,9 +33,18 @@ export interface EmailHookCall {
 
 function emailData(m: MailRequest, extra: Partial<Record<string, string>> = {}): Record<string, string> {
   return {
-    token: m.token, token_hash: m.tokenHash, redirect_to: m.redirectTo, email_action_type: action(m.kind), site_url: '',
-    token_new: '', token_hash_new: '', old_email: m.oldEmail ?? '', old_phone: m.oldPhone ?? '', provider: m.provider ?? '',
-    factor_type: m.factorType ?? '', ...extra,
+    token: m.token,
+    token_hash: m.tokenHash,
+    redirect_to: m.redirectTo,
+    email_action_type: action(m.kind),
+    site_url: '',
+    token_new: '',
+    token_hash_new: '',
+    old_email: m.oldEmail ?? '',
+    old_phone: m.oldPhone ?? '',
+    provider: m.provider ?? '',
+    factor_type: m.factorType ?? '',
+    ...extra,
   } as Record<string, string>;
 }
 
@@ -39,14 +52,20 @@ function emailData(m: MailRequest, extra: Partial<Record<string, string>> = {}):
 export function emailHookCalls(mails: readonly QueuedMail[], siteUrl: string): EmailHookCall[] {
   const calls: EmailHookCall[] = [];
   const changes = mails.filter((q) => q.mail.kind === 'email_change');
-  for (const q of mails) if (q.mail.kind !== 'email_change') calls.push({ userId: q.userId, emailData: emailData(q.mail, { site_url: siteUrl }) });
+  for (const q of mails)
+    if (q.mail.kind !== 'email_change')
+      calls.push({ userId: q.userId, emailData: emailData(q.mail, { site_url: siteUrl }) });
   if (changes.length > 0) {
     const next = changes.find((q) => q.mail.to === q.mail.newEmail) ?? changes[0]!;
     const current = changes.find((q) => q !== next);
     calls.push({
       userId: next.userId,
       emailData: current
-        ? emailData(current.mail, { site_url: siteUrl, token_new: next.mail.token, token_hash_new: next.mail.tokenHash })
+        ? emailData(current.mail, {
+            site_url: siteUrl,
+            token_new: next.mail.token,
+            token_hash_new: next.mail.tokenHash,
+          })
         : emailData(next.mail, { site_url: siteUrl }),
     });
   }

@@ -21,7 +21,8 @@ export async function beforeUserCreated(deps: Deps, tx: Executor, user: UserRow,
 
 // The output has no fields, but must still decode as an object (Go's json.Unmarshal).
 function checkEmptyOutput(output: unknown): void {
-  if (output !== undefined && output !== null && (typeof output !== 'object' || Array.isArray(output))) throw unmarshalError();
+  if (output !== undefined && output !== null && (typeof output !== 'object' || Array.isArray(output)))
+    throw unmarshalError();
 }
 
 /**

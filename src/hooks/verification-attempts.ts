@@ -24,18 +24,35 @@ function decodeOutput(output: unknown, fields: Record<string, 'string' | 'boolea
 
 /** HOOK_MFA_VERIFICATION_ATTEMPT; `ex`: the verification's transaction. A rejection logs the user out (the caller does, after it). */
 export async function mfaAttemptDecision(
-  deps: Deps, ex: Executor, a: { userId: string; factorId: string; factorType: string; valid: boolean; ip?: string },
+  deps: Deps,
+  ex: Executor,
+  a: { userId: string; factorId: string; factorType: string; valid: boolean; ip?: string },
 ): Promise<HookDecision> {
   const input = { user_id: a.userId, factor_id: a.factorId, factor_type: a.factorType, valid: a.valid };
-  const out = decodeOutput(await invokeHook(deps, 'MFA_VERIFICATION_ATTEMPT', input, { ex, ip: a.ip }), { decision: 'string', message: 'string' });
+  const out = decodeOutput(await invokeHook(deps, 'MFA_VERIFICATION_ATTEMPT', input, { ex, ip: a.ip }), {
+    decision: 'string',
+    message: 'string',
+  });
   if (out.decision !== 'reject') return CONTINUE;
   return { reject: true, message: (out.message as string | undefined) || MFA_DEFAULT, logout: true };
 }
 
 /** HOOK_PASSWORD_VERIFICATION_ATTEMPT: after the password check of an existing, non-banned user with a password. */
-export async function passwordAttemptDecision(deps: Deps, a: { userId: string; valid: boolean; ip?: string }): Promise<HookDecision> {
-  const raw = await invokeHook(deps, 'PASSWORD_VERIFICATION_ATTEMPT', { user_id: a.userId, valid: a.valid }, { ip: a.ip });
+export async function passwordAttemptDecision(
+  deps: Deps,
+  a: { userId: string; valid: boolean; ip?: string },
+): Promise<HookDecision> {
+  const raw = await invokeHook(
+    deps,
+    'PASSWORD_VERIFICATION_ATTEMPT',
+    { user_id: a.userId, valid: a.valid },
+    { ip: a.ip },
+  );
   const out = decodeOutput(raw, { decision: 'string', message: 'string', should_logout_user: 'boolean' });
   if (out.decision !== 'reject') return CONTINUE;
-  return { reject: true, message: (out.message as string | undefined) || PASSWORD_DEFAULT, logout: out.should_logout_user === true };
+  return {
+    reject: true,
+    message: (out.message as string | undefined) || PASSWORD_DEFAULT,
+    logout: out.should_logout_user === true,
+  };
 }

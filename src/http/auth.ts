@@ -26,7 +26,8 @@ export function bearerToken(c: Context): string {
  * OAuth client's access token (its session names the client; `client_id` without a session).
  */
 export function clientIssuedRefusal(
-  claims: Record<string, unknown>, session: { oauthClientId?: string | null } | undefined,
+  claims: Record<string, unknown>,
+  session: { oauthClientId?: string | null } | undefined,
 ): ApiError | undefined {
   if (claims.typ === ID_TOKEN_TYP) return idTokenRefused();
   const sid = claims.session_id;
@@ -39,9 +40,8 @@ export function clientIssuedRefusal(
 const idTokenRefused = () => forbidden('bad_jwt', 'invalid token: an ID token is not an access token');
 
 /** A token an OAuth client holds is for `/oauth/userinfo` and its resource servers, nothing else here. */
-export const oauthClientTokenRefused = () => forbidden(
-  'oauth_client_token_not_allowed', 'A token issued to an OAuth client cannot be used at this endpoint',
-);
+export const oauthClientTokenRefused = () =>
+  forbidden('oauth_client_token_not_allowed', 'A token issued to an OAuth client cannot be used at this endpoint');
 
 /** Verifies the bearer token and sets `auth`, or throws why it is refused. */
 async function authenticate(c: Context<AppEnv>, allowOAuthClient: boolean): Promise<void> {
@@ -52,7 +52,8 @@ async function authenticate(c: Context<AppEnv>, allowOAuthClient: boolean): Prom
   if (!UUID_RE.test(sub)) throw new ApiError(400, 'bad_jwt', 'invalid claim: sub claim must be a UUID');
   const sid = claims.session_id;
   const hasSid = sid !== undefined && sid !== null && sid !== '';
-  if (hasSid && (typeof sid !== 'string' || !UUID_RE.test(sid))) throw forbidden('bad_jwt', 'invalid claim: session_id claim must be a UUID');
+  if (hasSid && (typeof sid !== 'string' || !UUID_RE.test(sid)))
+    throw forbidden('bad_jwt', 'invalid claim: session_id claim must be a UUID');
   // Refused before any database work: an ID token, or a session-less token naming a client.
   const early = clientIssuedRefusal(claims, undefined);
   if (early) throw early;

@@ -47,7 +47,11 @@ async function isAdminRequest(c: Context<AppEnv>): Promise<boolean> {
 async function siteverify(c: Context<AppEnv>, token: string): Promise<{ success: boolean; errorCodes: string[] }> {
   const deps = c.get('deps');
   const cfg = deps.config.security.captcha;
-  const form = new URLSearchParams({ secret: (cfg.secret ?? '').trim(), response: token, remoteip: requestMeta(c).ip ?? '' });
+  const form = new URLSearchParams({
+    secret: (cfg.secret ?? '').trim(),
+    response: token,
+    remoteip: requestMeta(c).ip ?? '',
+  });
   const res = await deps.fetch(cfg.verifyUrl ?? PROVIDER_URL[cfg.provider], {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -55,7 +59,9 @@ async function siteverify(c: Context<AppEnv>, token: string): Promise<{ success:
     signal: AbortSignal.timeout(cfg.timeout * 1000),
   });
   const body = (await res.json()) as { success?: unknown; 'error-codes'?: unknown };
-  const codes = Array.isArray(body['error-codes']) ? body['error-codes'].filter((x): x is string => typeof x === 'string') : [];
+  const codes = Array.isArray(body['error-codes'])
+    ? body['error-codes'].filter((x): x is string => typeof x === 'string')
+    : [];
   return { success: body.success === true, errorCodes: codes };
 }
 

@@ -11,7 +11,8 @@ export function wantsApiVersion2024(header: string | undefined): boolean {
 }
 
 /** An error without a code (a hook's error object) answers GoTrue's `unexpected_failure` for 500, else `unknown`. */
-export const wireErrorCode = (err: ApiError): string => err.errorCode || (err.status === 500 ? 'unexpected_failure' : 'unknown');
+export const wireErrorCode = (err: ApiError): string =>
+  err.errorCode || (err.status === 500 ? 'unexpected_failure' : 'unknown');
 
 export function errorBody(err: ApiError, v2024: boolean, requestId?: string): Record<string, unknown> {
   const code = wireErrorCode(err);
@@ -31,4 +32,8 @@ export const unexpectedFailure = () =>
  * and the session kept), and its own code.
  */
 export const databaseUnavailable = () =>
-  new ApiError(503, 'database_unavailable', 'Database error: the database cannot be reached, please retry after a moment.');
+  new ApiError(
+    503,
+    'database_unavailable',
+    'Database error: the database cannot be reached, please retry after a moment.',
+  );

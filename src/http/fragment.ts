@@ -7,8 +7,18 @@ export function fragment(params: Record<string, string | number>): string {
   return new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString();
 }
 
-const OAUTH_ERROR: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' };
+const OAUTH_ERROR: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized_client',
+  403: 'access_denied',
+  500: 'server_error',
+  503: 'temporarily_unavailable',
+};
 
 export function errorFragment(err: ApiError): string {
-  return fragment({ error: OAUTH_ERROR[err.status] ?? 'server_error', error_code: err.errorCode, error_description: err.message });
+  return fragment({
+    error: OAUTH_ERROR[err.status] ?? 'server_error',
+    error_code: err.errorCode,
+    error_description: err.message,
+  });
 }

@@ -28,7 +28,10 @@ function write(c: Context<AppEnv>, list: string[]): void {
   const cfg = c.get('deps').config;
   const secure = cfg.api.externalUrl.startsWith('https:');
   setCookie(c, OAUTH_STATE_COOKIE, list.join('.'), {
-    path: '/', httpOnly: true, secure, sameSite: secure ? 'None' : 'Lax',
+    path: '/',
+    httpOnly: true,
+    secure,
+    sameSite: secure ? 'None' : 'Lax',
     maxAge: list.length > 0 ? cfg.external.flowStateExpiry : 0,
   });
 }
@@ -46,5 +49,9 @@ export function browserStarted(c: Context<AppEnv>, state: string | null): boolea
 /** A finished (or refused) flow leaves the browser's list. */
 export function unbindState(c: Context<AppEnv>, state: string): void {
   const list = states(c);
-  if (list.includes(state.toLowerCase())) write(c, list.filter((s) => s !== state.toLowerCase()));
+  if (list.includes(state.toLowerCase()))
+    write(
+      c,
+      list.filter((s) => s !== state.toLowerCase()),
+    );
 }

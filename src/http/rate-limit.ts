@@ -12,27 +12,53 @@ import { ApiError } from '../core/errors.ts';
 import type { RateLimitStore } from '../db/rate-limit-store.ts';
 import { isIp } from './request-meta.ts';
 
-export type LimitName = 'token' | 'verify' | 'otp' | 'magiclink' | 'recover' | 'resend' | 'signup' | 'user' | 'anonymous'
-  | 'mfa_challenge' | 'mfa_verify' | 'passkey' | 'oauth_client_register' | 'web3' | 'sso' | 'saml_assertion';
+export type LimitName =
+  | 'token'
+  | 'verify'
+  | 'otp'
+  | 'magiclink'
+  | 'recover'
+  | 'resend'
+  | 'signup'
+  | 'user'
+  | 'anonymous'
+  | 'mfa_challenge'
+  | 'mfa_verify'
+  | 'passkey'
+  | 'oauth_client_register'
+  | 'web3'
+  | 'sso'
+  | 'saml_assertion';
 
 const FIVE_MINUTES = 300;
 
 /** GoTrue's refill rates and bursts per limiter. */
 export function bucketFor(name: LimitName, cfg: Config['rateLimit']): Bucket {
   switch (name) {
-    case 'token': return { capacity: 30, refillPerSecond: cfg.tokenRefresh / FIVE_MINUTES };
-    case 'verify': return { capacity: 30, refillPerSecond: cfg.verify / FIVE_MINUTES };
-    case 'web3': return { capacity: 30, refillPerSecond: cfg.web3 / FIVE_MINUTES };
+    case 'token':
+      return { capacity: 30, refillPerSecond: cfg.tokenRefresh / FIVE_MINUTES };
+    case 'verify':
+      return { capacity: 30, refillPerSecond: cfg.verify / FIVE_MINUTES };
+    case 'web3':
+      return { capacity: 30, refillPerSecond: cfg.web3 / FIVE_MINUTES };
     // RATE_LIMIT_SSO (POST /sso) and SAML_RATE_LIMIT_ASSERTION (the ACS): N per 5 minutes, burst 30.
-    case 'sso': return { capacity: 30, refillPerSecond: cfg.sso / FIVE_MINUTES };
-    case 'saml_assertion': return { capacity: 30, refillPerSecond: cfg.samlAssertion / FIVE_MINUTES };
+    case 'sso':
+      return { capacity: 30, refillPerSecond: cfg.sso / FIVE_MINUTES };
+    case 'saml_assertion':
+      return { capacity: 30, refillPerSecond: cfg.samlAssertion / FIVE_MINUTES };
     // MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: N per minute, burst 30, one bucket per endpoint.
-    case 'mfa_challenge': case 'mfa_verify': return { capacity: 30, refillPerSecond: cfg.mfaChallengeAndVerify / 60 };
+    case 'mfa_challenge':
+    case 'mfa_verify':
+      return { capacity: 30, refillPerSecond: cfg.mfaChallengeAndVerify / 60 };
     // RATE_LIMIT_PASSKEY: N per 5 minutes, burst 30 (passkey sign-in options only).
-    case 'passkey': return { capacity: 30, refillPerSecond: cfg.passkey / FIVE_MINUTES };
-    case 'oauth_client_register': return { capacity: 30, refillPerSecond: cfg.oauthClientRegister / FIVE_MINUTES };
-    case 'anonymous': return { capacity: cfg.anonymousUsers, refillPerSecond: cfg.anonymousUsers / 3600 };
-    default: return { capacity: 30, refillPerSecond: cfg.otp / FIVE_MINUTES };
+    case 'passkey':
+      return { capacity: 30, refillPerSecond: cfg.passkey / FIVE_MINUTES };
+    case 'oauth_client_register':
+      return { capacity: 30, refillPerSecond: cfg.oauthClientRegister / FIVE_MINUTES };
+    case 'anonymous':
+      return { capacity: cfg.anonymousUsers, refillPerSecond: cfg.anonymousUsers / 3600 };
+    default:
+      return { capacity: 30, refillPerSecond: cfg.otp / FIVE_MINUTES };
   }
 }
 
@@ -45,7 +71,9 @@ export function createMemoryRateLimitStore(): RateLimitStore {
     async take(key, bucket, now) {
       const t = now.getTime();
       const b = buckets.get(key);
-      const tokens = b ? Math.min(bucket.capacity, b.tokens + ((t - b.at) / 1000) * bucket.refillPerSecond) : bucket.capacity;
+      const tokens = b
+        ? Math.min(bucket.capacity, b.tokens + ((t - b.at) / 1000) * bucket.refillPerSecond)
+        : bucket.capacity;
       if (tokens < 1) return false;
       buckets.delete(key); // re-insert: Map order is then least recently used first
       buckets.set(key, { tokens: tokens - 1, at: t });
@@ -60,7 +88,9 @@ export const ROW_HORIZON_SECONDS = 24 * 3600;
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 
 /** When the Postgres store last swept idle rows; shared by the stores of one app. */
-export interface SweepClock { last: number }
+export interface SweepClock {
+  last: number;
+}
 
 /**
  * Buckets in the rate_limits table. At most every ten minutes one take also deletes per-client
@@ -68,7 +98,11 @@ export interface SweepClock { last: number }
  * takes to refill: deleting a full bucket changes nothing. Stores over per-request databases
  * (Workers) pass one `sweeps` so they sweep every ten minutes, not on every request.
  */
-export function createPostgresRateLimitStore(db: Database, horizonSeconds = ROW_HORIZON_SECONDS, sweeps: SweepClock = { last: -Infinity }): RateLimitStore {
+export function createPostgresRateLimitStore(
+  db: Database,
+  horizonSeconds = ROW_HORIZON_SECONDS,
+  sweeps: SweepClock = { last: -Infinity },
+): RateLimitStore {
   return {
     async take(key, bucket, now) {
       const allowed = await takeToken(db, `ip:${key}`, bucket, now);

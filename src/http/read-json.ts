@@ -52,7 +52,8 @@ export function checkJsonValue(root: unknown): void {
 export async function checkRequestTarget(c: Context, next: () => Promise<void>): Promise<void> {
   // Hono's path is decoded already, but for sequences that are not UTF-8 (which stay encoded).
   const path = c.req.path;
-  if (UNSTORABLE.test(path) || (path.includes('%') && UNSTORABLE.test(decodedPath(path)))) throw unstorable('Path parameters');
+  if (UNSTORABLE.test(path) || (path.includes('%') && UNSTORABLE.test(decodedPath(path))))
+    throw unstorable('Path parameters');
   if (c.req.url.includes('?')) {
     for (const [key, values] of Object.entries(c.req.queries())) {
       if (UNSTORABLE.test(key) || values.some((v) => UNSTORABLE.test(v))) throw unstorable('Query parameters');
@@ -125,7 +126,8 @@ export async function limitDeclaredBody(c: Context, next: () => Promise<void>): 
   await next();
 }
 
-const deadlineSignal = (c: Context): AbortSignal | undefined => (c.get('deadline') as AbortController | undefined)?.signal;
+const deadlineSignal = (c: Context): AbortSignal | undefined =>
+  (c.get('deadline') as AbortController | undefined)?.signal;
 
 /** How much of an oversized chunked body is read and dropped so that the 413 reaches the client. */
 export const DISCARD_BYTES = 8 * 1024 * 1024;
@@ -136,7 +138,11 @@ export const DISCARD_BYTES = 8 * 1024 * 1024;
  * connection and the client often loses the 413 it was sent ("broken pipe"). Past the bound (or
  * the deadline) the stream is cancelled anyway: nobody is owed an unbounded upload.
  */
-async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, signal: AbortSignal | undefined, seen: number): Promise<void> {
+async function discardRest(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  signal: AbortSignal | undefined,
+  seen: number,
+): Promise<void> {
   let total = seen;
   while (total <= MAX_BODY_BYTES + DISCARD_BYTES && !signal?.aborted) {
     const { done, value } = await reader.read();
@@ -162,7 +168,9 @@ export async function readBodyText(c: Context): Promise<string> {
   const reader = body.getReader();
   // Past API_MAX_REQUEST_DURATION the client has its 504: stop reading a stalled upload.
   const signal = deadlineSignal(c);
-  const stop = () => { reader.cancel().catch(() => undefined); };
+  const stop = () => {
+    reader.cancel().catch(() => undefined);
+  };
   signal?.addEventListener('abort', stop, { once: true });
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -229,6 +237,15 @@ export async function readOptionalJson<S extends z.ZodObject>(c: Context, schema
 }
 
 // Go's JSON decoder: `null` for any field means "not given".
-export const optStr = z.string().nullish().transform((v) => v ?? undefined);
-export const optBool = z.boolean().nullish().transform((v) => v ?? undefined);
-export const optRecord = z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? undefined);
+export const optStr = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? undefined);
+export const optBool = z
+  .boolean()
+  .nullish()
+  .transform((v) => v ?? undefined);
+export const optRecord = z
+  .record(z.string(), z.unknown())
+  .nullish()
+  .transform((v) => v ?? undefined);

@@ -12,7 +12,12 @@ function isLoopbackName(host: string): boolean {
 
 /** A loopback target: the names and addresses that reach this machine. */
 function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+  );
 }
 
 function isIpLiteral(host: string): boolean {
@@ -27,20 +32,32 @@ export function globToRegExp(pattern: string): RegExp {
     if (ch === '\\' && i + 1 < pattern.length) {
       re += pattern[++i]!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
     } else if (ch === '*') {
-      if (pattern[i + 1] === '*') { re += '.*'; i++; } else re += '[^./]*';
+      if (pattern[i + 1] === '*') {
+        re += '.*';
+        i++;
+      } else re += '[^./]*';
     } else if (ch === '?') {
       re += '[^./]';
     } else if (ch === '[') {
       const end = pattern.indexOf(']', i + 1);
-      if (end < 0) { re += '\\['; continue; }
+      if (end < 0) {
+        re += '\\[';
+        continue;
+      }
       let body = pattern.slice(i + 1, end);
       if (body.startsWith('!')) body = '^' + body.slice(1);
       re += `[${body.replace(/\\/g, '\\\\')}]`;
       i = end;
     } else if (ch === '{') {
       const end = pattern.indexOf('}', i + 1);
-      if (end < 0) { re += '\\{'; continue; }
-      const alts = pattern.slice(i + 1, end).split(',').map((a) => globToRegExp(a).source.slice(1, -1));
+      if (end < 0) {
+        re += '\\{';
+        continue;
+      }
+      const alts = pattern
+        .slice(i + 1, end)
+        .split(',')
+        .map((a) => globToRegExp(a).source.slice(1, -1));
       re += `(?:${alts.join('|')})`;
       i = end;
     } else {
@@ -85,7 +102,11 @@ function parseCandidate(candidate: string): { url: URL; bareOrigin: boolean } | 
   return { url, bareOrigin: end < 0 || rest[end] === '#' };
 }
 
-interface PatternParts { scheme: string; authority: string; path: string }
+interface PatternParts {
+  scheme: string;
+  authority: string;
+  path: string;
+}
 
 /**
  * Splits an allow-list glob into scheme, authority (host and port) and path-with-query, at its
@@ -104,9 +125,16 @@ function splitPattern(pattern: string): PatternParts | null {
     if (ch === '\\') i++;
     else if (ch === '{' || ch === '[') depth++;
     else if ((ch === '}' || ch === ']') && depth > 0) depth--;
-    else if (ch === '/' && depth === 0) { cut = i; break; }
+    else if (ch === '/' && depth === 0) {
+      cut = i;
+      break;
+    }
   }
-  return { scheme: pattern.slice(0, sep).toLowerCase(), authority: rest.slice(0, cut).toLowerCase(), path: rest.slice(cut) };
+  return {
+    scheme: pattern.slice(0, sep).toLowerCase(),
+    authority: rest.slice(0, cut).toLowerCase(),
+    path: rest.slice(cut),
+  };
 }
 
 export function isRedirectAllowed(candidate: string, siteUrl: string, allowList: string[]): boolean {
@@ -120,7 +148,8 @@ export function isRedirectAllowed(candidate: string, siteUrl: string, allowList:
     return false;
   }
   const host = url.hostname.toLowerCase();
-  if (host === site.hostname && url.protocol === site.protocol && (url.port === site.port || isLoopbackName(host))) return true;
+  if (host === site.hostname && url.protocol === site.protocol && (url.port === site.port || isLoopbackName(host)))
+    return true;
   if (/^\d+$/.test(host)) return false;
   const isHttp = url.protocol === 'http:' || url.protocol === 'https:';
   // Local development (SITE_URL on loopback): any loopback web page, whatever the port. Otherwise
@@ -135,11 +164,18 @@ export function isRedirectAllowed(candidate: string, siteUrl: string, allowList:
   // is dropped, as in GoTrue; `https://x.com` (no path at all) keeps matching `https://x.com`.
   const scheme = url.protocol.slice(0, -1).toLowerCase();
   const authority = url.host.toLowerCase();
-  const path = bareOrigin && (url.pathname === '/' || url.pathname === '') && url.search === '' ? '' : `${url.pathname}${url.search}`;
+  const path =
+    bareOrigin && (url.pathname === '/' || url.pathname === '') && url.search === ''
+      ? ''
+      : `${url.pathname}${url.search}`;
   return allowList.some((p) => {
     const parts = splitPattern(p);
-    return !!parts && globToRegExp(parts.scheme).test(scheme) && globToRegExp(parts.authority).test(authority)
-      && globToRegExp(parts.path).test(path);
+    return (
+      !!parts &&
+      globToRegExp(parts.scheme).test(scheme) &&
+      globToRegExp(parts.authority).test(authority) &&
+      globToRegExp(parts.path).test(path)
+    );
   });
 }
 

@@ -22,7 +22,9 @@ export function requestAud(c: Context<AppEnv>): string {
       const role = typeof claims.role === 'string' ? claims.role : '';
       const aud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
       if (aud && !cfg.jwt.adminRoles.includes(role)) tokenAud = aud;
-    } catch { /* not a JWT (e.g. an anon key of another shape): ignore */ }
+    } catch {
+      /* not a JWT (e.g. an anon key of another shape): ignore */
+    }
   }
   return tokenAud ? storable(tokenAud) : cfg.jwt.aud;
 }

@@ -75,8 +75,10 @@ export interface RouteSpec<B extends z.ZodObject | undefined> extends Omit<Opera
 /** OpenAPI's `{param}` as Hono's `:param`, so that `c.req.param(name)` is typed. */
 type HonoPath<P extends string> = P extends `${infer A}{${infer N}}${infer R}` ? `${A}:${N}${HonoPath<R>}` : P;
 
-export type Handler<B extends z.ZodObject | undefined, P extends string = string> =
-  (c: Context<AppEnv, HonoPath<P>>, body: B extends z.ZodObject ? z.output<B> : undefined) => Response | Promise<Response>;
+export type Handler<B extends z.ZodObject | undefined, P extends string = string> = (
+  c: Context<AppEnv, HonoPath<P>>,
+  body: B extends z.ZodObject ? z.output<B> : undefined,
+) => Response | Promise<Response>;
 
 const AUTH: Partial<Record<NonNullable<Operation['auth']>, Middleware>> = { user: requireAuth, admin: requireAdmin };
 
@@ -87,8 +89,22 @@ export class RouteGroup {
 
   constructor(readonly tag: string) {}
 
-  route<P extends string, B extends z.ZodObject | undefined = undefined>(spec: RouteSpec<B> & { path: P }, handler: Handler<B, P>): this {
-    const { body, bodyReadByHandler, before = [], authenticate, guards = [], rateLimit, captcha, honoPath, tag, ...doc } = spec;
+  route<P extends string, B extends z.ZodObject | undefined = undefined>(
+    spec: RouteSpec<B> & { path: P },
+    handler: Handler<B, P>,
+  ): this {
+    const {
+      body,
+      bodyReadByHandler,
+      before = [],
+      authenticate,
+      guards = [],
+      rateLimit,
+      captcha,
+      honoPath,
+      tag,
+      ...doc
+    } = spec;
     const documentedBody = body ?? bodyReadByHandler;
     this.operations.push({ ...doc, tag: tag ?? this.tag, ...(documentedBody ? { body: documentedBody } : {}) });
     const auth = authenticate ?? (spec.auth ? AUTH[spec.auth] : undefined);

@@ -15,8 +15,12 @@ export function isNotification(kind: MailKind): kind is NotificationMailKind {
 
 /** GoTrue's wording in "Error sending … email". */
 export const MAIL_LABEL: Record<MailKind, string> = {
-  confirmation: 'confirmation', invite: 'invite', recovery: 'recovery',
-  magic_link: 'magic link', email_change: 'email change', reauthentication: 'reauthentication',
+  confirmation: 'confirmation',
+  invite: 'invite',
+  recovery: 'recovery',
+  magic_link: 'magic link',
+  email_change: 'email change',
+  reauthentication: 'reauthentication',
   password_changed_notification: 'password changed notification',
   email_changed_notification: 'email changed notification',
   phone_changed_notification: 'phone changed notification',
@@ -59,9 +63,12 @@ export interface Mailer {
 export function createLogMailer(logger: Logger): Mailer {
   return {
     async send(mail) {
-      logger.info('email (log transport: not sent)', isNotification(mail.kind)
-        ? { mail_kind: mail.kind, to: mail.to }
-        : { mail_kind: mail.kind, to: mail.to, link: mail.confirmationUrl, code: mail.token });
+      logger.info(
+        'email (log transport: not sent)',
+        isNotification(mail.kind)
+          ? { mail_kind: mail.kind, to: mail.to }
+          : { mail_kind: mail.kind, to: mail.to, link: mail.confirmationUrl, code: mail.token },
+      );
     },
   };
 }

@@ -53,7 +53,13 @@ export function createResendTransport(opts: ResendTransportOptions): MailTranspo
           'user-agent': 'authsvc',
           ...(m.sendIdentity ? { 'idempotency-key': resendIdempotencyKey(opts.apiKey, m.sendIdentity) } : {}),
         },
-        body: JSON.stringify({ from: formatAddress(m.from, m.fromName), to: [m.to], subject: m.subject, html: m.html, text: m.text }),
+        body: JSON.stringify({
+          from: formatAddress(m.from, m.fromName),
+          to: [m.to],
+          subject: m.subject,
+          html: m.html,
+          text: m.text,
+        }),
         signal: AbortSignal.timeout(timeoutMs),
       });
       if (!res.ok) throw new Error(`Resend API answered ${res.status}: ${redact(await errorMessage(res))}`);

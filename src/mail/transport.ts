@@ -3,7 +3,14 @@
 // transport sends the same email.
 import type { Config } from '../config/types.ts';
 import { type Logger, errorFields } from '../telemetry/logger.ts';
-import { isNotification, MAIL_LABEL, type MailKind, type MailRequest, type Mailer, type TokenMailKind } from './mailer.ts';
+import {
+  isNotification,
+  MAIL_LABEL,
+  type MailKind,
+  type MailRequest,
+  type Mailer,
+  type TokenMailKind,
+} from './mailer.ts';
 import type { TemplateRenderer, TemplateVars } from './render.ts';
 
 export interface MailMessage {
@@ -27,7 +34,10 @@ export interface MailTransport {
 }
 
 export interface TransportMailerOptions {
-  config: { smtp: Pick<Config['smtp'], 'adminEmail' | 'senderName'>; mailer: Pick<Config['mailer'], 'subjects' | 'templates'> };
+  config: {
+    smtp: Pick<Config['smtp'], 'adminEmail' | 'senderName'>;
+    mailer: Pick<Config['mailer'], 'subjects' | 'templates'>;
+  };
   transport: MailTransport;
   renderer: TemplateRenderer;
   logger: Logger;
@@ -36,8 +46,12 @@ export interface TransportMailerOptions {
 type SettingKey = keyof Config['mailer']['subjects'];
 
 const TOKEN_SETTING: Record<TokenMailKind, SettingKey> = {
-  confirmation: 'confirmation', invite: 'invite', recovery: 'recovery',
-  magic_link: 'magicLink', email_change: 'emailChange', reauthentication: 'reauthentication',
+  confirmation: 'confirmation',
+  invite: 'invite',
+  recovery: 'recovery',
+  magic_link: 'magicLink',
+  email_change: 'emailChange',
+  reauthentication: 'reauthentication',
 };
 /** Notifications' settings are named after their kind (MAILER_SUBJECTS_PASSWORD_CHANGED_NOTIFICATION → password_changed_notification). */
 const settingOf = (kind: MailKind): SettingKey => (isNotification(kind) ? kind : TOKEN_SETTING[kind]);
@@ -52,10 +66,20 @@ export function formatAddress(address: string, name?: string): string {
 
 function templateVars(mail: MailRequest): TemplateVars {
   return {
-    siteUrl: mail.siteUrl, email: mail.email ?? mail.to, sendingTo: mail.to, confirmationUrl: mail.confirmationUrl,
-    token: mail.token, tokenHash: mail.tokenHash, redirectTo: mail.redirectTo,
-    newEmail: mail.newEmail, data: mail.userMetadata,
-    oldEmail: mail.oldEmail, oldPhone: mail.oldPhone, phone: mail.phone, provider: mail.provider, factorType: mail.factorType,
+    siteUrl: mail.siteUrl,
+    email: mail.email ?? mail.to,
+    sendingTo: mail.to,
+    confirmationUrl: mail.confirmationUrl,
+    token: mail.token,
+    tokenHash: mail.tokenHash,
+    redirectTo: mail.redirectTo,
+    newEmail: mail.newEmail,
+    data: mail.userMetadata,
+    oldEmail: mail.oldEmail,
+    oldPhone: mail.oldPhone,
+    phone: mail.phone,
+    provider: mail.provider,
+    factorType: mail.factorType,
   };
 }
 
@@ -70,7 +94,12 @@ export function createMailer(opts: TransportMailerOptions): Mailer {
   return {
     async send(mail) {
       const key = settingOf(mail.kind);
-      const rendered = await renderer.render(mail.kind, templateVars(mail), config.mailer.templates[key], config.mailer.subjects[key]);
+      const rendered = await renderer.render(
+        mail.kind,
+        templateVars(mail),
+        config.mailer.templates[key],
+        config.mailer.subjects[key],
+      );
       const fields = { mail_kind: mail.kind, to_domain: domainOf(mail.to) };
       try {
         await transport.deliver({

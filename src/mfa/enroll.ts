@@ -32,16 +32,23 @@ const ENROLL_DISABLED = {
 export const noSession = (what: 'enroll' | 'unenroll') =>
   new ApiError(500, 'unexpected_failure', `A valid session and a registered user are required to ${what} a factor`);
 
-export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollInput, ip: string | undefined): Promise<Record<string, unknown>> {
+export async function enrollFactor(
+  deps: Deps,
+  auth: AuthContext,
+  body: EnrollInput,
+  ip: string | undefined,
+): Promise<Record<string, unknown>> {
   const cfg = deps.config.mfa;
   const type = body.factor_type ?? '';
-  if (type !== 'totp' && type !== 'phone' && type !== 'webauthn') throw validationFailed('factor_type needs to be totp, phone, or webauthn');
+  if (type !== 'totp' && type !== 'phone' && type !== 'webauthn')
+    throw validationFailed('factor_type needs to be totp, phone, or webauthn');
   const enabled = cfg[type].enrollEnabled;
   if (!enabled) throw unprocessable(ENROLL_DISABLED[type][0], ENROLL_DISABLED[type][1]);
   const session = auth.session;
   if (!session) throw noSession('enroll');
   const friendlyName = body.friendly_name ?? '';
-  if (friendlyName.length > MAX_FRIENDLY_NAME) throw validationFailed(`friendly_name must be at most ${MAX_FRIENDLY_NAME} characters`);
+  if (friendlyName.length > MAX_FRIENDLY_NAME)
+    throw validationFailed(`friendly_name must be at most ${MAX_FRIENDLY_NAME} characters`);
 
   let phone: string | undefined;
   let totp: { secret: string; uri: string; qr: string } | undefined;
@@ -59,26 +66,43 @@ export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollIn
     if (phone) {
       const existing = await listFactors(tx, user.id);
       if (existing.some((f) => f.factorType === 'phone' && f.phone === phone && f.status === 'verified')) {
-        throw unprocessable('mfa_verified_factor_exists', 'A verified phone factor already exists, unenroll the existing factor to continue');
+        throw unprocessable(
+          'mfa_verified_factor_exists',
+          'A verified phone factor already exists, unenroll the existing factor to continue',
+        );
       }
       await deleteUnverifiedPhoneFactors(tx, user.id, phone);
     }
     await deleteStaleFactors(deps, tx, user.id, true);
     const factors = await listFactors(tx, user.id);
     if (factors.some((f) => (f.friendlyName ?? '') === friendlyName)) {
-      throw unprocessable('mfa_factor_name_conflict', `A factor with the friendly name "${friendlyName}" for this user already exists`);
+      throw unprocessable(
+        'mfa_factor_name_conflict',
+        `A factor with the friendly name "${friendlyName}" for this user already exists`,
+      );
     }
     const verified = factors.filter((f) => f.status === 'verified').length;
     if (factors.length >= cfg.maxEnrolledFactors || verified >= cfg.maxVerifiedFactors) {
-      throw unprocessable('too_many_enrolled_mfa_factors', 'Maximum number of verified factors reached, unenroll to continue');
+      throw unprocessable(
+        'too_many_enrolled_mfa_factors',
+        'Maximum number of verified factors reached, unenroll to continue',
+      );
     }
-    if (verified > 0 && session.aal !== 'aal2') throw forbidden('insufficient_aal', 'AAL2 required to enroll a new factor');
+    if (verified > 0 && session.aal !== 'aal2')
+      throw forbidden('insufficient_aal', 'AAL2 required to enroll a new factor');
     const id = crypto.randomUUID();
     // Encrypted under SECURITY_DB_ENCRYPTION_ENCRYPT, bound to the factor id (GoTrue's SetSecret).
     const secret = totp ? await sealSecret(deps.config.security.dbEncryption, id, totp.secret, deps.randomBytes) : null;
     const row = await insertFactor(tx, {
-      id, userId: user.id, friendlyName, factorType: type, status: 'unverified',
-      createdAt: now, updatedAt: now, secret, phone: phone ?? null,
+      id,
+      userId: user.id,
+      friendlyName,
+      factorType: type,
+      status: 'unverified',
+      createdAt: now,
+      updatedAt: now,
+      secret,
+      phone: phone ?? null,
     });
     const traits: Record<string, unknown> = { factor_id: row.id };
     if (type !== 'totp') traits.factor_type = type;
@@ -92,7 +116,11 @@ export async function enrollFactor(deps: Deps, auth: AuthContext, body: EnrollIn
   return out;
 }
 
-async function newTotp(deps: Deps, user: UserRow, issuerIn: string | undefined): Promise<{ secret: string; uri: string; qr: string }> {
+async function newTotp(
+  deps: Deps,
+  user: UserRow,
+  issuerIn: string | undefined,
+): Promise<{ secret: string; uri: string; qr: string }> {
   let issuer = issuerIn;
   if (!issuer) {
     try {

@@ -26,7 +26,8 @@ export function lockSecondsLeft(s: FailureState, now: Date): number {
 /** The row's state after one more wrong code (written by the caller under the row's lock). */
 export function afterFailure(s: FailureState, firstLockSeconds: number, now: Date): FailureState {
   const count = s.failedVerificationCount + 1;
-  if (count % MAX_FAILED_VERIFICATIONS !== 0) return { failedVerificationCount: count, verificationLockedUntil: s.verificationLockedUntil };
+  if (count % MAX_FAILED_VERIFICATIONS !== 0)
+    return { failedVerificationCount: count, verificationLockedUntil: s.verificationLockedUntil };
   // The n-th lock in a row lasts first · 2^(n−1) seconds (2 ** a large n is Infinity: the cap holds).
   const seconds = Math.min(firstLockSeconds * 2 ** (count / MAX_FAILED_VERIFICATIONS - 1), MAX_LOCK_SECONDS);
   return { failedVerificationCount: count, verificationLockedUntil: new Date(now.getTime() + seconds * 1000) };
@@ -36,6 +37,9 @@ export function afterFailure(s: FailureState, firstLockSeconds: number, now: Dat
 export const RESET_FAILURES: FailureState = { failedVerificationCount: 0, verificationLockedUntil: null };
 
 /** A locked TOTP or phone factor, at challenge and verify (GoTrue has no such lock, nor a code for it). */
-export const factorLocked = (seconds: number) => new ApiError(
-  429, 'mfa_factor_locked', `Too many invalid codes for this factor. For security purposes, you can only try again after ${seconds} seconds.`,
-);
+export const factorLocked = (seconds: number) =>
+  new ApiError(
+    429,
+    'mfa_factor_locked',
+    `Too many invalid codes for this factor. For security purposes, you can only try again after ${seconds} seconds.`,
+  );

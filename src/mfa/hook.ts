@@ -20,7 +20,11 @@ export type AttemptDecision = { decision: 'continue' } | { decision: 'reject'; m
 const CONTINUE: AttemptDecision = { decision: 'continue' };
 
 /** `tx`: the verification's transaction (a Postgres-function hook runs in it). */
-export async function mfaVerificationAttempt(deps: Deps, tx: Executor, attempt: VerificationAttempt): Promise<AttemptDecision> {
+export async function mfaVerificationAttempt(
+  deps: Deps,
+  tx: Executor,
+  attempt: VerificationAttempt,
+): Promise<AttemptDecision> {
   if (!deps.config.hooks.MFA_VERIFICATION_ATTEMPT.enabled || attempt.factorType === 'recovery_code') return CONTINUE;
   const d = await mfaAttemptDecision(deps, tx, attempt);
   return d.reject ? { decision: 'reject', message: d.message } : CONTINUE;

@@ -52,7 +52,13 @@ export async function loadFactor(deps: Deps, auth: AuthContext, rawId: string): 
  * challenge or verify an unverified one, as only aal2 may enrol one. Otherwise a password alone
  * would finish the owner's abandoned WebAuthn enrolment with the attacker's key, and be aal2.
  */
-export async function requireAal2ToFinish(ex: Executor, auth: AuthContext, factor: FactorRow, what: 'challenge' | 'verify'): Promise<void> {
+export async function requireAal2ToFinish(
+  ex: Executor,
+  auth: AuthContext,
+  factor: FactorRow,
+  what: 'challenge' | 'verify',
+): Promise<void> {
   if (factor.status === 'verified' || auth.session?.aal === 'aal2') return;
-  if (await hasVerifiedFactor(ex, auth.user.id)) throw forbidden('insufficient_aal', `AAL2 required to ${what} an unverified factor`);
+  if (await hasVerifiedFactor(ex, auth.user.id))
+    throw forbidden('insufficient_aal', `AAL2 required to ${what} an unverified factor`);
 }

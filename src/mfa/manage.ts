@@ -5,7 +5,14 @@
 import type { AuthContext } from '../app-env.ts';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
-import { deleteFactor, downgradeSessions, type FactorRow, hasVerifiedFactor, listFactors, updateFactor } from '../db/mfa.ts';
+import {
+  deleteFactor,
+  downgradeSessions,
+  type FactorRow,
+  hasVerifiedFactor,
+  listFactors,
+  updateFactor,
+} from '../db/mfa.ts';
 import { deleteRecoverySet } from '../db/mfa-recovery-codes.ts';
 import { findUserById, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
@@ -17,23 +24,44 @@ import { factorJson } from '../models/factor-json.ts';
 import { deleteStaleFactors, factorIdParam, factorNotFound } from './load-factor.ts';
 import { RECOVERY_CODE_AMR } from './recovery-codes.ts';
 
-const AMR_METHOD: Record<FactorRow['factorType'], string> = { totp: 'totp', phone: 'mfa/phone', webauthn: 'mfa/webauthn' };
+const AMR_METHOD: Record<FactorRow['factorType'], string> = {
+  totp: 'totp',
+  phone: 'mfa/phone',
+  webauthn: 'mfa/webauthn',
+};
 
-export async function unenrollFactor(deps: Deps, auth: AuthContext, factor: FactorRow, ip: string | undefined): Promise<{ id: string }> {
+export async function unenrollFactor(
+  deps: Deps,
+  auth: AuthContext,
+  factor: FactorRow,
+  ip: string | undefined,
+): Promise<{ id: string }> {
   const session = auth.session;
   if (!session) throw noSession('unenroll');
   if (factor.status === 'verified' && session.aal !== 'aal2') {
     throw unprocessable('insufficient_aal', 'AAL2 required to unenroll verified factor');
   }
-  await removeFactor(deps, factor, auth.user, { action: 'factor_unenrolled', traits: { factor_id: factor.id, factor_status: factor.status, session_id: session.id } }, ip);
+  await removeFactor(
+    deps,
+    factor,
+    auth.user,
+    {
+      action: 'factor_unenrolled',
+      traits: { factor_id: factor.id, factor_status: factor.status, session_id: session.id },
+    },
+    ip,
+  );
   // GoTrue tells the user of any factor they remove, verified or not; the admin API's removal tells nobody.
   await notify(deps, { kind: 'mfa_factor_unenrolled', user: auth.user, factorType: factor.factorType }, ip);
   return { id: factor.id };
 }
 
 async function removeFactor(
-  deps: Deps, factor: FactorRow, actor: Pick<UserRow, 'id' | 'email' | 'phone' | 'rawUserMetaData'> | null,
-  audit: { action: 'factor_unenrolled' | 'factor_deleted'; traits: Record<string, unknown> }, ip: string | undefined,
+  deps: Deps,
+  factor: FactorRow,
+  actor: Pick<UserRow, 'id' | 'email' | 'phone' | 'rawUserMetaData'> | null,
+  audit: { action: 'factor_unenrolled' | 'factor_deleted'; traits: Record<string, unknown> },
+  ip: string | undefined,
 ): Promise<FactorRow> {
   const now = deps.now();
   return transaction(deps.db, async (tx) => {
@@ -45,17 +73,29 @@ async function removeFactor(
     await insertAudit(tx, { actor, action: audit.action, traits: audit.traits, ip, now });
     await downgradeSessions(tx, factor.id, AMR_METHOD[factor.factorType], now);
     // Codes kept past the last factor would be an aal2 key again once a factor is enrolled.
-    const codes = !(await hasVerifiedFactor(tx, factor.userId)) ? await deleteRecoverySet(tx, factor.userId) : undefined;
+    const codes = !(await hasVerifiedFactor(tx, factor.userId))
+      ? await deleteRecoverySet(tx, factor.userId)
+      : undefined;
     if (codes) {
       await downgradeSessions(tx, codes.id, RECOVERY_CODE_AMR, now);
-      await insertAudit(tx, { actor, action: 'recovery_codes_deleted', traits: { factor_id: codes.id, last_factor_removed: factor.id }, ip, now });
+      await insertAudit(tx, {
+        actor,
+        action: 'recovery_codes_deleted',
+        traits: { factor_id: codes.id, last_factor_removed: factor.id },
+        ip,
+        now,
+      });
     }
     return gone;
   });
 }
 
 /** GoTrue's loadUser then loadFactor: the user is looked up before the factor id is even parsed. */
-async function adminUserFactor(deps: Deps, userId: string, rawFactorId: string): Promise<{ user: UserRow; factor: FactorRow }> {
+async function adminUserFactor(
+  deps: Deps,
+  userId: string,
+  rawFactorId: string,
+): Promise<{ user: UserRow; factor: FactorRow }> {
   const user = await findUserById(deps.db, userId);
   if (!user) throw notFound('user_not_found', 'User not found');
   const factorId = factorIdParam(rawFactorId);
@@ -74,7 +114,12 @@ export async function adminListFactors(deps: Deps, userId: string): Promise<Reco
 }
 
 export async function adminUpdateFactor(
-  deps: Deps, userId: string, factorId: string, body: { friendly_name?: string; phone?: string }, admin: UserRow | null, ip: string | undefined,
+  deps: Deps,
+  userId: string,
+  factorId: string,
+  body: { friendly_name?: string; phone?: string },
+  admin: UserRow | null,
+  ip: string | undefined,
 ): Promise<Record<string, unknown>> {
   const { factor } = await adminUserFactor(deps, userId, factorId);
   const patch: Parameters<typeof updateFactor>[2] = {};
@@ -82,7 +127,8 @@ export async function adminUpdateFactor(
   if (body.phone && factor.factorType === 'phone') patch.phone = validatePhone(body.phone);
   const now = deps.now();
   const updated = await transaction(deps.db, async (tx) => {
-    const row = Object.keys(patch).length > 0 ? await updateFactor(tx, factor.id, { ...patch, updatedAt: now }) : factor;
+    const row =
+      Object.keys(patch).length > 0 ? await updateFactor(tx, factor.id, { ...patch, updatedAt: now }) : factor;
     if (!row) throw factorNotFound();
     await insertAudit(tx, { actor: admin, action: 'factor_updated', traits: { factor_id: factor.id }, ip, now });
     return row;
@@ -91,9 +137,19 @@ export async function adminUpdateFactor(
 }
 
 export async function adminDeleteFactor(
-  deps: Deps, userId: string, factorId: string, admin: UserRow | null, ip: string | undefined,
+  deps: Deps,
+  userId: string,
+  factorId: string,
+  admin: UserRow | null,
+  ip: string | undefined,
 ): Promise<Record<string, unknown>> {
   const { user, factor } = await adminUserFactor(deps, userId, factorId);
-  const gone = await removeFactor(deps, factor, admin, { action: 'factor_deleted', traits: { user_id: user.id, factor_id: factor.id } }, ip);
+  const gone = await removeFactor(
+    deps,
+    factor,
+    admin,
+    { action: 'factor_deleted', traits: { user_id: user.id, factor_id: factor.id } },
+    ip,
+  );
   return factorJson(gone);
 }

@@ -6,7 +6,10 @@ function goEscape(s: string, keep: string): string {
   let out = '';
   for (const byte of new TextEncoder().encode(s)) {
     const ch = String.fromCharCode(byte);
-    out += byte < 0x80 && (UNRESERVED.test(ch) || keep.includes(ch)) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    out +=
+      byte < 0x80 && (UNRESERVED.test(ch) || keep.includes(ch))
+        ? ch
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
 }
@@ -18,7 +21,11 @@ const escapeSegment = (s: string) => goEscape(s, '$&+:=@');
 
 export function totpUri(issuer: string, account: string, secret: string): string {
   const query: [string, string][] = [
-    ['algorithm', 'SHA1'], ['digits', '6'], ['issuer', issuer], ['period', '30'], ['secret', secret],
+    ['algorithm', 'SHA1'],
+    ['digits', '6'],
+    ['issuer', issuer],
+    ['period', '30'],
+    ['secret', secret],
   ];
   const q = query.map(([k, v]) => `${k}=${escapeSegment(v)}`).join('&');
   return `otpauth://totp/${escapePath(`${issuer}:${account}`)}?${q}`;

@@ -18,7 +18,9 @@ export function qrSvg(text: string): string {
       if (!qr.isDark(row, col)) continue;
       const x = (QUIET_MODULES + col) * MODULE_PX;
       const y = (QUIET_MODULES + row) * MODULE_PX;
-      rects.push(`<rect x="${x}" y="${y}" width="${MODULE_PX}" height="${MODULE_PX}" style="fill:black;stroke:none;" />`);
+      rects.push(
+        `<rect x="${x}" y="${y}" width="${MODULE_PX}" height="${MODULE_PX}" style="fill:black;stroke:none;" />`,
+      );
     }
   }
   return [

@@ -10,7 +10,12 @@ import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
 import { downgradeSessions } from '../db/mfa.ts';
 import {
-  deleteRecoverySet, findRecoverySet, insertRecoverySet, recoveryCodeCounts, replaceRecoveryCodes, updateRecoverySet,
+  deleteRecoverySet,
+  findRecoverySet,
+  insertRecoverySet,
+  recoveryCodeCounts,
+  replaceRecoveryCodes,
+  updateRecoverySet,
 } from '../db/mfa-recovery-codes.ts';
 import { findUserById } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
@@ -39,12 +44,18 @@ function newCodes(deps: Deps, count: number): string[] {
 
 function requireAal2(auth: AuthContext, what: string) {
   const session = auth.session;
-  if (!session) throw new ApiError(500, 'unexpected_failure', `A valid session and a registered user are required to ${what} recovery codes`);
+  if (!session)
+    throw new ApiError(
+      500,
+      'unexpected_failure',
+      `A valid session and a registered user are required to ${what} recovery codes`,
+    );
   if (session.aal !== 'aal2') throw forbidden('insufficient_aal', `AAL2 required to ${what} recovery codes`);
 }
 
 function requireEnrollEnabled(deps: Deps) {
-  if (!deps.config.mfa.recoveryCodes.enrollEnabled) throw unprocessable('mfa_recovery_codes_enroll_not_enabled', 'MFA enroll is disabled for recovery codes');
+  if (!deps.config.mfa.recoveryCodes.enrollEnabled)
+    throw unprocessable('mfa_recovery_codes_enroll_not_enabled', 'MFA enroll is disabled for recovery codes');
 }
 
 /** GET /factors/recovery-codes */
@@ -57,12 +68,16 @@ export async function recoveryCodeStatus(deps: Deps, auth: AuthContext): Promise
 
 /** POST /factors/recovery-codes: a first set; a user who has one regenerates or deletes it. */
 export async function generateRecoveryCodes(
-  deps: Deps, auth: AuthContext, body: { friendly_name?: string }, ip: string | undefined,
+  deps: Deps,
+  auth: AuthContext,
+  body: { friendly_name?: string },
+  ip: string | undefined,
 ): Promise<Record<string, unknown>> {
   requireEnrollEnabled(deps);
   requireAal2(auth, 'generate');
   const friendlyName = body.friendly_name || DEFAULT_NAME;
-  if (friendlyName.length > MAX_FRIENDLY_NAME) throw validationFailed(`friendly_name must be at most ${MAX_FRIENDLY_NAME} characters`);
+  if (friendlyName.length > MAX_FRIENDLY_NAME)
+    throw validationFailed(`friendly_name must be at most ${MAX_FRIENDLY_NAME} characters`);
   const codes = newCodes(deps, deps.config.mfa.recoveryCodes.count);
   const now = deps.now();
   const id = crypto.randomUUID();
@@ -70,15 +85,34 @@ export async function generateRecoveryCodes(
     const user = await findUserById(tx, auth.user.id, { forUpdate: true });
     if (!user) throw forbidden('user_not_found', 'User from sub claim in JWT does not exist');
     const set = await insertRecoverySet(tx, { id, userId: user.id, friendlyName, createdAt: now, updatedAt: now });
-    if (!set) throw unprocessable('mfa_verified_factor_exists', 'Recovery codes already exist, regenerate or delete them to continue');
-    await replaceRecoveryCodes(tx, id, codes.map((c) => hashRecoveryCode(id, c)), now);
-    await insertAudit(tx, { actor: user, action: 'recovery_codes_generated', traits: { factor_id: id, total: codes.length }, ip, now });
+    if (!set)
+      throw unprocessable(
+        'mfa_verified_factor_exists',
+        'Recovery codes already exist, regenerate or delete them to continue',
+      );
+    await replaceRecoveryCodes(
+      tx,
+      id,
+      codes.map((c) => hashRecoveryCode(id, c)),
+      now,
+    );
+    await insertAudit(tx, {
+      actor: user,
+      action: 'recovery_codes_generated',
+      traits: { factor_id: id, total: codes.length },
+      ip,
+      now,
+    });
   });
   return { id, type: RECOVERY_CODE_TYPE, friendly_name: friendlyName, total: codes.length, codes };
 }
 
 /** POST /factors/recovery-codes/regenerate: a new set under the same id; every earlier code dies, the lockout is lifted. */
-export async function regenerateRecoveryCodes(deps: Deps, auth: AuthContext, ip: string | undefined): Promise<Record<string, unknown>> {
+export async function regenerateRecoveryCodes(
+  deps: Deps,
+  auth: AuthContext,
+  ip: string | undefined,
+): Promise<Record<string, unknown>> {
   requireEnrollEnabled(deps);
   requireAal2(auth, 'regenerate');
   const codes = newCodes(deps, deps.config.mfa.recoveryCodes.count);
@@ -86,23 +120,48 @@ export async function regenerateRecoveryCodes(deps: Deps, auth: AuthContext, ip:
   const set = await transaction(deps.db, async (tx) => {
     const found = await findRecoverySet(tx, auth.user.id, { forUpdate: true });
     if (!found) throw factorNotFound();
-    await replaceRecoveryCodes(tx, found.id, codes.map((c) => hashRecoveryCode(found.id, c)), now);
-    await updateRecoverySet(tx, found.id, { failedVerificationCount: 0, verificationLockedUntil: null, updatedAt: now });
-    await insertAudit(tx, { actor: auth.user, action: 'recovery_codes_regenerated', traits: { factor_id: found.id, total: codes.length }, ip, now });
+    await replaceRecoveryCodes(
+      tx,
+      found.id,
+      codes.map((c) => hashRecoveryCode(found.id, c)),
+      now,
+    );
+    await updateRecoverySet(tx, found.id, {
+      failedVerificationCount: 0,
+      verificationLockedUntil: null,
+      updatedAt: now,
+    });
+    await insertAudit(tx, {
+      actor: auth.user,
+      action: 'recovery_codes_regenerated',
+      traits: { factor_id: found.id, total: codes.length },
+      ip,
+      now,
+    });
     return found;
   });
   return { id: set.id, type: RECOVERY_CODE_TYPE, friendly_name: set.friendlyName, total: codes.length, codes };
 }
 
 /** DELETE /factors/recovery-codes: sessions a recovery code upgraded go back to aal1, as after an unenrol. */
-export async function deleteRecoveryCodes(deps: Deps, auth: AuthContext, ip: string | undefined): Promise<{ id: string }> {
+export async function deleteRecoveryCodes(
+  deps: Deps,
+  auth: AuthContext,
+  ip: string | undefined,
+): Promise<{ id: string }> {
   requireAal2(auth, 'delete');
   const now = deps.now();
   return transaction(deps.db, async (tx) => {
     const gone = await deleteRecoverySet(tx, auth.user.id);
     if (!gone) throw factorNotFound();
     await downgradeSessions(tx, gone.id, RECOVERY_CODE_AMR, now);
-    await insertAudit(tx, { actor: auth.user, action: 'recovery_codes_deleted', traits: { factor_id: gone.id }, ip, now });
+    await insertAudit(tx, {
+      actor: auth.user,
+      action: 'recovery_codes_deleted',
+      traits: { factor_id: gone.id },
+      ip,
+      now,
+    });
     return { id: gone.id };
   });
 }

@@ -19,14 +19,24 @@ export interface Upgrade {
   now: Date;
 }
 
-export async function upgradeSessionToAal2(deps: Deps, tx: Executor, u: Upgrade): Promise<{ session: SessionRow; refreshToken: string }> {
+export async function upgradeSessionToAal2(
+  deps: Deps,
+  tx: Executor,
+  u: Upgrade,
+): Promise<{ session: SessionRow; refreshToken: string }> {
   const current = await findSession(tx, u.sessionId, { forUpdate: true });
   if (!current) throw forbidden('session_not_found', 'Session from session_id claim in JWT does not exist');
   const refreshToken = base32(deps.randomBytes(20));
   await upsertAmrClaim(tx, u.sessionId, u.method, u.now);
   await setSessionAal(tx, u.sessionId, 'aal2', u.factorId, u.now);
   await revokeSessionTokens(tx, u.sessionId, u.now);
-  await insertRefreshToken(tx, { tokenHash: sha256Hex(refreshToken), parentHash: null, userId: u.userId, sessionId: u.sessionId, now: u.now });
+  await insertRefreshToken(tx, {
+    tokenHash: sha256Hex(refreshToken),
+    parentHash: null,
+    userId: u.userId,
+    sessionId: u.sessionId,
+    now: u.now,
+  });
   await deleteLowAalSessions(tx, u.userId);
   return { session: (await findSession(tx, u.sessionId))!, refreshToken };
 }

@@ -10,8 +10,14 @@ import { insertAudit } from '../db/audit.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { CommitThenFail, transaction } from '../db/database.ts';
 import {
-  deleteChallenge, deleteOtherUnverifiedFactors, type FactorRow, findFactor, lockChallenge,
-  markChallengeVerified, setChallengeOtpCode, updateFactor,
+  deleteChallenge,
+  deleteOtherUnverifiedFactors,
+  type FactorRow,
+  findFactor,
+  lockChallenge,
+  markChallengeVerified,
+  setChallengeOtpCode,
+  updateFactor,
 } from '../db/mfa.ts';
 import type { Deps } from '../deps.ts';
 import { takeCodeAttempt } from '../accounts/code-attempts.ts';
@@ -22,7 +28,13 @@ import { ApiError, forbidden, unprocessable, validationFailed } from '../core/er
 import { SmsSendError } from '../sms/provider.ts';
 import { requireVerifyEnabled, UNKNOWN_IP } from './challenge.ts';
 import { challengeExpired, challengeNotFound, challengeRefusal, liveChallenge } from './challenge-checks.ts';
-import { afterFailure, FACTOR_FIRST_LOCK_SECONDS, factorLocked, lockSecondsLeft, RESET_FAILURES } from './failure-lock.ts';
+import {
+  afterFailure,
+  FACTOR_FIRST_LOCK_SECONDS,
+  factorLocked,
+  lockSecondsLeft,
+  RESET_FAILURES,
+} from './failure-lock.ts';
 import { mfaVerificationAttempt } from './hook.ts';
 import { requireAal2ToFinish } from './load-factor.ts';
 import { upgradeSessionToAal2 } from './upgrade-session.ts';
@@ -31,7 +43,6 @@ import { verifyWebAuthnFactor, type WebauthnVerifyInput } from './webauthn.ts';
 export interface VerifyInput extends WebauthnVerifyInput {
   code: string | undefined;
 }
-
 
 const AMR_METHOD = { totp: 'totp', phone: 'mfa/phone' } as const;
 
@@ -45,13 +56,18 @@ async function openStored(deps: Deps, id: string, stored: string): Promise<{ val
   try {
     return await openSecret(deps.config.security.dbEncryption, id, stored);
   } catch (err) {
-    if (err instanceof DecryptionError) throw new ApiError(500, 'unexpected_failure', 'Database error verifying MFA TOTP secret', undefined, err);
+    if (err instanceof DecryptionError)
+      throw new ApiError(500, 'unexpected_failure', 'Database error verifying MFA TOTP secret', undefined, err);
     throw err;
   }
 }
 
 export async function verifyFactor(
-  deps: Deps, auth: AuthContext, factor: FactorRow, input: VerifyInput, ipIn: string | undefined,
+  deps: Deps,
+  auth: AuthContext,
+  factor: FactorRow,
+  input: VerifyInput,
+  ipIn: string | undefined,
 ): Promise<TokenResponse['body']> {
   const code = input.code ?? '';
   if (factor.factorType === 'webauthn') return verifyWebAuthnFactor(deps, auth, factor, input, ipIn ?? UNKNOWN_IP);
@@ -59,7 +75,12 @@ export async function verifyFactor(
   requireVerifyEnabled(deps, factor);
   const type = factor.factorType as 'totp' | 'phone';
   const session = auth.session;
-  if (!session) throw new ApiError(500, 'unexpected_failure', 'A valid session and a registered user are required to verify a factor');
+  if (!session)
+    throw new ApiError(
+      500,
+      'unexpected_failure',
+      'A valid session and a registered user are required to verify a factor',
+    );
   await requireAal2ToFinish(deps.db, auth, factor, 'verify');
   const ip = ipIn ?? UNKNOWN_IP;
   // Checked before the attempt is counted (and again under the lock): a stranger's id or a dead
@@ -87,7 +108,8 @@ export async function verifyFactor(
     // Even the right code is refused while the factor is locked, and not compared.
     const wait = lockSecondsLeft(locked, now);
     if (wait > 0) throw factorLocked(wait);
-    const countFailure = async () => void (await updateFactor(tx, factor.id, afterFailure(locked, FACTOR_FIRST_LOCK_SECONDS, now)));
+    const countFailure = async () =>
+      void (await updateFactor(tx, factor.id, afterFailure(locked, FACTOR_FIRST_LOCK_SECONDS, now)));
     let step: number | undefined;
     let valid: boolean;
     // The stored secret in clear, and a write that re-encrypts it under the current key when due.
@@ -96,7 +118,10 @@ export async function verifyFactor(
       const secret = locked.secret ? await openStored(deps, factor.id, locked.secret) : undefined;
       if (secret?.reEncrypt) {
         const plain = secret.value;
-        reseal = async () => void (await updateFactor(tx, factor.id, { secret: await sealSecret(encryption, factor.id, plain, deps.randomBytes) }));
+        reseal = async () =>
+          void (await updateFactor(tx, factor.id, {
+            secret: await sealSecret(encryption, factor.id, plain, deps.randomBytes),
+          }));
       }
       const key = secret ? fromBase32(secret.value) : undefined;
       step = key ? matchTotp(key, code, now) : undefined;
@@ -117,27 +142,53 @@ export async function verifyFactor(
       // GoTrue re-encrypts a phone code only when the code was wrong: a right one is spent.
       if (otp?.reEncrypt) {
         const plain = otp.value;
-        reseal = async () => setChallengeOtpCode(tx, challengeId, await sealSecret(encryption, challengeId, plain, deps.randomBytes));
+        reseal = async () =>
+          setChallengeOtpCode(tx, challengeId, await sealSecret(encryption, challengeId, plain, deps.randomBytes));
       }
       valid = otp !== undefined && timingSafeEqual(otp.value, code);
       if (valid) reseal = undefined;
     }
-    const decision = await mfaVerificationAttempt(deps, tx, { factorId: factor.id, factorType: type, userId: auth.user.id, valid, ip: ipIn });
+    const decision = await mfaVerificationAttempt(deps, tx, {
+      factorId: factor.id,
+      factorType: type,
+      userId: auth.user.id,
+      valid,
+      ip: ipIn,
+    });
     // Returned, not thrown: the sign-out below must not be rolled back with the attempt.
     if (decision.decision === 'reject') return { rejected: decision.message } as const;
     await reseal?.();
     if (!valid) {
       await countFailure();
       // Committed: the count, and the re-encryption above (GoTrue writes it on a wrong code too).
-      throw new CommitThenFail(unprocessable('mfa_verification_failed', type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered'));
+      throw new CommitThenFail(
+        unprocessable(
+          'mfa_verification_failed',
+          type === 'totp' ? 'Invalid TOTP code entered' : 'Invalid MFA Phone code entered',
+        ),
+      );
     }
     await insertAudit(tx, {
-      actor: auth.user, action: 'verification_attempted', ip: ipIn, now,
+      actor: auth.user,
+      action: 'verification_attempted',
+      ip: ipIn,
+      now,
       traits: { factor_id: factor.id, challenge_id: challengeId, factor_type: type },
     });
     await markChallengeVerified(tx, challengeId, now);
-    await updateFactor(tx, factor.id, { status: 'verified', updatedAt: now, ...RESET_FAILURES, ...(step !== undefined ? { lastTotpStep: step } : {}) });
-    const upgraded = await upgradeSessionToAal2(deps, tx, { userId: auth.user.id, sessionId: session.id, factorId: factor.id, method: AMR_METHOD[type], now });
+    await updateFactor(tx, factor.id, {
+      status: 'verified',
+      updatedAt: now,
+      ...RESET_FAILURES,
+      ...(step !== undefined ? { lastTotpStep: step } : {}),
+    });
+    const upgraded = await upgradeSessionToAal2(deps, tx, {
+      userId: auth.user.id,
+      sessionId: session.id,
+      factorId: factor.id,
+      method: AMR_METHOD[type],
+      now,
+    });
     await deleteOtherUnverifiedFactors(tx, auth.user.id, type, factor.id);
     // With the custom access token hook, signed here: its refusal takes the upgrade back.
     return { pending: await tokenInTransaction(deps, tx, { user: auth.user, ...upgraded, method: AMR_METHOD[type] }) };
@@ -153,6 +204,7 @@ export async function verifyFactor(
   }
   const { body } = await tokenAfterCommit(deps, outcome.pending);
   // The factor's first verification enrols it (GoTrue: MAILER_NOTIFICATIONS_MFA_FACTOR_ENROLLED_ENABLED).
-  if (factor.status !== 'verified') await notify(deps, { kind: 'mfa_factor_enrolled', user: auth.user, factorType: type }, ipIn);
+  if (factor.status !== 'verified')
+    await notify(deps, { kind: 'mfa_factor_enrolled', user: auth.user, factorType: type }, ipIn);
   return body;
 }

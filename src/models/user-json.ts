@@ -24,7 +24,11 @@ export function identityJson(i: IdentityRow): Record<string, unknown> {
  * `identities`: an array when loaded, `null` when not (GoTrue's list endpoints). `factors`: the
  * user's MFA factors; the key is left out when there are none (GoTrue's omitempty).
  */
-export function userJson(u: UserRow, identities: IdentityRow[] | null, factors: FactorRow[] = []): Record<string, unknown> {
+export function userJson(
+  u: UserRow,
+  identities: IdentityRow[] | null,
+  factors: FactorRow[] = [],
+): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: u.id,
     aud: u.aud ?? '',

@@ -35,7 +35,13 @@ export function withQuery(uri: string, params: Record<string, string | undefined
 }
 
 /** RFC 9207 (authsvc): every authorization response, errors too, names the issuer when there is one. */
-export function errorRedirect(uri: string, error: string, description: string, state: string | null | undefined, issuer: string | undefined): string {
+export function errorRedirect(
+  uri: string,
+  error: string,
+  description: string,
+  state: string | null | undefined,
+  issuer: string | undefined,
+): string {
   return withQuery(uri, { error, error_description: description, state: state ?? undefined, iss: issuer });
 }
 
@@ -75,11 +81,13 @@ function requestProblem(q: AuthorizeQuery, scope: string): string | undefined {
     const problem = resourceProblem(q.resource);
     if (problem) return problem;
   }
-  if (!q.code_challenge || !q.code_challenge_method) return 'PKCE flow requires both code_challenge and code_challenge_method';
+  if (!q.code_challenge || !q.code_challenge_method)
+    return 'PKCE flow requires both code_challenge and code_challenge_method';
   // OAuth 2.1 and MCP: S256 only (GoTrue also accepts `plain`, which protects nothing against an
   // attacker who sees the authorization request).
   if (q.code_challenge_method.toLowerCase() !== 's256') return "code_challenge_method must be 'S256'";
-  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(q.code_challenge)) return 'code_challenge must be between 43 and 128 characters';
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(q.code_challenge))
+    return 'code_challenge must be between 43 and 128 characters';
   if ((q.state?.length ?? 0) > 4096) return 'state cannot exceed 4096 characters';
   if ((q.nonce?.length ?? 0) > 255) return 'nonce cannot exceed 255 characters';
   if (scope.length > 4096) return 'scope cannot exceed 4096 characters';
@@ -112,12 +120,29 @@ export async function authorize(deps: Deps, q: AuthorizeQuery): Promise<string> 
   const id = authorizationId(deps);
   await sweepOAuthAuthorizations(deps.db, now, USED_CODE_RETENTION_SECONDS);
   await insertOAuthAuthorization(deps.db, {
-    id: crypto.randomUUID(), authorizationId: id, clientId: client.id, redirectUri: q.redirect_uri,
-    scope, state: q.state || null, resource: q.resource || null, codeChallenge: q.code_challenge!,
-    codeChallengeMethod: 's256', responseType: 'code', status: 'pending', createdAt: now,
-    expiresAt: new Date(now.getTime() + deps.config.oauthServer.authorizationTtl * 1000), nonce: q.nonce || null,
+    id: crypto.randomUUID(),
+    authorizationId: id,
+    clientId: client.id,
+    redirectUri: q.redirect_uri,
+    scope,
+    state: q.state || null,
+    resource: q.resource || null,
+    codeChallenge: q.code_challenge!,
+    codeChallengeMethod: 's256',
+    responseType: 'code',
+    status: 'pending',
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + deps.config.oauthServer.authorizationTtl * 1000),
+    nonce: q.nonce || null,
   });
-  if (!path) return errorRedirect(q.redirect_uri, 'server_error', 'oauth authorization path not configured', q.state, deps.config.jwt.issuer);
+  if (!path)
+    return errorRedirect(
+      q.redirect_uri,
+      'server_error',
+      'oauth authorization path not configured',
+      q.state,
+      deps.config.jwt.issuer,
+    );
   const base = deps.config.siteUrl.replace(/\/+$/, '');
   return `${base}${path.startsWith('/') ? path : `/${path}`}?authorization_id=${id}`;
 }

@@ -10,7 +10,11 @@ import { knownClient } from './metadata-document.ts';
 import { clientSecretMatches } from './secrets.ts';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
-interface Credentials { clientId: string; secrets: string[]; method: ClientAuthMethod }
+interface Credentials {
+  clientId: string;
+  secrets: string[];
+  method: ClientAuthMethod;
+}
 
 /** What the discovery documents list: exactly the methods authenticateClient accepts. */
 export const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none'];
@@ -48,7 +52,8 @@ function extract(authorization: string | undefined, body: { client_id?: string; 
     const clientId = formDecode(decoded.slice(0, colon));
     const rawSecret = decoded.slice(colon + 1);
     const secret = formDecode(rawSecret);
-    if (clientId === undefined || secret === undefined) throw refuse('Invalid client credentials: invalid basic auth encoding', true);
+    if (clientId === undefined || secret === undefined)
+      throw refuse('Invalid client credentials: invalid basic auth encoding', true);
     // A client that did not form-encode (GoTrue's own reading) still matches with its raw secret.
     return { clientId, secrets: secret === rawSecret ? [secret] : [secret, rawSecret], method: 'client_secret_basic' };
   }
@@ -60,14 +65,19 @@ function extract(authorization: string | undefined, body: { client_id?: string; 
 
 /** The client a request authenticates as: registered (a uuid), or a metadata document's (an https URL) already fetched. */
 export async function authenticateClient(
-  deps: Deps, authorization: string | undefined, body: { client_id?: string; client_secret?: string },
+  deps: Deps,
+  authorization: string | undefined,
+  body: { client_id?: string; client_secret?: string },
 ): Promise<OAuthClientRow> {
   const creds = extract(authorization, body);
   const basic = creds.method === 'client_secret_basic';
   const client = await knownClient(deps, creds.clientId);
   if (!client) throw refuse('Invalid client credentials', basic);
   if (creds.method !== client.tokenEndpointAuthMethod) {
-    throw refuse(`invalid authentication method: client is registered for '${client.tokenEndpointAuthMethod}' but '${creds.method}' was used`, basic);
+    throw refuse(
+      `invalid authentication method: client is registered for '${client.tokenEndpointAuthMethod}' but '${creds.method}' was used`,
+      basic,
+    );
   }
   if (client.clientType === 'public') {
     if (creds.secrets.length > 0) throw refuse('public clients must not provide client_secret', basic);

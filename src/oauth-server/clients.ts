@@ -2,7 +2,13 @@
 // regeneration, and the client JSON — GoTrue: oauthserver/service.go, client_auth.go, handlers.go.
 import { transaction } from '../db/database.ts';
 import {
-  countDynamicClientsSince, deleteOAuthSessions, findOAuthClient, findOAuthClientByMetadataUrl, insertOAuthClient, lockDynamicRegistrations, type OAuthClientRow,
+  countDynamicClientsSince,
+  deleteOAuthSessions,
+  findOAuthClient,
+  findOAuthClientByMetadataUrl,
+  insertOAuthClient,
+  lockDynamicRegistrations,
+  type OAuthClientRow,
   updateOAuthClient,
 } from '../db/oauth-clients.ts';
 import type { Deps } from '../deps.ts';
@@ -44,7 +50,8 @@ export interface UpdateParams {
 }
 
 /** The id a client goes by on the wire: its metadata document's URL, or its uuid. */
-export const publicClientId = (c: Pick<OAuthClientRow, 'id' | 'clientIdMetadataUrl'>): string => c.clientIdMetadataUrl ?? c.id;
+export const publicClientId = (c: Pick<OAuthClientRow, 'id' | 'clientIdMetadataUrl'>): string =>
+  c.clientIdMetadataUrl ?? c.id;
 
 /** The client as GoTrue's OAuthServerClientResponse serialises it (field order, omitempty). */
 export function clientJson(c: OAuthClientRow, secret?: string): Record<string, unknown> {
@@ -87,7 +94,8 @@ function redirectUriProblem(uri: string): string | undefined {
   const scheme = u.protocol.slice(0, -1);
   if (!scheme || !u.host) return 'must have scheme and host';
   if (DANGEROUS_SCHEMES.includes(scheme.toLowerCase())) return `scheme '${scheme}' is not allowed for security reasons`;
-  if (scheme === 'http' && !['localhost', '127.0.0.1', '::1', '[::1]'].includes(u.hostname)) return 'HTTP scheme only allowed for localhost';
+  if (scheme === 'http' && !['localhost', '127.0.0.1', '::1', '[::1]'].includes(u.hostname))
+    return 'HTTP scheme only allowed for localhost';
   // A comma would split the stored list (GoTrue joins redirect_uris with commas).
   if (uri.includes(',')) return 'commas are not allowed in a redirect URI';
   if (u.hash !== '' || uri.includes('#')) return 'fragment not allowed in redirect URI';
@@ -99,7 +107,10 @@ function redirectUriProblem(uri: string): string | undefined {
  * `invalid_redirect_uri` / `invalid_client_metadata` to dynamic registration.
  */
 export class ClientMetadataError extends ApiError {
-  constructor(readonly kind: 'invalid_redirect_uri' | 'invalid_client_metadata', message: string) {
+  constructor(
+    readonly kind: 'invalid_redirect_uri' | 'invalid_client_metadata',
+    message: string,
+  ) {
     super(400, 'validation_failed', message);
     this.name = 'ClientMetadataError';
   }
@@ -120,7 +131,8 @@ export function checkRedirectUris(uris: string[] | undefined, required: boolean)
 
 export function checkGrantTypes(types: string[]): void {
   if (types.length === 0) throw badMetadata('grant_types cannot be empty');
-  if (types.some((g) => !GRANT_TYPES.includes(g))) throw badMetadata("grant_types must only contain 'authorization_code' and/or 'refresh_token'");
+  if (types.some((g) => !GRANT_TYPES.includes(g)))
+    throw badMetadata("grant_types must only contain 'authorization_code' and/or 'refresh_token'");
 }
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
@@ -148,12 +160,14 @@ function checkUri(name: MetadataUri, value: string | undefined): void {
 }
 
 export function checkMetadata(p: { client_name?: string } & Partial<Record<MetadataUri, string>>): void {
-  if (p.client_name !== undefined && p.client_name.length > 1024) throw badMetadata('client_name cannot exceed 1024 characters');
+  if (p.client_name !== undefined && p.client_name.length > 1024)
+    throw badMetadata('client_name cannot exceed 1024 characters');
   for (const name of ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const) checkUri(name, p[name]);
 }
 
 const typeForMethod = (m: string): ClientType => (m === 'none' ? 'public' : 'confidential');
-const methodsFor = (t: string): AuthMethod[] => (t === 'public' ? ['none'] : t === 'confidential' ? ['client_secret_basic', 'client_secret_post'] : []);
+const methodsFor = (t: string): AuthMethod[] =>
+  t === 'public' ? ['none'] : t === 'confidential' ? ['client_secret_basic', 'client_secret_post'] : [];
 const goList = (xs: readonly string[]) => `[${xs.join(' ')}]`;
 
 function validateRegistration(p: RegisterParams): void {
@@ -168,7 +182,9 @@ function validateRegistration(p: RegisterParams): void {
     throw badMetadata(`token_endpoint_auth_method must be one of: ${goList(AUTH_METHODS)}`);
   }
   if (p.client_type && method && p.client_type !== typeForMethod(method)) {
-    throw badMetadata(`client_type '${p.client_type}' is inconsistent with token_endpoint_auth_method '${method}' (expected client_type '${typeForMethod(method)}')`);
+    throw badMetadata(
+      `client_type '${p.client_type}' is inconsistent with token_endpoint_auth_method '${method}' (expected client_type '${typeForMethod(method)}')`,
+    );
   }
 }
 
@@ -177,17 +193,21 @@ function validateRegistration(p: RegisterParams): void {
  * GoTrue answers every validation failure here with the inner error's text, "400: <message>".
  */
 export async function registerClient(
-  deps: Deps, p: RegisterParams, registrationType: 'manual' | 'dynamic',
+  deps: Deps,
+  p: RegisterParams,
+  registrationType: 'manual' | 'dynamic',
 ): Promise<Record<string, unknown>> {
   try {
     validateRegistration(p);
   } catch (err) {
-    if (err instanceof ClientMetadataError && registrationType === 'dynamic') throw new OAuthApiError(err.kind, err.message);
+    if (err instanceof ClientMetadataError && registrationType === 'dynamic')
+      throw new OAuthApiError(err.kind, err.message);
     if (err instanceof ApiError) throw validationFailed(`400: ${err.message}`);
     throw err;
   }
-  const clientType: ClientType = (p.client_type as ClientType | undefined)
-    || (p.token_endpoint_auth_method ? typeForMethod(p.token_endpoint_auth_method) : 'confidential');
+  const clientType: ClientType =
+    (p.client_type as ClientType | undefined) ||
+    (p.token_endpoint_auth_method ? typeForMethod(p.token_endpoint_auth_method) : 'confidential');
   const method = p.token_endpoint_auth_method || (clientType === 'public' ? 'none' : 'client_secret_basic');
   const secret = clientType === 'confidential' ? newClientSecret(deps.randomBytes) : undefined;
   const now = deps.now();
@@ -206,11 +226,12 @@ export async function registerClient(
     updatedAt: now,
   };
   const limit = deps.config.oauthServer.dynamicRegistrationHourlyLimit;
-  if (registrationType === 'manual' || limit === 0) return clientJson(await insertOAuthClient(deps.db, values), secret?.secret);
+  if (registrationType === 'manual' || limit === 0)
+    return clientJson(await insertOAuthClient(deps.db, values), secret?.secret);
   // A bound on what anyone can create, across instances and without RATE_LIMIT_HEADER.
   const row = await transaction(deps.db, async (tx) => {
     await lockDynamicRegistrations(tx);
-    if (await countDynamicClientsSince(tx, new Date(now.getTime() - 3600_000)) >= limit) {
+    if ((await countDynamicClientsSince(tx, new Date(now.getTime() - 3600_000))) >= limit) {
       throw new ApiError(429, 'over_request_rate_limit', 'Dynamic client registration limit reached, try again later');
     }
     return insertOAuthClient(tx, values);
@@ -232,7 +253,11 @@ export async function loadClient(deps: Deps, id: string): Promise<OAuthClientRow
   return client;
 }
 
-export async function updateClient(deps: Deps, client: OAuthClientRow, p: UpdateParams): Promise<Record<string, unknown>> {
+export async function updateClient(
+  deps: Deps,
+  client: OAuthClientRow,
+  p: UpdateParams,
+): Promise<Record<string, unknown>> {
   if (Object.values(p).every((v) => v === undefined)) throw validationFailed('No fields provided for update');
   if (p.redirect_uris !== undefined) checkRedirectUris(p.redirect_uris, false);
   if (p.grant_types !== undefined) checkGrantTypes(p.grant_types);
@@ -243,7 +268,9 @@ export async function updateClient(deps: Deps, client: OAuthClientRow, p: Update
       throw validationFailed(`invalid token_endpoint_auth_method: must be one of ${goList(AUTH_METHODS)}`);
     }
     if (!methodsFor(client.clientType).includes(method as AuthMethod)) {
-      throw validationFailed(`token_endpoint_auth_method '${method}' is not valid for client_type '${client.clientType}'; valid methods: ${goList(methodsFor(client.clientType))}`);
+      throw validationFailed(
+        `token_endpoint_auth_method '${method}' is not valid for client_type '${client.clientType}'; valid methods: ${goList(methodsFor(client.clientType))}`,
+      );
     }
   }
   const updated = await updateOAuthClient(deps.db, client.id, {

@@ -4,7 +4,11 @@
 // origin cannot approve on the user's behalf, and an Origin header must be one of the app's.
 import { type Executor, transaction } from '../db/database.ts';
 import {
-  findActiveConsent, lockOAuthAuthorization, type OAuthAuthorizationRow, updateOAuthAuthorization, upsertConsent,
+  findActiveConsent,
+  lockOAuthAuthorization,
+  type OAuthAuthorizationRow,
+  updateOAuthAuthorization,
+  upsertConsent,
 } from '../db/oauth-authorizations.ts';
 import { findOAuthClient } from '../db/oauth-clients.ts';
 import type { UserRow } from '../db/users.ts';
@@ -20,14 +24,17 @@ const authorizationNotFound = () => notFound('oauth_authorization_not_found', 'a
 /** GoTrue's validateRequestOrigin: no Origin (a server, a native app) is fine; a foreign one is not. */
 export function checkOrigin(deps: Deps, origin: string | undefined): void {
   if (!origin) return;
-  if (!isRedirectAllowed(origin, deps.config.siteUrl, deps.config.uriAllowList)) throw validationFailed('unauthorized request origin');
+  if (!isRedirectAllowed(origin, deps.config.siteUrl, deps.config.uriAllowList))
+    throw validationFailed('unauthorized request origin');
 }
 
 /** The row's expiry is committed, then 404 answered (GoTrue: NewCommitWithError). */
 class ExpiredAuthorization {}
 
 async function withPendingAuthorization<T>(
-  deps: Deps, authorizationId: string, notPendingMessage: string,
+  deps: Deps,
+  authorizationId: string,
+  notPendingMessage: string,
   fn: (tx: Executor, auth: OAuthAuthorizationRow, now: Date) => Promise<T>,
 ): Promise<T> {
   const result = await transaction(deps.db, async (tx): Promise<T | ExpiredAuthorization> => {
@@ -57,20 +64,29 @@ function successRedirect(auth: OAuthAuthorizationRow, code: string, issuer: stri
  * user has already granted the client every requested scope, the request is approved at once
  * and only `{redirect_url}` is answered (GoTrue's auto-approve).
  */
-export async function authorizationDetails(deps: Deps, user: UserRow, authorizationId: string): Promise<Record<string, unknown>> {
-  const outcome = await withPendingAuthorization(deps, authorizationId, 'authorization request cannot be processed', async (tx, auth, now) => {
-    if (auth.userId && auth.userId !== user.id) throw authorizationNotFound();
-    let approve = false;
-    if (!auth.userId) {
-      await updateOAuthAuthorization(tx, auth.id, { userId: user.id });
-      const consent = await findActiveConsent(tx, user.id, auth.clientId);
-      approve = !!consent && hasAllScopes(parseScopes(consent.scopes), parseScopes(auth.scope));
-    }
-    if (!approve) return { auth };
-    const code = newCode();
-    await updateOAuthAuthorization(tx, auth.id, { status: 'approved', approvedAt: now, authorizationCode: code });
-    return { auth, code };
-  });
+export async function authorizationDetails(
+  deps: Deps,
+  user: UserRow,
+  authorizationId: string,
+): Promise<Record<string, unknown>> {
+  const outcome = await withPendingAuthorization(
+    deps,
+    authorizationId,
+    'authorization request cannot be processed',
+    async (tx, auth, now) => {
+      if (auth.userId && auth.userId !== user.id) throw authorizationNotFound();
+      let approve = false;
+      if (!auth.userId) {
+        await updateOAuthAuthorization(tx, auth.id, { userId: user.id });
+        const consent = await findActiveConsent(tx, user.id, auth.clientId);
+        approve = !!consent && hasAllScopes(parseScopes(consent.scopes), parseScopes(auth.scope));
+      }
+      if (!approve) return { auth };
+      const code = newCode();
+      await updateOAuthAuthorization(tx, auth.id, { status: 'approved', approvedAt: now, authorizationCode: code });
+      return { auth, code };
+    },
+  );
   if (outcome.code) return { redirect_url: successRedirect(outcome.auth, outcome.code, deps.config.jwt.issuer) };
   const { auth } = outcome;
   const client = await findOAuthClient(deps.db, auth.clientId);
@@ -94,18 +110,32 @@ export async function authorizationDetails(deps: Deps, user: UserRow, authorizat
 
 /** POST /oauth/authorizations/{id}/consent. */
 export async function decideAuthorization(
-  deps: Deps, user: UserRow, authorizationId: string, action: 'approve' | 'deny',
+  deps: Deps,
+  user: UserRow,
+  authorizationId: string,
+  action: 'approve' | 'deny',
 ): Promise<{ redirect_url: string }> {
-  const url = await withPendingAuthorization(deps, authorizationId, 'authorization request is no longer pending', async (tx, auth, now) => {
-    if (auth.userId !== user.id) throw authorizationNotFound();
-    if (action === 'deny') {
-      await updateOAuthAuthorization(tx, auth.id, { status: 'denied' });
-      return errorRedirect(auth.redirectUri, 'access_denied', 'User denied the request', auth.state, deps.config.jwt.issuer);
-    }
-    const code = newCode();
-    await updateOAuthAuthorization(tx, auth.id, { status: 'approved', approvedAt: now, authorizationCode: code });
-    await upsertConsent(tx, user.id, auth.clientId, parseScopes(auth.scope).join(' '), now);
-    return successRedirect(auth, code, deps.config.jwt.issuer);
-  });
+  const url = await withPendingAuthorization(
+    deps,
+    authorizationId,
+    'authorization request is no longer pending',
+    async (tx, auth, now) => {
+      if (auth.userId !== user.id) throw authorizationNotFound();
+      if (action === 'deny') {
+        await updateOAuthAuthorization(tx, auth.id, { status: 'denied' });
+        return errorRedirect(
+          auth.redirectUri,
+          'access_denied',
+          'User denied the request',
+          auth.state,
+          deps.config.jwt.issuer,
+        );
+      }
+      const code = newCode();
+      await updateOAuthAuthorization(tx, auth.id, { status: 'approved', approvedAt: now, authorizationCode: code });
+      await upsertConsent(tx, user.id, auth.clientId, parseScopes(auth.scope).join(' '), now);
+      return successRedirect(auth, code, deps.config.jwt.issuer);
+    },
+  );
   return { redirect_url: url };
 }

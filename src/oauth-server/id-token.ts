@@ -22,7 +22,18 @@ const metaString = (meta: Record<string, unknown> | null, key: string): string |
 };
 
 /** OIDC Core §5.1 profile claims read from user_metadata as they are, when they are strings (authsvc). */
-const STANDARD_PROFILE = ['given_name', 'family_name', 'middle_name', 'nickname', 'profile', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale'];
+const STANDARD_PROFILE = [
+  'given_name',
+  'family_name',
+  'middle_name',
+  'nickname',
+  'profile',
+  'website',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+];
 
 /** OIDC profile claims from user_metadata, with GoTrue's fallbacks (shared with /oauth/userinfo). */
 export function profileClaims(user: UserRow): Record<string, unknown> {
@@ -36,7 +47,8 @@ export function profileClaims(user: UserRow): Record<string, unknown> {
   }
   const picture = metaString(meta, 'picture') ?? metaString(meta, 'avatar_url');
   if (picture) out.picture = picture;
-  const username = metaString(meta, 'preferred_username') ?? metaString(meta, 'username') ?? metaString(meta, 'user_name');
+  const username =
+    metaString(meta, 'preferred_username') ?? metaString(meta, 'username') ?? metaString(meta, 'user_name');
   if (username) out.preferred_username = username;
   if (user.updatedAt && user.updatedAt.getTime() > 0) out.updated_at = Math.floor(user.updatedAt.getTime() / 1000);
   return out;
@@ -49,7 +61,8 @@ function atHash(alg: string, accessToken: string): string {
 }
 
 export async function signIdToken(
-  deps: Deps, p: { user: UserRow; clientId: string; nonce: string | null; scopes: string[]; accessToken: string },
+  deps: Deps,
+  p: { user: UserRow; clientId: string; nonce: string | null; scopes: string[]; accessToken: string },
 ): Promise<string> {
   if (!canSignIdTokens(deps)) throw idTokenError();
   const now = Math.floor(deps.now().getTime() / 1000);

@@ -10,11 +10,15 @@ import { invalidRequest } from './oauth-errors.ts';
 import { presentedToken } from './presented-token.ts';
 
 export async function introspectToken(
-  deps: Deps, client: OAuthClientRow, p: { token?: string; token_type_hint?: string },
+  deps: Deps,
+  client: OAuthClientRow,
+  p: { token?: string; token_type_hint?: string },
 ): Promise<Record<string, unknown>> {
   // Knowing a token's scope and subject is for clients that can prove who they are.
   if (client.clientType !== 'confidential') {
-    throw new OAuthApiError('invalid_client', 'token introspection requires a confidential client', undefined, { status: 401 });
+    throw new OAuthApiError('invalid_client', 'token introspection requires a confidential client', undefined, {
+      status: 401,
+    });
   }
   if (!p.token) throw invalidRequest('token is required');
   const found = await presentedToken(deps, p.token, p.token_type_hint);
@@ -27,15 +31,27 @@ export async function introspectToken(
   if (found.kind === 'access_token') {
     const c = found.claims;
     return {
-      active: true, scope: c.scope ?? '', client_id: clientId, sub: user.id, aud: c.aud, exp: c.exp, iat: c.iat,
-      ...(issuer ? { iss: issuer } : {}), token_type: 'Bearer',
+      active: true,
+      scope: c.scope ?? '',
+      client_id: clientId,
+      sub: user.id,
+      aud: c.aud,
+      exp: c.exp,
+      iat: c.iat,
+      ...(issuer ? { iss: issuer } : {}),
+      token_type: 'Bearer',
     };
   }
   if (found.row.revoked) return { active: false };
   return {
-    active: true, scope: session.scopes ?? '', client_id: clientId, sub: user.id, aud: session.resource || (user.aud ?? ''),
+    active: true,
+    scope: session.scopes ?? '',
+    client_id: clientId,
+    sub: user.id,
+    aud: session.resource || (user.aud ?? ''),
     ...(session.notAfter ? { exp: Math.floor(session.notAfter.getTime() / 1000) } : {}),
     iat: Math.floor((found.row.createdAt ?? session.createdAt ?? deps.now()).getTime() / 1000),
-    ...(issuer ? { iss: issuer } : {}), token_type: 'refresh_token',
+    ...(issuer ? { iss: issuer } : {}),
+    token_type: 'refresh_token',
   };
 }

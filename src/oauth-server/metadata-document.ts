@@ -5,14 +5,25 @@
 // checked (its client_id is the URL, its redirect URIs are used exactly as listed), and kept as a
 // public client row, fetched again once its HTTP caching lifetime (within bounds) has passed.
 import type { Deps } from '../deps.ts';
-import { findOAuthClient, findOAuthClientByMetadataUrl, type OAuthClientRow, upsertMetadataClient } from '../db/oauth-clients.ts';
+import {
+  findOAuthClient,
+  findOAuthClientByMetadataUrl,
+  type OAuthClientRow,
+  upsertMetadataClient,
+} from '../db/oauth-clients.ts';
 import { badRequest } from '../core/errors.ts';
 import { urlGuard } from '../accounts/custom-provider.ts';
 import { guardedFetch, UnsafeUrl } from '../oauth/url-guard.ts';
 import { checkGrantTypes, checkMetadata, checkRedirectUris, ClientMetadataError, isUuid } from './clients.ts';
 
 /** Bounds on a document: its size, how long a fetch may take, and how long it is trusted. */
-export const METADATA_LIMITS = { maxBytes: 64 * 1024, timeoutMs: 5000, minTtlSeconds: 60, defaultTtlSeconds: 600, maxTtlSeconds: 24 * 3600 };
+export const METADATA_LIMITS = {
+  maxBytes: 64 * 1024,
+  timeoutMs: 5000,
+  minTtlSeconds: 60,
+  defaultTtlSeconds: 600,
+  maxTtlSeconds: 24 * 3600,
+};
 
 /** Whether `clientId` names a metadata document here: the feature is on and it is an https URL with a path. */
 export function isMetadataDocumentId(deps: Deps, clientId: string): boolean {
@@ -20,7 +31,14 @@ export function isMetadataDocumentId(deps: Deps, clientId: string): boolean {
   try {
     const u = new URL(clientId);
     // The draft: https, a path, no fragment, no credentials; dot segments would make two names for one document.
-    return u.href === clientId && u.pathname !== '/' && !u.hash && !u.username && !u.password && !/\/\.\.?(\/|$)/.test(clientId);
+    return (
+      u.href === clientId &&
+      u.pathname !== '/' &&
+      !u.hash &&
+      !u.username &&
+      !u.password &&
+      !/\/\.\.?(\/|$)/.test(clientId)
+    );
   } catch {
     return false;
   }
@@ -36,9 +54,14 @@ export async function metadataDocumentClient(deps: Deps, url: string): Promise<O
   const { doc, ttlSeconds } = await fetchDocument(deps, url);
   const metadata = validated(doc, url);
   const client = await upsertMetadataClient(deps.db, {
-    url, now, expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
-    redirectUris: metadata.redirect_uris.join(','), grantTypes: metadata.grant_types.join(','),
-    clientName: metadata.client_name ?? null, clientUri: metadata.client_uri ?? null, logoUri: metadata.logo_uri ?? null,
+    url,
+    now,
+    expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+    redirectUris: metadata.redirect_uris.join(','),
+    grantTypes: metadata.grant_types.join(','),
+    clientName: metadata.client_name ?? null,
+    clientUri: metadata.client_uri ?? null,
+    logoUri: metadata.logo_uri ?? null,
   });
   if (!client) throw refused('an administrator deleted this client');
   return client;
@@ -55,7 +78,8 @@ async function fetchDocument(deps: Deps, url: string): Promise<{ doc: unknown; t
   let res: Response;
   try {
     res = await guardedFetch(deps.fetch, urlGuard(deps))(url, {
-      headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(METADATA_LIMITS.timeoutMs),
+      headers: { Accept: 'application/json' },
+      signal: AbortSignal.timeout(METADATA_LIMITS.timeoutMs),
     });
   } catch (err) {
     throw refused(err instanceof UnsafeUrl ? err.message : 'it could not be fetched');
@@ -141,12 +165,17 @@ function validated(raw: unknown, url: string): ClientMetadata {
   const method = optionalString(doc, 'token_endpoint_auth_method') ?? 'none';
   if (method !== 'none') throw refused(`token_endpoint_auth_method '${method}' is not supported (only 'none')`);
   const uris = doc.redirect_uris;
-  if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string')) throw refused('redirect_uris must be an array of strings');
+  if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string'))
+    throw refused('redirect_uris must be an array of strings');
   const grantTypes = doc.grant_types ?? ['authorization_code', 'refresh_token'];
-  if (!Array.isArray(grantTypes) || !grantTypes.every((g) => typeof g === 'string')) throw refused('grant_types must be an array of strings');
+  if (!Array.isArray(grantTypes) || !grantTypes.every((g) => typeof g === 'string'))
+    throw refused('grant_types must be an array of strings');
   const metadata: ClientMetadata = {
-    redirect_uris: uris as string[], grant_types: grantTypes as string[],
-    client_name: optionalString(doc, 'client_name'), client_uri: optionalString(doc, 'client_uri'), logo_uri: optionalString(doc, 'logo_uri'),
+    redirect_uris: uris as string[],
+    grant_types: grantTypes as string[],
+    client_name: optionalString(doc, 'client_name'),
+    client_uri: optionalString(doc, 'client_uri'),
+    logo_uri: optionalString(doc, 'logo_uri'),
   };
   try {
     checkRedirectUris(metadata.redirect_uris, true);

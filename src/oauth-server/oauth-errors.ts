@@ -12,22 +12,37 @@ export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as c
 /** What any failure at an OAuth endpoint becomes. */
 export function asOAuthError(err: unknown): OAuthApiError {
   const headers = (e: OAuthApiError) => ({ ...NO_STORE, ...e.headers });
-  if (err instanceof OAuthApiError) return new OAuthApiError(err.error, err.description, err.cause, { status: err.status, headers: headers(err) });
+  if (err instanceof OAuthApiError)
+    return new OAuthApiError(err.error, err.description, err.cause, { status: err.status, headers: headers(err) });
   if (err instanceof ApiError) {
-    if (err.status === 503 || err.status === 504) return new OAuthApiError('temporarily_unavailable', err.message, err, { status: err.status, headers: NO_STORE });
-    if (err.status >= 500) return new OAuthApiError('server_error', err.message, err, { status: err.status, headers: NO_STORE });
-    if (err.status === 429) return new OAuthApiError('temporarily_unavailable', err.message, undefined, { status: 429, headers: NO_STORE });
+    if (err.status === 503 || err.status === 504)
+      return new OAuthApiError('temporarily_unavailable', err.message, err, { status: err.status, headers: NO_STORE });
+    if (err.status >= 500)
+      return new OAuthApiError('server_error', err.message, err, { status: err.status, headers: NO_STORE });
+    if (err.status === 429)
+      return new OAuthApiError('temporarily_unavailable', err.message, undefined, { status: 429, headers: NO_STORE });
     // A body that cannot be read (NUL, bad JSON, too large): the request is malformed.
-    return new OAuthApiError('invalid_request', err.message, undefined, { status: err.status === 413 ? 413 : 400, headers: NO_STORE });
+    return new OAuthApiError('invalid_request', err.message, undefined, {
+      status: err.status === 413 ? 413 : 400,
+      headers: NO_STORE,
+    });
   }
   if (isDatabaseUnavailable(err)) {
-    return new OAuthApiError('temporarily_unavailable', 'The database is unavailable, try again later', err, { status: 503, headers: NO_STORE });
+    return new OAuthApiError('temporarily_unavailable', 'The database is unavailable, try again later', err, {
+      status: 503,
+      headers: NO_STORE,
+    });
   }
-  return new OAuthApiError('server_error', 'Unexpected failure, please check server logs for more information', err, { status: 500, headers: NO_STORE });
+  return new OAuthApiError('server_error', 'Unexpected failure, please check server logs for more information', err, {
+    status: 500,
+    headers: NO_STORE,
+  });
 }
 
 /** A handler whose every failure is answered in OAuth's form. */
-export function oauthEndpoint(handler: (c: Context<AppEnv>) => Promise<Response>): (c: Context<AppEnv>) => Promise<Response> {
+export function oauthEndpoint(
+  handler: (c: Context<AppEnv>) => Promise<Response>,
+): (c: Context<AppEnv>) => Promise<Response> {
   return async (c) => {
     try {
       return await handler(c);

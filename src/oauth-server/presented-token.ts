@@ -27,8 +27,11 @@ export async function presentedToken(deps: Deps, token: string, hint?: string): 
 
 async function asAccessToken(deps: Deps, token: string): Promise<PresentedToken | undefined> {
   if (!JWT_RE.test(token)) return undefined;
-  const claims = await verifyJwt(deps.keys, token, deps.now()).catch(() => undefined) as Record<string, unknown> | undefined;
-  if (!claims || claims.typ === ID_TOKEN_TYP || typeof claims.session_id !== 'string' || typeof claims.sub !== 'string') return undefined;
+  const claims = (await verifyJwt(deps.keys, token, deps.now()).catch(() => undefined)) as
+    | Record<string, unknown>
+    | undefined;
+  if (!claims || claims.typ === ID_TOKEN_TYP || typeof claims.session_id !== 'string' || typeof claims.sub !== 'string')
+    return undefined;
   const found = await oauthSession(deps, claims.session_id);
   if (!found || found.user.id !== claims.sub.toLowerCase()) return undefined;
   return { kind: 'access_token', claims, ...found };
@@ -45,7 +48,10 @@ async function asRefreshToken(deps: Deps, token: string): Promise<PresentedToken
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A live OAuth session and its user, who still exists and is not banned. */
-async function oauthSession(deps: Deps, sessionId: string): Promise<{ session: SessionRow; user: UserRow } | undefined> {
+async function oauthSession(
+  deps: Deps,
+  sessionId: string,
+): Promise<{ session: SessionRow; user: UserRow } | undefined> {
   if (!UUID_RE.test(sessionId)) return undefined;
   const session = await findSession(deps.db, sessionId.toLowerCase());
   if (!session?.oauthClientId) return undefined;

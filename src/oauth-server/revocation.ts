@@ -11,7 +11,12 @@ import type { RequestMeta } from '../accounts/issued-session.ts';
 import { invalidRequest } from './oauth-errors.ts';
 import { presentedToken } from './presented-token.ts';
 
-export async function revokeToken(deps: Deps, client: OAuthClientRow, p: { token?: string; token_type_hint?: string }, meta: RequestMeta): Promise<void> {
+export async function revokeToken(
+  deps: Deps,
+  client: OAuthClientRow,
+  p: { token?: string; token_type_hint?: string },
+  meta: RequestMeta,
+): Promise<void> {
   if (!p.token) throw invalidRequest('token is required');
   const found = await presentedToken(deps, p.token, p.token_type_hint);
   if (!found || found.session.oauthClientId !== client.id) return;
@@ -19,6 +24,12 @@ export async function revokeToken(deps: Deps, client: OAuthClientRow, p: { token
   await transaction(deps.db, async (tx) => {
     const now = deps.now();
     await deleteSessions(tx, user.id, 'local', session.id);
-    await insertAudit(tx, { actor: user, action: 'token_revoked', traits: { oauth_client_id: client.id, action: 'revoke_oauth_token' }, ip: meta.ip, now });
+    await insertAudit(tx, {
+      actor: user,
+      action: 'token_revoked',
+      traits: { oauth_client_id: client.id, action: 'revoke_oauth_token' },
+      ip: meta.ip,
+      now,
+    });
   });
 }

@@ -30,24 +30,43 @@ export interface TokenParams {
 /** The grant types the server knows; one the client was not registered for is unauthorized_client. */
 const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 
-export async function oauthToken(deps: Deps, client: OAuthClientRow, p: TokenParams, meta: RequestMeta): Promise<Record<string, unknown>> {
+export async function oauthToken(
+  deps: Deps,
+  client: OAuthClientRow,
+  p: TokenParams,
+  meta: RequestMeta,
+): Promise<Record<string, unknown>> {
   const grantType = p.grant_type ?? '';
   if (!grantType) throw invalidRequest('grant_type is required');
-  if (!GRANT_TYPES.includes(grantType)) throw new OAuthApiError('unsupported_grant_type', `Unsupported grant type: ${grantType}`);
-  if (!splitList(client.grantTypes).map((g) => g.trim()).includes(grantType)) {
+  if (!GRANT_TYPES.includes(grantType))
+    throw new OAuthApiError('unsupported_grant_type', `Unsupported grant type: ${grantType}`);
+  if (
+    !splitList(client.grantTypes)
+      .map((g) => g.trim())
+      .includes(grantType)
+  ) {
     throw new OAuthApiError('unauthorized_client', `Client is not allowed to use grant type: ${grantType}`);
   }
   if (grantType === 'authorization_code') return exchangeCode(deps, client, p, meta);
   if (!p.refresh_token) throw invalidRequest('refresh_token is required for refresh_token grant');
   const { body } = await refreshSession(deps, p.refresh_token, meta, {
-    oauthClientId: client.id, clientId: publicClientId(client), oneTimeTokens: client.clientType === 'public', check: (session) => narrowed(session, p),
+    oauthClientId: client.id,
+    clientId: publicClientId(client),
+    oneTimeTokens: client.clientType === 'public',
+    check: (session) => narrowed(session, p),
   }).catch((err: unknown) => {
     // Every refusal of the refresh token itself (unknown, used, expired, banned, another client's) is invalid_grant.
     if (err instanceof ApiError && err.status < 500) throw invalidGrant(err.message);
-    if (err instanceof OAuthApiError && err.error === 'invalid_client') throw invalidGrant('Refresh token was not issued to this client');
+    if (err instanceof OAuthApiError && err.error === 'invalid_client')
+      throw invalidGrant('Refresh token was not issued to this client');
     throw err;
   });
-  return { access_token: body.access_token, expires_in: body.expires_in, refresh_token: body.refresh_token, token_type: 'bearer' };
+  return {
+    access_token: body.access_token,
+    expires_in: body.expires_in,
+    refresh_token: body.refresh_token,
+    token_type: 'bearer',
+  };
 }
 
 /**
@@ -68,7 +87,9 @@ function narrowed(session: SessionRow, p: TokenParams): SessionRow {
 
 /** GoTrue's answer: keys sorted, no user, no expires_at. The ID token is made for the access token (at_hash). */
 async function tokenBody(
-  issued: IssuedSession, signed: { token: string; claims: Record<string, unknown> }, idTokenFor?: (accessToken: string) => Promise<string>,
+  issued: IssuedSession,
+  signed: { token: string; claims: Record<string, unknown> },
+  idTokenFor?: (accessToken: string) => Promise<string>,
 ): Promise<Record<string, unknown>> {
   const { token, claims } = signed;
   const idToken = idTokenFor ? await idTokenFor(token) : undefined;
@@ -84,10 +105,21 @@ async function tokenBody(
 const s256 = (verifier: string) => base64url(sha256(utf8(verifier)));
 
 type Exchange = {
-  ok: { issued: IssuedSession; signed: { token: string; claims: Record<string, unknown> }; user: UserRow; scope: string; nonce: string | null };
+  ok: {
+    issued: IssuedSession;
+    signed: { token: string; claims: Record<string, unknown> };
+    user: UserRow;
+    scope: string;
+    nonce: string | null;
+  };
 };
 
-async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, meta: RequestMeta): Promise<Record<string, unknown>> {
+async function exchangeCode(
+  deps: Deps,
+  client: OAuthClientRow,
+  p: TokenParams,
+  meta: RequestMeta,
+): Promise<Record<string, unknown>> {
   if (!p.code) throw invalidRequest('code is required for authorization_code grant');
   // RFC 6749 §4.1.3: the authorization request always named one (authorize.ts requires it).
   if (!p.redirect_uri) throw invalidRequest('redirect_uri is required for authorization_code grant');
@@ -114,7 +146,8 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
       throw new OAuthApiError('invalid_scope', 'scope exceeds what was authorized');
     }
     if (auth.codeChallenge) {
-      if (!p.code_verifier) throw invalidGrant('PKCE verification failed: code_verifier is required when PKCE challenge is present');
+      if (!p.code_verifier)
+        throw invalidGrant('PKCE verification failed: code_verifier is required when PKCE challenge is present');
       const expected = auth.codeChallengeMethod === 'plain' ? p.code_verifier : s256(p.code_verifier);
       if (!timingSafeEqual(expected, auth.codeChallenge)) {
         throw invalidGrant('PKCE verification failed: code challenge does not match previously saved code verifier');
@@ -128,7 +161,13 @@ async function exchangeCode(deps: Deps, client: OAuthClientRow, p: TokenParams, 
     // Checked before anything is written (GoTrue issues the session, then fails): the code stays usable.
     if (scopes.includes('openid') && !canSignIdTokens(deps)) throw idTokenError();
 
-    const login = { actor: user, action: 'login' as const, traits: { provider_type: 'oauth_provider_authorization_code', client_id: client.id }, ip: meta.ip, now };
+    const login = {
+      actor: user,
+      action: 'login' as const,
+      traits: { provider_type: 'oauth_provider_authorization_code', client_id: client.id },
+      ip: meta.ip,
+      now,
+    };
     const created = await createSession(deps, tx, user, 'oauth_provider/authorization_code', meta, [login]);
     const oauth = { oauthClientId: client.id, scopes: auth.scope, resource: auth.resource };
     await touchSession(tx, created.session.id, oauth);

@@ -44,9 +44,11 @@ export function userInfo(user: UserRow, session: SessionRow | undefined): Record
 }
 
 /** RFC 6750 §3.1: the token is fine, its scope is not enough. */
-const insufficientScope = (scope: string) => new OAuthApiError('insufficient_scope', `the token's scope does not include ${scope}`, undefined, {
-  status: 403, headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
-});
+const insufficientScope = (scope: string) =>
+  new OAuthApiError('insufficient_scope', `the token's scope does not include ${scope}`, undefined, {
+    status: 403,
+    headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+  });
 
 export async function userGrants(deps: Deps, user: UserRow): Promise<Record<string, unknown>[]> {
   const rows = await listGrants(deps.db, user.id);
@@ -60,7 +62,12 @@ export async function userGrants(deps: Deps, user: UserRow): Promise<Record<stri
 }
 
 /** Revokes the user's consent to a client and ends every session the client holds for the user. */
-export async function revokeGrant(deps: Deps, user: UserRow, clientId: string | undefined, meta: RequestMeta): Promise<void> {
+export async function revokeGrant(
+  deps: Deps,
+  user: UserRow,
+  clientId: string | undefined,
+  meta: RequestMeta,
+): Promise<void> {
   if (!clientId) throw validationFailed('client_id query parameter is required');
   // A metadata document's client goes by its URL.
   const byUrl = clientId.startsWith('https://') ? await findOAuthClientByMetadataUrl(deps.db, clientId) : undefined;
@@ -72,6 +79,12 @@ export async function revokeGrant(deps: Deps, user: UserRow, clientId: string | 
     const now = deps.now();
     await revokeConsent(tx, consent.id, now);
     await deleteOAuthSessions(tx, id, user.id);
-    await insertAudit(tx, { actor: user, action: 'token_revoked', traits: { oauth_client_id: id, action: 'revoke_oauth_grant' }, ip: meta.ip, now });
+    await insertAudit(tx, {
+      actor: user,
+      action: 'token_revoked',
+      traits: { oauth_client_id: id, action: 'revoke_oauth_grant' },
+      ip: meta.ip,
+      now,
+    });
   });
 }

@@ -17,15 +17,34 @@ export function appleProvider(s: ProviderSettings): OAuthProvider {
     name: 'apple',
     async authorizationUrl(ctx, a) {
       const d = await ctx.oidc.discovery(ctx, APPLE_ISSUERS[0]!);
-      return authCodeUrl({ authUrl: d.authorization_endpoint, clientId, redirectUri: s.redirectUri, scopes: ['email', 'name'], state: a.state, params: [['response_mode', 'form_post']] });
+      return authCodeUrl({
+        authUrl: d.authorization_endpoint,
+        clientId,
+        redirectUri: s.redirectUri,
+        scopes: ['email', 'name'],
+        state: a.state,
+        params: [['response_mode', 'form_post']],
+      });
     },
     async exchange(ctx, c) {
       const d = await ctx.oidc.discovery(ctx, APPLE_ISSUERS[0]!);
-      return exchangeCode(ctx, { tokenUrl: d.token_endpoint, settings: s, code: c.code, form: { client_id: clientId, secret: s.secret } });
+      return exchangeCode(ctx, {
+        tokenUrl: d.token_endpoint,
+        settings: s,
+        code: c.code,
+        form: { client_id: clientId, secret: s.secret },
+      });
     },
     async userInfo(ctx, token, params) {
       if (!token.idToken) return { emails: [], claims: {} };
-      const user = appleUser(await verifyOidcToken(ctx, token.idToken, { issuer: APPLE_ISSUERS[0]!, clientId, skipIssuerCheck: true, accessToken: token.accessToken }));
+      const user = appleUser(
+        await verifyOidcToken(ctx, token.idToken, {
+          issuer: APPLE_ISSUERS[0]!,
+          clientId,
+          skipIssuerCheck: true,
+          accessToken: token.accessToken,
+        }),
+      );
       const form = params.get('user');
       if (form) {
         // AppleProvider.ParseUser: a `user` that is not JSON fails the sign-in.

@@ -31,9 +31,15 @@ interface ContextSource {
 export function oauthContext(c: ContextSource, budget?: AbortSignal): OAuthContext {
   const cache = c.oauthCache ?? createOAuthCache();
   return {
-    fetch: c.fetch, now: c.now, randomBytes: c.randomBytes, signal: budget, userAgent: `authsvc/${c.version || 'dev'}`,
+    fetch: c.fetch,
+    now: c.now,
+    randomBytes: c.randomBytes,
+    signal: budget,
+    userAgent: `authsvc/${c.version || 'dev'}`,
     // INTERNAL_HTTP_TIMEOUT is one setting for every outgoing call; it lives with the SMS settings.
-    timeoutMs: c.config.sms.httpTimeout * 1000, oidc: cache.oidc, authStyles: cache.authStyles,
+    timeoutMs: c.config.sms.httpTimeout * 1000,
+    oidc: cache.oidc,
+    authStyles: cache.authStyles,
   };
 }
 
@@ -49,13 +55,22 @@ export function enabledSettings(config: Config, name: string): ProviderSettings 
   if (!p.enabled) return undefined;
   return {
     name: lower,
-    clientIds: (p.clientId ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
-    secret: p.secret ?? '', redirectUri: p.redirectUri ?? '', url: p.url?.replace(/\/+$/, ''),
-    skipNonceCheck: p.skipNonceCheck, emailOptional: p.emailOptional,
+    clientIds: (p.clientId ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+    secret: p.secret ?? '',
+    redirectUri: p.redirectUri ?? '',
+    url: p.url?.replace(/\/+$/, ''),
+    skipNonceCheck: p.skipNonceCheck,
+    emailOptional: p.emailOptional,
   };
 }
 
-export function enabledProvider(config: Config, name: string): { provider: OAuthProvider; settings: ProviderSettings } | undefined {
+export function enabledProvider(
+  config: Config,
+  name: string,
+): { provider: OAuthProvider; settings: ProviderSettings } | undefined {
   const lower = name.toLowerCase();
   const settings = enabledSettings(config, lower);
   if (!settings || !isProviderName(lower)) return undefined;

@@ -38,7 +38,12 @@ export interface CustomProviderConfig {
 type ClaimType = 'string' | 'boolean' | 'number' | 'aud' | 'object';
 const CLAIM_TYPE: Record<string, ClaimType> = {
   ...Object.fromEntries(CLAIM_KEYS.map((k) => [k, 'string' as ClaimType])),
-  iat: 'number', exp: 'number', email_verified: 'boolean', phone_verified: 'boolean', aud: 'aud', custom_claims: 'object',
+  iat: 'number',
+  exp: 'number',
+  email_verified: 'boolean',
+  phone_verified: 'boolean',
+  aud: 'aud',
+  custom_claims: 'object',
 };
 
 function fits(type: ClaimType, v: unknown): boolean {
@@ -81,8 +86,12 @@ function captureAllowed(raw: Record<string, unknown>, allowlist: string[], claim
 
 export function customSettings(c: CustomProviderConfig): ProviderSettings {
   return {
-    name: c.identifier, clientIds: [c.clientId, ...c.acceptableClientIds], secret: c.secret, redirectUri: c.redirectUri,
-    skipNonceCheck: c.skipNonceCheck, emailOptional: c.emailOptional,
+    name: c.identifier,
+    clientIds: [c.clientId, ...c.acceptableClientIds],
+    secret: c.secret,
+    redirectUri: c.redirectUri,
+    skipNonceCheck: c.skipNonceCheck,
+    emailOptional: c.emailOptional,
   };
 }
 
@@ -114,27 +123,42 @@ export function customProvider(c: CustomProviderConfig, guard: UrlGuard, cache: 
     pkce: c.pkce,
     async authorizationUrl(ctx, a) {
       const g = guarded(ctx);
-      const authUrl = c.type === 'oidc' ? (await discovery(g)).authorization_endpoint : c.authorizationUrl ?? '';
+      const authUrl = c.type === 'oidc' ? (await discovery(g)).authorization_endpoint : (c.authorizationUrl ?? '');
       if (!authUrl) throw new ProviderError('the discovery document names no authorization_endpoint');
       // GoTrue splits a custom provider's `scopes` on white space (RFC 6749), not on commas.
       let scopes = a.scopes.split(/\s+/).filter((s) => s !== '');
       if (scopes.length === 0) scopes = c.scopes;
       if (c.type === 'oidc' && !scopes.includes('openid')) scopes = ['openid', ...scopes];
-      const stored = Object.entries(c.authorizationParams).filter((e): e is [string, string] => typeof e[1] === 'string');
-      return authCodeUrl({ authUrl, clientId: c.clientId, redirectUri: c.redirectUri, scopes, state: a.state, params: [...a.params, ...stored] });
+      const stored = Object.entries(c.authorizationParams).filter(
+        (e): e is [string, string] => typeof e[1] === 'string',
+      );
+      return authCodeUrl({
+        authUrl,
+        clientId: c.clientId,
+        redirectUri: c.redirectUri,
+        scopes,
+        state: a.state,
+        params: [...a.params, ...stored],
+      });
     },
     async exchange(ctx, x) {
       const g = guarded(ctx);
-      const tokenUrl = c.type === 'oidc' ? (await discovery(g)).token_endpoint : c.tokenUrl ?? '';
+      const tokenUrl = c.type === 'oidc' ? (await discovery(g)).token_endpoint : (c.tokenUrl ?? '');
       if (!tokenUrl) throw new ProviderError('the discovery document names no token_endpoint');
-      return exchangeCode(g, { tokenUrl, settings, code: x.code, form: x.codeVerifier ? { code_verifier: x.codeVerifier } : undefined });
+      return exchangeCode(g, {
+        tokenUrl,
+        settings,
+        code: x.code,
+        form: x.codeVerifier ? { code_verifier: x.codeVerifier } : undefined,
+      });
     },
     async userInfo(ctx, token) {
       const g = guarded(ctx);
       if (c.type === 'oidc' && token.idToken) {
         const { payload, claims } = await verify(g, token.idToken);
         const aud = Array.isArray(payload.aud) ? payload.aud : payload.aud === undefined ? [] : [payload.aud];
-        if (!aud.some((a) => settings.clientIds.includes(a))) throw new ProviderError(`token audience [${aud.join(' ')}] does not match any acceptable client ID`);
+        if (!aud.some((a) => settings.clientIds.includes(a)))
+          throw new ProviderError(`token audience [${aud.join(' ')}] does not match any acceptable client ID`);
         return shape(claims, payload as Record<string, unknown>);
       }
       const url = c.type === 'oidc' ? (await discovery(g)).userinfo_endpoint : c.userinfoUrl;

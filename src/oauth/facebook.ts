@@ -14,7 +14,10 @@ export function facebookProvider(s: ProviderSettings): OAuthProvider {
   const graph = chooseHost(s.url, 'graph.facebook.com');
   const profileUrl = `${graph}/me?fields=email,first_name,last_name,name,picture`;
   const provider = standardProvider(s, {
-    name: 'facebook', authUrl: `${authHost}/dialog/oauth`, tokenUrl: `${graph}/oauth/access_token`, scopes: ['email'],
+    name: 'facebook',
+    authUrl: `${authHost}/dialog/oauth`,
+    tokenUrl: `${graph}/oauth/access_token`,
+    scopes: ['email'],
     async userInfo(ctx, token) {
       const proof = hex(hmacSha256(utf8(s.secret), utf8(token.accessToken)));
       const u = obj(await getJson(ctx, `${profileUrl}&appsecret_proof=${proof}`, token.accessToken));
@@ -24,7 +27,17 @@ export function facebookProvider(s: ProviderSettings): OAuthProvider {
       const id = str(u.id);
       return {
         emails: email ? [{ email, verified: true, primary: true }] : [],
-        claims: { iss: profileUrl, sub: id, name, nickname: str(u.name), picture, slug: str(u.name), avatar_url: picture, full_name: name, provider_id: id },
+        claims: {
+          iss: profileUrl,
+          sub: id,
+          name,
+          nickname: str(u.name),
+          picture,
+          slug: str(u.name),
+          avatar_url: picture,
+          full_name: name,
+          provider_id: id,
+        },
       };
     },
   });

@@ -12,8 +12,12 @@ export function githubProvider(s: ProviderSettings): OAuthProvider {
     name: 'github',
     async authorizationUrl(_ctx, a) {
       return authCodeUrl({
-        authUrl: `${authHost}/login/oauth/authorize`, clientId: s.clientIds[0]!, redirectUri: s.redirectUri,
-        scopes: withRequestScopes(['user:email'], a.scopes), state: a.state, params: a.params,
+        authUrl: `${authHost}/login/oauth/authorize`,
+        clientId: s.clientIds[0]!,
+        redirectUri: s.redirectUri,
+        scopes: withRequestScopes(['user:email'], a.scopes),
+        state: a.state,
+        params: a.params,
       });
     },
     exchange(ctx, c) {
@@ -26,13 +30,20 @@ export function githubProvider(s: ProviderSettings): OAuthProvider {
       const emails: ProviderEmail[] = [];
       for (const e of Array.isArray(list) ? list : []) {
         const row = obj(e);
-        if (str(row.email)) emails.push({ email: str(row.email), verified: row.verified === true, primary: row.primary === true });
+        if (str(row.email))
+          emails.push({ email: str(row.email), verified: row.verified === true, primary: row.primary === true });
       }
       return {
         emails,
         claims: {
-          iss: apiHost, sub: id, name: str(u.name), preferred_username: str(u.login),
-          avatar_url: str(u.avatar_url), full_name: str(u.name), provider_id: id, user_name: str(u.login),
+          iss: apiHost,
+          sub: id,
+          name: str(u.name),
+          preferred_username: str(u.login),
+          avatar_url: str(u.avatar_url),
+          full_name: str(u.name),
+          provider_id: id,
+          user_name: str(u.login),
         },
       };
     },

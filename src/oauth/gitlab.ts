@@ -8,7 +8,10 @@ import type { OAuthProvider, ProviderEmail, ProviderSettings } from './provider.
 export function gitlabProvider(s: ProviderSettings): OAuthProvider {
   const host = chooseHost(s.url, 'gitlab.com');
   return standardProvider(s, {
-    name: 'gitlab', authUrl: `${host}/oauth/authorize`, tokenUrl: `${host}/oauth/token`, scopes: ['read_user'],
+    name: 'gitlab',
+    authUrl: `${host}/oauth/authorize`,
+    tokenUrl: `${host}/oauth/token`,
+    scopes: ['read_user'],
     async userInfo(ctx, token) {
       const u = obj(await getJson(ctx, `${host}/api/v4/user`, token.accessToken));
       const list = await getJson(ctx, `${host}/api/v4/user/emails`, token.accessToken);
@@ -19,7 +22,18 @@ export function gitlabProvider(s: ProviderSettings): OAuthProvider {
       }
       if (str(u.email)) emails.push({ email: str(u.email), verified: str(u.confirmed_at) !== '', primary: true });
       const id = str(u.id);
-      return { emails, claims: { iss: host, sub: id, name: str(u.name), picture: str(u.avatar_url), avatar_url: str(u.avatar_url), full_name: str(u.name), provider_id: id } };
+      return {
+        emails,
+        claims: {
+          iss: host,
+          sub: id,
+          name: str(u.name),
+          picture: str(u.avatar_url),
+          avatar_url: str(u.avatar_url),
+          full_name: str(u.name),
+          provider_id: id,
+        },
+      };
     },
   });
 }

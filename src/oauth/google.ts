@@ -17,27 +17,52 @@ export function googleProvider(s: ProviderSettings): OAuthProvider {
     name: 'google',
     async authorizationUrl(ctx, a) {
       const d = await ctx.oidc.discovery(ctx, GOOGLE_ISSUER);
-      return authCodeUrl({ authUrl: d.authorization_endpoint, clientId, redirectUri: s.redirectUri, scopes: withRequestScopes(['email', 'profile'], a.scopes), state: a.state, params: a.params });
+      return authCodeUrl({
+        authUrl: d.authorization_endpoint,
+        clientId,
+        redirectUri: s.redirectUri,
+        scopes: withRequestScopes(['email', 'profile'], a.scopes),
+        state: a.state,
+        params: a.params,
+      });
     },
     async exchange(ctx, c) {
       const d = await ctx.oidc.discovery(ctx, GOOGLE_ISSUER);
       return exchangeCode(ctx, { tokenUrl: d.token_endpoint, settings: s, code: c.code });
     },
     async userInfo(ctx, token) {
-      if (token.idToken) return googleUser(await verifyOidcToken(ctx, token.idToken, { issuer: GOOGLE_ISSUER, issuerAliases: GOOGLE_ISSUER_ALIASES, clientId, accessToken: token.accessToken }));
+      if (token.idToken)
+        return googleUser(
+          await verifyOidcToken(ctx, token.idToken, {
+            issuer: GOOGLE_ISSUER,
+            issuerAliases: GOOGLE_ISSUER_ALIASES,
+            clientId,
+            accessToken: token.accessToken,
+          }),
+        );
       const u = obj(await getJson(ctx, GOOGLE_USERINFO, token.accessToken));
       const email = str(u.email);
       const verified = u.verified_email === true || u.email_verified === true;
       return {
         emails: email ? [{ email, verified, primary: true }] : [],
         claims: {
-          iss: GOOGLE_USERINFO, sub: str(u.id), name: str(u.name), picture: str(u.picture), email, email_verified: verified,
-          avatar_url: str(u.picture), full_name: str(u.name), provider_id: str(u.id),
+          iss: GOOGLE_USERINFO,
+          sub: str(u.id),
+          name: str(u.name),
+          picture: str(u.picture),
+          email,
+          email_verified: verified,
+          avatar_url: str(u.picture),
+          full_name: str(u.name),
+          provider_id: str(u.id),
         },
       };
     },
     async verifyIdToken(ctx, idToken) {
-      const payload = await verifyOidcToken(ctx, idToken, { issuer: GOOGLE_ISSUER, issuerAliases: GOOGLE_ISSUER_ALIASES });
+      const payload = await verifyOidcToken(ctx, idToken, {
+        issuer: GOOGLE_ISSUER,
+        issuerAliases: GOOGLE_ISSUER_ALIASES,
+      });
       return { user: googleUser(payload), payload };
     },
   };

@@ -13,7 +13,10 @@ export function keycloakProvider(s: ProviderSettings): OAuthProvider {
   const realm = (s.url ?? '').replace(/\/+$/, '');
   const base = `${realm}/protocol/openid-connect`;
   const provider = standardProvider(s, {
-    name: 'keycloak', authUrl: `${base}/auth`, tokenUrl: `${base}/token`, scopes: ['profile', 'email'],
+    name: 'keycloak',
+    authUrl: `${base}/auth`,
+    tokenUrl: `${base}/token`,
+    scopes: ['profile', 'email'],
     async userInfo(ctx, token) {
       if (!realm) throw new ProviderError('unable to find URL for the Keycloak provider');
       const u = obj(await getJson(ctx, `${base}/userinfo`, token.accessToken));
@@ -23,7 +26,16 @@ export function keycloakProvider(s: ProviderSettings): OAuthProvider {
       const verified = u.email_verified === true;
       return {
         emails: email ? [{ email, verified, primary: true }] : [],
-        claims: { iss: realm, sub: str(u.sub), name: str(u.name), email, email_verified: verified, custom_claims: custom, full_name: str(u.name), provider_id: str(u.sub) },
+        claims: {
+          iss: realm,
+          sub: str(u.sub),
+          name: str(u.name),
+          email,
+          email_verified: verified,
+          custom_claims: custom,
+          full_name: str(u.name),
+          provider_id: str(u.sub),
+        },
       };
     },
   });

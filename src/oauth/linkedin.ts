@@ -16,10 +16,21 @@ function localizedName(v: unknown): string {
 export function linkedinProvider(s: ProviderSettings): OAuthProvider {
   const api = chooseHost(s.url, 'api.linkedin.com');
   return standardProvider(s, {
-    name: 'linkedin', authUrl: `${api}/oauth/v2/authorization`, tokenUrl: `${api}/oauth/v2/accessToken`, scopes: ['r_emailaddress', 'r_liteprofile'],
+    name: 'linkedin',
+    authUrl: `${api}/oauth/v2/authorization`,
+    tokenUrl: `${api}/oauth/v2/accessToken`,
+    scopes: ['r_emailaddress', 'r_liteprofile'],
     async userInfo(ctx, token) {
-      const u = obj(await getJson(ctx, `${api}/v2/me?projection=(id,firstName,lastName,profilePicture(displayImage~:playableStreams))`, token.accessToken));
-      const e = obj(await getJson(ctx, `${api}/v2/emailAddress?q=members&projection=(elements*(handle~))`, token.accessToken));
+      const u = obj(
+        await getJson(
+          ctx,
+          `${api}/v2/me?projection=(id,firstName,lastName,profilePicture(displayImage~:playableStreams))`,
+          token.accessToken,
+        ),
+      );
+      const e = obj(
+        await getJson(ctx, `${api}/v2/emailAddress?q=members&projection=(elements*(handle~))`, token.accessToken),
+      );
       const elements = Array.isArray(e.elements) ? e.elements : [];
       if (elements.length === 0) throw new ProviderError('linkedin: no email element in the answer');
       const email = str(obj(obj(elements[0])['handle~']).emailAddress);
@@ -30,7 +41,17 @@ export function linkedinProvider(s: ProviderSettings): OAuthProvider {
       const id = str(u.id);
       return {
         emails: email ? [{ email, verified: true, primary: true }] : [],
-        claims: { iss: api, sub: id, name, picture: avatar, email, email_verified: true, avatar_url: avatar, full_name: name, provider_id: id },
+        claims: {
+          iss: api,
+          sub: id,
+          name,
+          picture: avatar,
+          email,
+          email_verified: true,
+          avatar_url: avatar,
+          full_name: name,
+          provider_id: id,
+        },
       };
     },
   });

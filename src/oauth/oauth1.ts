@@ -33,7 +33,8 @@ export interface OAuth1Request {
 }
 
 export function signatureBase(method: string, url: string, params: [string, string][]): string {
-  const pairs = params.map(([k, v]) => [rfc3986(k), rfc3986(v)] as const)
+  const pairs = params
+    .map(([k, v]) => [rfc3986(k), rfc3986(v)] as const)
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
   return [method.toUpperCase(), rfc3986(url), rfc3986(pairs.map(([k, v]) => `${k}=${v}`).join('&'))].join('&');
 }
@@ -55,7 +56,10 @@ export function oauth1Header(r: OAuth1Request): string {
   if (r.token) oauth.oauth_token = r.token;
   const base = signatureBase(r.method, r.url, [...Object.entries(oauth), ...Object.entries(r.query ?? {})]);
   oauth.oauth_signature = hmacSha1Signature(base, r.consumerSecret, r.tokenSecret ?? '');
-  return `OAuth ${Object.keys(oauth).sort().map((k) => `${rfc3986(k)}="${rfc3986(oauth[k]!)}"`).join(', ')}`;
+  return `OAuth ${Object.keys(oauth)
+    .sort()
+    .map((k) => `${rfc3986(k)}="${rfc3986(oauth[k]!)}"`)
+    .join(', ')}`;
 }
 
 export function newNonce(randomBytes: (n: number) => Uint8Array): string {

@@ -20,7 +20,10 @@ export function goQueryEscape(s: string): string {
 
 /** Go's url.Values.Encode: keys sorted, each value escaped; one value per key here. */
 export function goEncode(values: Record<string, string>): string {
-  return Object.keys(values).sort().map((k) => `${goQueryEscape(k)}=${goQueryEscape(values[k]!)}`).join('&');
+  return Object.keys(values)
+    .sort()
+    .map((k) => `${goQueryEscape(k)}=${goQueryEscape(values[k]!)}`)
+    .join('&');
 }
 
 /** GoTrue: the defaults plus the request's `scopes`, split on commas (oauth2 joins them with spaces). */
@@ -86,7 +89,13 @@ export async function exchangeCode(ctx: OAuthContext, x: CodeExchange): Promise<
   }
 }
 
-async function tokenRoundTrip(ctx: OAuthContext, x: CodeExchange, v: Record<string, string>, clientId: string, style: AuthStyle): Promise<ProviderToken> {
+async function tokenRoundTrip(
+  ctx: OAuthContext,
+  x: CodeExchange,
+  v: Record<string, string>,
+  clientId: string,
+  style: AuthStyle,
+): Promise<ProviderToken> {
   const form = { ...v };
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded', ...x.headers };
   if (style === 'params') {
@@ -112,7 +121,12 @@ async function tokenRoundTrip(ctx: OAuthContext, x: CodeExchange, v: Record<stri
   if (str(raw.error)) throw new ProviderError(`token exchange refused: ${str(raw.error)}`);
   const accessToken = str(raw.access_token);
   if (!accessToken) throw new ProviderError('token exchange answer has no access_token');
-  return { accessToken, refreshToken: str(raw.refresh_token) || undefined, idToken: str(raw.id_token) || undefined, raw };
+  return {
+    accessToken,
+    refreshToken: str(raw.refresh_token) || undefined,
+    idToken: str(raw.id_token) || undefined,
+    raw,
+  };
 }
 
 export type CallContext = Pick<OAuthContext, 'fetch' | 'timeoutMs' | 'signal' | 'userAgent'>;
@@ -145,15 +159,27 @@ export async function bodyText(res: Response, what: string): Promise<string> {
     text = await res.text();
   } catch (err) {
     const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw timedOut ? new ProviderTimeout(`${what} failed: no answer in time`, { cause: err }) : new ProviderError(`${what} failed: the answer broke off`, { cause: err });
+    throw timedOut
+      ? new ProviderTimeout(`${what} failed: no answer in time`, { cause: err })
+      : new ProviderError(`${what} failed: the answer broke off`, { cause: err });
   }
   if (text.length > MAX_BODY) throw new ProviderError(`${what}: answer over 1 MiB`);
   return text;
 }
 
 /** provider.makeRequest: GET with the Bearer token, any non-2xx is an error, the body is JSON. */
-export async function getJson(ctx: OAuthContext, url: string, accessToken: string, headers: Record<string, string> = {}): Promise<unknown> {
-  const res = await send(ctx, url, { method: 'GET', headers: { Authorization: `Bearer ${accessToken}`, ...headers } }, 'user info request');
+export async function getJson(
+  ctx: OAuthContext,
+  url: string,
+  accessToken: string,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  const res = await send(
+    ctx,
+    url,
+    { method: 'GET', headers: { Authorization: `Bearer ${accessToken}`, ...headers } },
+    'user info request',
+  );
   const text = await bodyText(res, 'user info request');
   if (res.status < 200 || res.status >= 300) throw new ProviderError(`user info request answered HTTP ${res.status}`);
   try {
@@ -188,7 +214,14 @@ export function standardProvider(s: ProviderSettings, p: StandardProvider): OAut
     name: p.name,
     async authorizationUrl(_ctx, a) {
       const scopes = p.acceptsScopes === false ? p.scopes : withRequestScopes(p.scopes, a.scopes);
-      return authCodeUrl({ authUrl: p.authUrl, clientId: s.clientIds[0] ?? '', redirectUri: s.redirectUri, scopes, state: a.state, params: [...(p.authParams ?? []), ...a.params] });
+      return authCodeUrl({
+        authUrl: p.authUrl,
+        clientId: s.clientIds[0] ?? '',
+        redirectUri: s.redirectUri,
+        scopes,
+        state: a.state,
+        params: [...(p.authParams ?? []), ...a.params],
+      });
     },
     exchange(ctx, c) {
       return exchangeCode(ctx, { tokenUrl: p.tokenUrl, settings: s, code: c.code, authStyle: p.authStyle });

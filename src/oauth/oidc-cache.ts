@@ -19,7 +19,12 @@ export function createOidcCache(ttlMs = OIDC_CACHE_TTL_MS): OidcCache {
   const inflight = new Map<string, Promise<unknown>>();
   const forcedAt = new Map<string, number>();
 
-  async function cached<T>(ctx: OidcFetchContext, url: string, read: (body: Record<string, unknown>) => T, fresh = false): Promise<T> {
+  async function cached<T>(
+    ctx: OidcFetchContext,
+    url: string,
+    read: (body: Record<string, unknown>) => T,
+    fresh = false,
+  ): Promise<T> {
     const now = ctx.now().getTime();
     const hit = entries.get(url);
     if (hit && !fresh && now - hit.at < ttlMs) return hit.value as T;
@@ -54,18 +59,26 @@ export function createOidcCache(ttlMs = OIDC_CACHE_TTL_MS): OidcCache {
       const url = override || discoveryUrlOf(issuer);
       return cached(ctx, url, (b) => {
         const d: OidcDiscovery = {
-          issuer: str(b.issuer), authorization_endpoint: str(b.authorization_endpoint), token_endpoint: str(b.token_endpoint),
-          jwks_uri: str(b.jwks_uri), userinfo_endpoint: str(b.userinfo_endpoint) || undefined,
+          issuer: str(b.issuer),
+          authorization_endpoint: str(b.authorization_endpoint),
+          token_endpoint: str(b.token_endpoint),
+          jwks_uri: str(b.jwks_uri),
+          userinfo_endpoint: str(b.userinfo_endpoint) || undefined,
         };
         if (!d.issuer || !d.jwks_uri) throw new ProviderError(`${url} lacks issuer or jwks_uri`);
         return d;
       });
     },
     jwks(ctx, jwksUri, fresh) {
-      return cached(ctx, jwksUri, (b) => {
-        if (!Array.isArray(b.keys)) throw new ProviderError(`${jwksUri} has no keys`);
-        return b as unknown as JSONWebKeySet;
-      }, fresh);
+      return cached(
+        ctx,
+        jwksUri,
+        (b) => {
+          if (!Array.isArray(b.keys)) throw new ProviderError(`${jwksUri} has no keys`);
+          return b as unknown as JSONWebKeySet;
+        },
+        fresh,
+      );
     },
     forget(url) {
       entries.delete(url);

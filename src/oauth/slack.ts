@@ -8,7 +8,10 @@ export function slackProvider(s: ProviderSettings): OAuthProvider {
   const host = chooseHost(s.url, 'slack.com');
   const api = `${host}/api`;
   return standardProvider(s, {
-    name: 'slack', authUrl: `${host}/oauth/authorize`, tokenUrl: `${api}/oauth.access`, scopes: ['profile', 'email', 'openid'],
+    name: 'slack',
+    authUrl: `${host}/oauth/authorize`,
+    tokenUrl: `${api}/oauth.access`,
+    scopes: ['profile', 'email', 'openid'],
     async userInfo(ctx, token) {
       const u = obj(await getJson(ctx, `${api}/openid.connect.userInfo`, token.accessToken));
       const id = str(u['https://slack.com/user_id']);
@@ -16,9 +19,14 @@ export function slackProvider(s: ProviderSettings): OAuthProvider {
       return {
         emails: email ? [{ email, verified: true, primary: true }] : [],
         claims: {
-          iss: api, sub: id, name: str(u.name), picture: str(u.picture),
+          iss: api,
+          sub: id,
+          name: str(u.name),
+          picture: str(u.picture),
           custom_claims: { 'https://slack.com/team_id': str(u['https://slack.com/team_id']) },
-          avatar_url: str(u.picture), full_name: str(u.name), provider_id: id,
+          avatar_url: str(u.picture),
+          full_name: str(u.name),
+          provider_id: id,
         },
       };
     },

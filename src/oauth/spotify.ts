@@ -8,7 +8,10 @@ export function spotifyProvider(s: ProviderSettings): OAuthProvider {
   const api = chooseHost(s.url, 'api.spotify.com/v1');
   const auth = chooseHost(s.url, 'accounts.spotify.com');
   return standardProvider(s, {
-    name: 'spotify', authUrl: `${auth}/authorize`, tokenUrl: `${auth}/api/token`, scopes: ['user-read-email'],
+    name: 'spotify',
+    authUrl: `${auth}/authorize`,
+    tokenUrl: `${auth}/api/token`,
+    scopes: ['user-read-email'],
     async userInfo(ctx, token) {
       const u = obj(await getJson(ctx, `${api}/me`, token.accessToken));
       const images = (Array.isArray(u.images) ? u.images : []).map(obj);
@@ -20,7 +23,15 @@ export function spotifyProvider(s: ProviderSettings): OAuthProvider {
       const id = str(u.id);
       return {
         emails: email ? [{ email, verified: false, primary: true }] : [],
-        claims: { iss: api, sub: id, name: str(u.display_name), picture: avatar, avatar_url: avatar, full_name: str(u.display_name), provider_id: id },
+        claims: {
+          iss: api,
+          sub: id,
+          name: str(u.display_name),
+          picture: avatar,
+          avatar_url: avatar,
+          full_name: str(u.display_name),
+          provider_id: id,
+        },
       };
     },
   });

@@ -14,8 +14,20 @@ export function twitterProvider(s: ProviderSettings): OAuthProvider {
   const userInfoUrl = `${host}/1.1/account/verify_credentials.json`;
   const consumer = { consumerKey: s.clientIds[0] ?? '', consumerSecret: s.secret };
 
-  async function signedGet(ctx: OAuthContext, url: string, what: string, sign: { token?: string; tokenSecret?: string; oauth?: Record<string, string>; query?: Record<string, string> }) {
-    const header = oauth1Header({ method: 'GET', url, ...consumer, ...sign, now: ctx.now(), nonce: newNonce(ctx.randomBytes) });
+  async function signedGet(
+    ctx: OAuthContext,
+    url: string,
+    what: string,
+    sign: { token?: string; tokenSecret?: string; oauth?: Record<string, string>; query?: Record<string, string> },
+  ) {
+    const header = oauth1Header({
+      method: 'GET',
+      url,
+      ...consumer,
+      ...sign,
+      now: ctx.now(),
+      nonce: newNonce(ctx.randomBytes),
+    });
     const qs = sign.query ? `?${new URLSearchParams(sign.query)}` : '';
     const res = await send(ctx, `${url}${qs}`, { method: 'GET', headers: { Authorization: header } }, what);
     const text = await bodyText(res, what);
@@ -27,9 +39,11 @@ export function twitterProvider(s: ProviderSettings): OAuthProvider {
     name: 'twitter',
     oauth1: true,
     async authorizationUrl(ctx, a) {
-      const body = new URLSearchParams(await signedGet(ctx, `${host}/oauth/request_token`, 'twitter request token', {
-        oauth: { oauth_callback: `${s.redirectUri}?state=${a.state}` },
-      }));
+      const body = new URLSearchParams(
+        await signedGet(ctx, `${host}/oauth/request_token`, 'twitter request token', {
+          oauth: { oauth_callback: `${s.redirectUri}?state=${a.state}` },
+        }),
+      );
       const token = body.get('oauth_token');
       if (!token) throw new ProviderError('twitter request token answer has no oauth_token');
       return `${host}/oauth/authenticate?oauth_token=${encodeURIComponent(token)}`;
@@ -37,16 +51,20 @@ export function twitterProvider(s: ProviderSettings): OAuthProvider {
     async exchange(ctx, c) {
       const token = c.params.get('oauth_token') ?? '';
       const verifier = c.params.get('oauth_verifier') ?? '';
-      const body = new URLSearchParams(await signedGet(ctx, `${host}/oauth/access_token`, 'twitter access token', {
-        token, oauth: { oauth_verifier: verifier },
-      }));
+      const body = new URLSearchParams(
+        await signedGet(ctx, `${host}/oauth/access_token`, 'twitter access token', {
+          token,
+          oauth: { oauth_verifier: verifier },
+        }),
+      );
       const accessToken = body.get('oauth_token');
       if (!accessToken) throw new ProviderError('twitter access token answer has no oauth_token');
       return { accessToken, raw: Object.fromEntries(body) };
     },
     async userInfo(ctx, token) {
       const text = await signedGet(ctx, userInfoUrl, 'twitter user info', {
-        token: token.accessToken, tokenSecret: str(token.raw.oauth_token_secret),
+        token: token.accessToken,
+        tokenSecret: str(token.raw.oauth_token_secret),
         query: { include_email: 'true', include_entities: 'false', skip_status: 'true' },
       });
       let u: Record<string, unknown> = {};
@@ -61,8 +79,15 @@ export function twitterProvider(s: ProviderSettings): OAuthProvider {
       return {
         emails: email ? [{ email, verified: true, primary: true }] : [],
         claims: {
-          iss: userInfoUrl, sub: id, name: str(u.name), picture: avatar, preferred_username: str(u.screen_name),
-          user_name: str(u.screen_name), full_name: str(u.name), avatar_url: avatar, provider_id: id,
+          iss: userInfoUrl,
+          sub: id,
+          name: str(u.name),
+          picture: avatar,
+          preferred_username: str(u.screen_name),
+          user_name: str(u.screen_name),
+          full_name: str(u.name),
+          avatar_url: avatar,
+          provider_id: id,
         },
       };
     },

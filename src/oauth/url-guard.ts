@@ -32,7 +32,8 @@ function ipv4(host: string): number[] | undefined {
 
 function v4Refusal([a, b]: number[]): string | undefined {
   if (a === 127) return 'URL cannot resolve to loopback addresses';
-  if (a === 10 || (a === 172 && b! >= 16 && b! <= 31) || (a === 192 && b === 168)) return 'URL cannot resolve to private network addresses';
+  if (a === 10 || (a === 172 && b! >= 16 && b! <= 31) || (a === 192 && b === 168))
+    return 'URL cannot resolve to private network addresses';
   if (a === 169 && b === 254) return 'URL cannot resolve to link-local addresses';
   if (a! >= 224 && a! <= 239) return 'URL cannot resolve to multicast addresses';
   // 0.0.0.0/8 ("this network"; Linux connects 0.0.0.0 to the local host), and 100.64/10
@@ -55,7 +56,8 @@ function ipv6Groups(host: string): number[] | undefined {
   }
   const halves = text.split('::');
   if (halves.length > 2) return undefined;
-  const read = (s: string) => (s === '' ? [] : s.split(':').map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? Number.parseInt(g, 16) : Number.NaN)));
+  const read = (s: string) =>
+    s === '' ? [] : s.split(':').map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? Number.parseInt(g, 16) : Number.NaN));
   const head = read(halves[0]!);
   const rest = halves.length === 2 ? read(halves[1]!) : [];
   const fill = 8 - head.length - rest.length;
@@ -68,7 +70,8 @@ function v6Refusal(g: number[]): string | undefined {
   if (g.every((x) => x === 0)) return 'URL cannot resolve to unspecified addresses';
   if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return 'URL cannot resolve to loopback addresses';
   // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible addresses carry an IPv4 address.
-  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) return v4Refusal([g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255]);
+  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0))
+    return v4Refusal([g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255]);
   if ((g[0]! & 0xfe00) === 0xfc00) return 'URL cannot resolve to private network addresses';
   if ((g[0]! & 0xffc0) === 0xfe80) return 'URL cannot resolve to link-local addresses';
   if ((g[0]! & 0xff00) === 0xff00) return 'URL cannot resolve to multicast addresses';
@@ -105,7 +108,8 @@ export async function checkProviderUrl(raw: string, guard: UrlGuard): Promise<vo
   if (u.protocol !== 'https:') throw new UnsafeUrl('URL must use HTTPS');
   const host = u.hostname.toLowerCase();
   if (!host) throw new UnsafeUrl('URL must have a valid hostname');
-  if (LOCALHOST.has(host) || host.endsWith('.localhost')) throw new UnsafeUrl('URL cannot point to localhost or loopback addresses');
+  if (LOCALHOST.has(host) || host.endsWith('.localhost'))
+    throw new UnsafeUrl('URL cannot point to localhost or loopback addresses');
   const literal = addressRefusal(host);
   if (literal) throw new UnsafeUrl(literal);
   if (ipv4(host) || host.startsWith('[') || !guard.resolve) return;

@@ -11,7 +11,14 @@ export function workosProvider(s: ProviderSettings): OAuthProvider {
     name: 'workos',
     async authorizationUrl(_ctx, a) {
       const params = a.params.map(([k, v]): [string, string] => (k === 'workos_provider' ? ['provider', v] : [k, v]));
-      return authCodeUrl({ authUrl: `${api}/sso/authorize`, clientId: s.clientIds[0] ?? '', redirectUri: s.redirectUri, scopes: [], state: a.state, params });
+      return authCodeUrl({
+        authUrl: `${api}/sso/authorize`,
+        clientId: s.clientIds[0] ?? '',
+        redirectUri: s.redirectUri,
+        scopes: [],
+        state: a.state,
+        params,
+      });
     },
     exchange(ctx, c) {
       return exchangeCode(ctx, { tokenUrl: `${api}/sso/token`, settings: s, code: c.code });
@@ -24,8 +31,12 @@ export function workosProvider(s: ProviderSettings): OAuthProvider {
       return {
         emails: email ? [{ email, verified: true, primary: true }] : [],
         claims: {
-          iss: api, sub: id, name, custom_claims: { connection_id: str(p.connection_id), organization_id: str(p.organization_id) },
-          full_name: name, provider_id: id,
+          iss: api,
+          sub: id,
+          name,
+          custom_claims: { connection_id: str(p.connection_id), organization_id: str(p.organization_id) },
+          full_name: name,
+          provider_id: id,
         },
       };
     },

@@ -40,7 +40,9 @@ const pathParams = (path: string): string[] => [...path.matchAll(/\{([^}]+)\}/g)
 
 function parameters(op: Operation): Json[] {
   const out: Json[] = pathParams(op.path).map((name) => ({
-    name, in: 'path', required: true,
+    name,
+    in: 'path',
+    required: true,
     schema: name === 'user_id' || name === 'factor_id' ? { type: 'string', format: 'uuid' } : { type: 'string' },
   }));
   for (const q of op.query ?? []) out.push(queryParam(q));
@@ -50,7 +52,9 @@ function parameters(op: Operation): Json[] {
 
 function queryParam(q: Param): Json {
   return {
-    name: q.name, in: 'query', required: q.required ?? false,
+    name: q.name,
+    in: 'query',
+    required: q.required ?? false,
     ...(q.description ? { description: q.description } : {}),
     schema: { type: 'string', ...q.schema },
   };
@@ -60,7 +64,9 @@ function response(r: Reply): Json {
   if (r.error) return { $ref: '#/components/responses/ClientError', description: r.description };
   const out: Json = { description: r.description };
   if (r.headers) {
-    out.headers = Object.fromEntries(Object.entries(r.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
+    out.headers = Object.fromEntries(
+      Object.entries(r.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+    );
   }
   if (r.schema) {
     const schema = typeof r.schema === 'string' ? { $ref: `#/components/schemas/${r.schema}` } : r.schema;
@@ -77,7 +83,10 @@ const SECURITY: Record<NonNullable<Operation['auth']>, Json[]> = {
 };
 
 function operationId(op: Operation): string {
-  const words = op.path.replace(/[{}]/g, '').split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const words = op.path
+    .replace(/[{}]/g, '')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
   return op.method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
@@ -103,7 +112,7 @@ function operation(op: Operation): Json {
 const TAGS = [
   { name: 'auth', description: 'Sign-up, sign-in, sessions, verification.' },
   { name: 'passwordless', description: 'Email and SMS codes and links.' },
-  { name: 'user', description: 'The signed-in user (bearer: the user\'s access token).' },
+  { name: 'user', description: "The signed-in user (bearer: the user's access token)." },
   { name: 'oauth', description: 'Sign-in with external OAuth / OIDC providers.' },
   { name: 'admin', description: 'The admin API (bearer: a service_role JWT).' },
   { name: 'mfa', description: 'MFA factors: TOTP, phone and WebAuthn; recovery codes.' },
@@ -111,7 +120,10 @@ const TAGS = [
   { name: 'oauth-server', description: 'authsvc as an OAuth 2.1 / OpenID Connect provider (OAUTH_SERVER_ENABLED).' },
   { name: 'sso', description: 'SAML 2.0 single sign-on (SAML_ENABLED) and its admin API.' },
   { name: 'health', description: 'Health, settings, discovery.' },
-  { name: 'console', description: 'The admin console\'s static files (CONSOLE_ENABLED): a browser client of the admin API.' },
+  {
+    name: 'console',
+    description: "The admin console's static files (CONSOLE_ENABLED): a browser client of the admin API.",
+  },
 ];
 
 /**

@@ -8,7 +8,12 @@ import { CeremonyError, newChallenge, parseAuthentication, TIMEOUT_MS, verifyAss
 import { fromBase64url } from '../crypto/encoding.ts';
 import { transaction } from '../db/database.ts';
 import { findUserById, isBanned } from '../db/users.ts';
-import { consumeWebauthnChallenge, insertWebauthnChallenge, lockPasskeyByCredentialId, updatePasskey } from '../db/webauthn.ts';
+import {
+  consumeWebauthnChallenge,
+  insertWebauthnChallenge,
+  lockPasskeyByCredentialId,
+  updatePasskey,
+} from '../db/webauthn.ts';
 import type { Deps } from '../deps.ts';
 import { createSession, tokenAfterCommit, tokenInTransaction } from '../accounts/session.ts';
 import type { RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
@@ -24,7 +29,11 @@ export async function authenticationOptions(deps: Deps): Promise<Record<string, 
   const challenge = newChallenge(deps.randomBytes);
   const id = crypto.randomUUID();
   await insertWebauthnChallenge(deps.db, {
-    id, userId: null, kind: 'authentication', createdAt: now, expiresAt,
+    id,
+    userId: null,
+    kind: 'authentication',
+    createdAt: now,
+    expiresAt,
     sessionData: { challenge, rpId: rp.id, expires: expiresAt.toISOString(), userVerification: uv },
   });
   return {
@@ -43,16 +52,25 @@ function handleUserId(handle: string | undefined): string | undefined {
   }
 }
 
-export async function authenticationVerify(deps: Deps, input: CeremonyInput, meta: RequestMeta): Promise<TokenResponse> {
+export async function authenticationVerify(
+  deps: Deps,
+  input: CeremonyInput,
+  meta: RequestMeta,
+): Promise<TokenResponse> {
   const challengeId = challengeFrom(input);
   const now = deps.now();
   const challenge = await consumeWebauthnChallenge(deps.db, challengeId, 'authentication', null);
   if (!challenge) throw new ApiError(400, 'webauthn_challenge_not_found', 'Challenge not found or already used');
-  if (now.getTime() > challenge.expiresAt.getTime()) throw new ApiError(400, 'webauthn_challenge_expired', 'Challenge has expired');
+  if (now.getTime() > challenge.expiresAt.getTime())
+    throw new ApiError(400, 'webauthn_challenge_expired', 'Challenge has expired');
   const response = parseAuthentication(input.credential);
   if (!response) throw new ApiError(400, 'webauthn_verification_failed', 'Invalid credential response');
   const rp = requireRelyingParty(deps);
-  const expected = { challenge: String((challenge.sessionData as { challenge?: unknown }).challenge ?? ''), rp, requireUserVerification: requiresUv(deps) };
+  const expected = {
+    challenge: String((challenge.sessionData as { challenge?: unknown }).challenge ?? ''),
+    rp,
+    requireUserVerification: requiresUv(deps),
+  };
 
   const pending = await transaction(deps.db, async (tx) => {
     const userId = handleUserId(response.response.userHandle);
@@ -70,7 +88,10 @@ export async function authenticationVerify(deps: Deps, input: CeremonyInput, met
     let result: Awaited<ReturnType<typeof verifyAssertion>>;
     try {
       result = await verifyAssertion(response, expected, {
-        id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.signCount, backupEligible: passkey.backupEligible,
+        id: passkey.credentialId,
+        publicKey: passkey.publicKey,
+        counter: passkey.signCount,
+        backupEligible: passkey.backupEligible,
       });
     } catch (err) {
       throw err instanceof CeremonyError ? verificationFailed(err) : err;
@@ -78,7 +99,12 @@ export async function authenticationVerify(deps: Deps, input: CeremonyInput, met
     if (user.email && !user.emailConfirmedAt) throw forbidden('email_not_confirmed', 'Email not confirmed');
     if (user.phone && !user.phoneConfirmedAt) throw forbidden('phone_not_confirmed', 'Phone not confirmed');
     if (isBanned(user, now)) throw forbidden('user_banned', 'User is banned');
-    await updatePasskey(tx, passkey.id, { signCount: result.counter, backedUp: result.backedUp, lastUsedAt: now, updatedAt: now });
+    await updatePasskey(tx, passkey.id, {
+      signCount: result.counter,
+      backedUp: result.backedUp,
+      lastUsedAt: now,
+      updatedAt: now,
+    });
     const login = { actor: user, action: 'login' as const, traits: { passkey_id: passkey.id }, ip: meta.ip, now };
     // With the custom access token hook, signed here: its refusal takes the session back.
     return tokenInTransaction(deps, tx, await createSession(deps, tx, user, 'passkey', meta, [login]));

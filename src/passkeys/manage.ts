@@ -33,10 +33,17 @@ export async function listUserPasskeys(deps: Deps, userId: string): Promise<Reco
   return (await listPasskeys(deps.db, userId)).map(passkeyJson);
 }
 
-export async function renamePasskey(deps: Deps, auth: AuthContext, rawId: string, friendlyName: string | undefined, ip: string | undefined): Promise<Record<string, unknown>> {
+export async function renamePasskey(
+  deps: Deps,
+  auth: AuthContext,
+  rawId: string,
+  friendlyName: string | undefined,
+  ip: string | undefined,
+): Promise<Record<string, unknown>> {
   const id = passkeyId(rawId);
   if (!friendlyName) throw validationFailed('friendly_name is required');
-  if (new TextEncoder().encode(friendlyName).length > MAX_NAME_BYTES) throw validationFailed('friendly_name must be 120 characters or less');
+  if (new TextEncoder().encode(friendlyName).length > MAX_NAME_BYTES)
+    throw validationFailed('friendly_name must be 120 characters or less');
   const now = deps.now();
   return transaction(deps.db, async (tx) => {
     const found = await findPasskey(tx, id, auth.user.id, { forUpdate: true });
@@ -47,7 +54,12 @@ export async function renamePasskey(deps: Deps, auth: AuthContext, rawId: string
   });
 }
 
-export async function deleteOwnPasskey(deps: Deps, auth: AuthContext, rawId: string, ip: string | undefined): Promise<void> {
+export async function deleteOwnPasskey(
+  deps: Deps,
+  auth: AuthContext,
+  rawId: string,
+  ip: string | undefined,
+): Promise<void> {
   await requirePasskeyAal(deps, auth);
   const id = passkeyId(rawId);
   const now = deps.now();
@@ -69,12 +81,23 @@ export async function adminListPasskeys(deps: Deps, userId: string): Promise<Rec
   return listUserPasskeys(deps, (await adminUser(deps, userId)).id);
 }
 
-export async function adminDeletePasskey(deps: Deps, userId: string, rawId: string, ip: string | undefined): Promise<void> {
+export async function adminDeletePasskey(
+  deps: Deps,
+  userId: string,
+  rawId: string,
+  ip: string | undefined,
+): Promise<void> {
   const user = await adminUser(deps, userId);
   const id = passkeyId(rawId);
   const now = deps.now();
   await transaction(deps.db, async (tx) => {
     if (!(await deletePasskey(tx, id, user.id))) throw passkeyNotFound();
-    await insertAudit(tx, { actor: null, action: 'passkey_deleted', traits: { user_id: user.id, passkey_id: id }, ip, now });
+    await insertAudit(tx, {
+      actor: null,
+      action: 'passkey_deleted',
+      traits: { user_id: user.id, passkey_id: id },
+      ip,
+      now,
+    });
   });
 }

@@ -12,25 +12,47 @@ import { routeGroup } from '../http/route.ts';
 import { json } from '../openapi/parts.ts';
 
 export const GenerateLinkBody = z.object({
-  type: optStr, email: optStr, new_email: optStr, password: optStr, data: optRecord, redirect_to: optStr,
+  type: optStr,
+  email: optStr,
+  new_email: optStr,
+  password: optStr,
+  data: optRecord,
+  redirect_to: optStr,
 });
 
 export const adminGenerateLinkRoutes = routeGroup('admin');
 
-adminGenerateLinkRoutes.route({
-  method: 'post', path: '/admin/generate_link', summary: 'Generate an email link without sending it', gotrue: 'adminGenerateLink', auth: 'admin',
-  body: GenerateLinkBody, replies: { 200: json('GeneratedLink') },
-}, async (c, b) => {
-  const deps = c.get('deps');
-  const cfg = deps.config;
-  const email = validateEmail(b.email);
-  // A valid body redirect_to wins over the usual header/query/Referer candidates.
-  const redirectTo = b.redirect_to && isRedirectAllowed(b.redirect_to, cfg.siteUrl, cfg.uriAllowList)
-    ? b.redirect_to : redirectTarget(c, cfg.siteUrl, cfg.uriAllowList);
-  const role = String(decodeJwt(bearerToken(c)).role);
-  const body = await generateLink(deps, {
-    type: b.type ?? '', email, newEmail: b.new_email, password: b.password, data: b.data ?? {},
-    aud: requestAud(c), redirectTo, adminRole: role, meta: requestMeta(c),
-  });
-  return c.json(body);
-});
+adminGenerateLinkRoutes.route(
+  {
+    method: 'post',
+    path: '/admin/generate_link',
+    summary: 'Generate an email link without sending it',
+    gotrue: 'adminGenerateLink',
+    auth: 'admin',
+    body: GenerateLinkBody,
+    replies: { 200: json('GeneratedLink') },
+  },
+  async (c, b) => {
+    const deps = c.get('deps');
+    const cfg = deps.config;
+    const email = validateEmail(b.email);
+    // A valid body redirect_to wins over the usual header/query/Referer candidates.
+    const redirectTo =
+      b.redirect_to && isRedirectAllowed(b.redirect_to, cfg.siteUrl, cfg.uriAllowList)
+        ? b.redirect_to
+        : redirectTarget(c, cfg.siteUrl, cfg.uriAllowList);
+    const role = String(decodeJwt(bearerToken(c)).role);
+    const body = await generateLink(deps, {
+      type: b.type ?? '',
+      email,
+      newEmail: b.new_email,
+      password: b.password,
+      data: b.data ?? {},
+      aud: requestAud(c),
+      redirectTo,
+      adminRole: role,
+      meta: requestMeta(c),
+    });
+    return c.json(body);
+  },
+);

@@ -17,8 +17,18 @@ import { routeGroup } from '../http/route.ts';
 import { empty, json, paging, pagingHeaders } from '../openapi/parts.ts';
 
 export const AdminUserBody = z.object({
-  id: optStr, aud: optStr, role: optStr, email: optStr, phone: optStr, password: optStr, password_hash: optStr,
-  email_confirm: optBool, phone_confirm: optBool, user_metadata: optRecord, app_metadata: optRecord, ban_duration: optStr,
+  id: optStr,
+  aud: optStr,
+  role: optStr,
+  email: optStr,
+  phone: optStr,
+  password: optStr,
+  password_hash: optStr,
+  email_confirm: optBool,
+  phone_confirm: optBool,
+  user_metadata: optRecord,
+  app_metadata: optRecord,
+  ban_duration: optStr,
 });
 export const DeleteBody = z.object({ should_soft_delete: optBool });
 
@@ -30,70 +40,148 @@ function admin(c: Context<AppEnv>): AdminContext {
 
 export const adminUsersRoutes = routeGroup('admin');
 
-adminUsersRoutes.route({
-  method: 'get', path: '/admin/users', summary: 'List users', gotrue: 'adminUsers', auth: 'admin',
-  query: [...paging, { name: 'sort', description: '`created_at [asc|desc]`.' }, { name: 'filter', description: 'Substring of the email or name.' }],
-  replies: { 200: { ...json('UserList'), headers: pagingHeaders } },
-}, async (c) => {
-  const page = parsePage(c.req.query('page'), c.req.query('per_page'));
-  const ascending = parseSort(c.req.queries('sort') ?? []);
-  const aud = requestAud(c);
-  const { body, total } = await adminListUsers(c.get('deps'), { aud, page, ascending, filter: c.req.query('filter') || undefined });
-  const headers = paginationHeaders(c.req.url, page, total);
-  c.header('Link', headers.link);
-  c.header('X-Total-Count', headers.totalCount);
-  return c.json(body);
-});
+adminUsersRoutes.route(
+  {
+    method: 'get',
+    path: '/admin/users',
+    summary: 'List users',
+    gotrue: 'adminUsers',
+    auth: 'admin',
+    query: [
+      ...paging,
+      { name: 'sort', description: '`created_at [asc|desc]`.' },
+      { name: 'filter', description: 'Substring of the email or name.' },
+    ],
+    replies: { 200: { ...json('UserList'), headers: pagingHeaders } },
+  },
+  async (c) => {
+    const page = parsePage(c.req.query('page'), c.req.query('per_page'));
+    const ascending = parseSort(c.req.queries('sort') ?? []);
+    const aud = requestAud(c);
+    const { body, total } = await adminListUsers(c.get('deps'), {
+      aud,
+      page,
+      ascending,
+      filter: c.req.query('filter') || undefined,
+    });
+    const headers = paginationHeaders(c.req.url, page, total);
+    c.header('Link', headers.link);
+    c.header('X-Total-Count', headers.totalCount);
+    return c.json(body);
+  },
+);
 
-adminUsersRoutes.route({
-  method: 'post', path: '/admin/users', summary: 'Create a user', gotrue: 'adminUserCreate', auth: 'admin', body: AdminUserBody, replies: { 200: json('User') },
-}, async (c, body) => {
-  return c.json(await adminCreateUser(c.get('deps'), body, { ...admin(c), aud: requestAud(c) }));
-});
+adminUsersRoutes.route(
+  {
+    method: 'post',
+    path: '/admin/users',
+    summary: 'Create a user',
+    gotrue: 'adminUserCreate',
+    auth: 'admin',
+    body: AdminUserBody,
+    replies: { 200: json('User') },
+  },
+  async (c, body) => {
+    return c.json(await adminCreateUser(c.get('deps'), body, { ...admin(c), aud: requestAud(c) }));
+  },
+);
 
 // Not a GoTrue route: the spec's "create the user named by user_id".
-adminUsersRoutes.route({
-  method: 'post', path: '/admin/users/{user_id}', summary: 'Create the user with this id (not a GoTrue route)', auth: 'admin', body: AdminUserBody, replies: { 200: json('User') },
-}, async (c, body) => {
-  const pathId = userIdParam(c.req.param('user_id'));
-  return c.json(await adminCreateUser(c.get('deps'), body, { ...admin(c), aud: requestAud(c), pathId }));
-});
+adminUsersRoutes.route(
+  {
+    method: 'post',
+    path: '/admin/users/{user_id}',
+    summary: 'Create the user with this id (not a GoTrue route)',
+    auth: 'admin',
+    body: AdminUserBody,
+    replies: { 200: json('User') },
+  },
+  async (c, body) => {
+    const pathId = userIdParam(c.req.param('user_id'));
+    return c.json(await adminCreateUser(c.get('deps'), body, { ...admin(c), aud: requestAud(c), pathId }));
+  },
+);
 
-adminUsersRoutes.route({
-  method: 'get', path: '/admin/users/{user_id}', summary: 'Get a user', gotrue: 'adminUserGet', auth: 'admin', replies: { 200: json('User') },
-}, async (c) => {
-  return c.json(await adminGetUser(c.get('deps'), userIdParam(c.req.param('user_id'))));
-});
+adminUsersRoutes.route(
+  {
+    method: 'get',
+    path: '/admin/users/{user_id}',
+    summary: 'Get a user',
+    gotrue: 'adminUserGet',
+    auth: 'admin',
+    replies: { 200: json('User') },
+  },
+  async (c) => {
+    return c.json(await adminGetUser(c.get('deps'), userIdParam(c.req.param('user_id'))));
+  },
+);
 
-adminUsersRoutes.route({
-  method: 'put', path: '/admin/users/{user_id}', summary: 'Update a user', gotrue: 'adminUserUpdate', auth: 'admin', body: AdminUserBody, replies: { 200: json('User') },
-}, async (c, body) => {
-  const id = userIdParam(c.req.param('user_id'));
-  return c.json(await adminUpdateUser(c.get('deps'), id, body, admin(c)));
-});
+adminUsersRoutes.route(
+  {
+    method: 'put',
+    path: '/admin/users/{user_id}',
+    summary: 'Update a user',
+    gotrue: 'adminUserUpdate',
+    auth: 'admin',
+    body: AdminUserBody,
+    replies: { 200: json('User') },
+  },
+  async (c, body) => {
+    const id = userIdParam(c.req.param('user_id'));
+    return c.json(await adminUpdateUser(c.get('deps'), id, body, admin(c)));
+  },
+);
 
-adminUsersRoutes.route({
-  method: 'delete', path: '/admin/users/{user_id}', summary: 'Delete a user (hard, or soft with should_soft_delete)', gotrue: 'adminUserDelete', auth: 'admin',
-  body: DeleteBody, bodyOptional: true, replies: { 200: empty },
-}, async (c, body) => {
-  const id = userIdParam(c.req.param('user_id'));
-  await adminDeleteUser(c.get('deps'), id, body.should_soft_delete ?? false, admin(c));
-  return c.json({});
-});
+adminUsersRoutes.route(
+  {
+    method: 'delete',
+    path: '/admin/users/{user_id}',
+    summary: 'Delete a user (hard, or soft with should_soft_delete)',
+    gotrue: 'adminUserDelete',
+    auth: 'admin',
+    body: DeleteBody,
+    bodyOptional: true,
+    replies: { 200: empty },
+  },
+  async (c, body) => {
+    const id = userIdParam(c.req.param('user_id'));
+    await adminDeleteUser(c.get('deps'), id, body.should_soft_delete ?? false, admin(c));
+    return c.json({});
+  },
+);
 
 // Not a GoTrue route: end every session of the user (admin/sign-out.ts). The console's "Sign out everywhere".
-adminUsersRoutes.route({
-  method: 'post', path: '/admin/users/{user_id}/logout', summary: 'End every session of the user (not a GoTrue route)', auth: 'admin',
-  replies: { 204: { description: 'Signed out.' }, 404: { description: '`user_not_found`.', error: true } },
-}, async (c) => {
-  await adminSignOutUser(c.get('deps'), userIdParam(c.req.param('user_id')), admin(c));
-  return c.body(null, 204);
-});
+adminUsersRoutes.route(
+  {
+    method: 'post',
+    path: '/admin/users/{user_id}/logout',
+    summary: 'End every session of the user (not a GoTrue route)',
+    auth: 'admin',
+    replies: { 204: { description: 'Signed out.' }, 404: { description: '`user_not_found`.', error: true } },
+  },
+  async (c) => {
+    await adminSignOutUser(c.get('deps'), userIdParam(c.req.param('user_id')), admin(c));
+    return c.body(null, 204);
+  },
+);
 
 // Not a GoTrue route: the user's sessions (admin/sessions.ts), for the console's user page.
-adminUsersRoutes.route({
-  method: 'get', path: '/admin/users/{user_id}/sessions', summary: 'The user\'s sessions, newest first (not a GoTrue route; no tokens or keys)', auth: 'admin',
-  replies: { 200: { description: 'Sessions: id, created_at, updated_at, refreshed_at, aal, factor_id, not_after, user_agent, ip, oauth_client_id, tag.', schema: { type: 'array', items: { type: 'object' } } }, 404: { description: '`user_not_found`.', error: true } },
-}, async (c) => {
-  return c.json(await adminListSessions(c.get('deps'), userIdParam(c.req.param('user_id'))));
-});
+adminUsersRoutes.route(
+  {
+    method: 'get',
+    path: '/admin/users/{user_id}/sessions',
+    summary: "The user's sessions, newest first (not a GoTrue route; no tokens or keys)",
+    auth: 'admin',
+    replies: {
+      200: {
+        description:
+          'Sessions: id, created_at, updated_at, refreshed_at, aal, factor_id, not_after, user_agent, ip, oauth_client_id, tag.',
+        schema: { type: 'array', items: { type: 'object' } },
+      },
+      404: { description: '`user_not_found`.', error: true },
+    },
+  },
+  async (c) => {
+    return c.json(await adminListSessions(c.get('deps'), userIdParam(c.req.param('user_id'))));
+  },
+);

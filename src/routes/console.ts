@@ -43,14 +43,36 @@ function serve(name: string) {
 }
 
 const page = (what: string): Record<string, Reply> => ({
-  200: { description: `${what}; ETag, Cache-Control: no-cache, a strict Content-Security-Policy.` }, 304: { description: 'If-None-Match names the current ETag.' },
+  200: { description: `${what}; ETag, Cache-Control: no-cache, a strict Content-Security-Policy.` },
+  304: { description: 'If-None-Match names the current ETag.' },
   404: { description: '`not_found`: CONSOLE_ENABLED is false.', error: true },
 });
 
 export const consoleRoutes = routeGroup('console')
-  .route({
-    method: 'get', path: '/console', summary: 'Admin console: the page (text/html) (not a GoTrue route)',
-    replies: { ...page('the page (text/html)'), 301: redirect('From /console to /console/.') },
-  }, serve('index.html'))
-  .route({ method: 'get', path: '/console/app.js', summary: 'Admin console: its script (not a GoTrue route)', replies: page('its script') }, serve('app.js'))
-  .route({ method: 'get', path: '/console/app.css', summary: 'Admin console: its style sheet (not a GoTrue route)', replies: page('its style sheet') }, serve('app.css'));
+  .route(
+    {
+      method: 'get',
+      path: '/console',
+      summary: 'Admin console: the page (text/html) (not a GoTrue route)',
+      replies: { ...page('the page (text/html)'), 301: redirect('From /console to /console/.') },
+    },
+    serve('index.html'),
+  )
+  .route(
+    {
+      method: 'get',
+      path: '/console/app.js',
+      summary: 'Admin console: its script (not a GoTrue route)',
+      replies: page('its script'),
+    },
+    serve('app.js'),
+  )
+  .route(
+    {
+      method: 'get',
+      path: '/console/app.css',
+      summary: 'Admin console: its style sheet (not a GoTrue route)',
+      replies: page('its style sheet'),
+    },
+    serve('app.css'),
+  );

@@ -2,7 +2,12 @@
 // GET /user/identities/authorize, DELETE /user/identities/{id} — GoTrue: api.LinkIdentity, api.DeleteIdentity
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
-import { callbackRedirectBase, externalAuthorizeUrl, finishExternalCallback, loadCallbackState } from '../flows/external.ts';
+import {
+  callbackRedirectBase,
+  externalAuthorizeUrl,
+  finishExternalCallback,
+  loadCallbackState,
+} from '../flows/external.ts';
 import { errorRedirect, oauthErrorParams } from '../flows/external-errors.ts';
 import { requireAal2WhenMfa } from '../accounts/aal2-rule.ts';
 import { unlinkIdentity } from '../flows/identities.ts';
@@ -21,12 +26,18 @@ export const externalRoutes = routeGroup('oauth');
 
 const provider: Param = { name: 'provider', required: true, description: 'The OAuth provider (github, google, …).' };
 const authorizeQuery: Param[] = [
-  provider, redirectTo, { name: 'scopes', description: 'Extra scopes, space-separated.' },
-  { name: 'code_challenge', description: 'PKCE challenge.' }, { name: 'code_challenge_method', schema: { enum: ['s256', 'plain', 'S256'] } },
+  provider,
+  redirectTo,
+  { name: 'scopes', description: 'Extra scopes, space-separated.' },
+  { name: 'code_challenge', description: 'PKCE challenge.' },
+  { name: 'code_challenge_method', schema: { enum: ['s256', 'plain', 'S256'] } },
   { name: 'invite_token' },
 ];
 const callbackQuery: Param[] = [{ name: 'state' }, { name: 'code' }, { name: 'error' }, { name: 'error_description' }];
-const done = { 302: redirect('To the redirect target, with a session, a PKCE code or an error.'), 303: redirect('To SITE_URL with an error: the state was not usable.') };
+const done = {
+  302: redirect('To the redirect target, with a session, a PKCE code or an error.'),
+  303: redirect('To SITE_URL with an error: the state was not usable.'),
+};
 
 function queryOf(c: Context<AppEnv>): URLSearchParams {
   return new URL(c.req.url).searchParams;
@@ -45,18 +56,25 @@ async function limitAuthorize(c: Context<AppEnv>): Promise<void> {
   }
 }
 
-externalRoutes.route({
-  method: 'get', path: '/authorize', summary: 'Sign in with an OAuth provider: redirect to it', gotrue: 'ExternalProviderRedirect',
-  query: authorizeQuery, replies: { 302: redirect('To the provider.') },
-}, async (c) => {
-  const deps = c.get('deps');
-  await limitAuthorize(c);
-  const query = queryOf(c);
-  const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
-  const { url, state } = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer });
-  bindStateToBrowser(c, state);
-  return c.redirect(url, 302);
-});
+externalRoutes.route(
+  {
+    method: 'get',
+    path: '/authorize',
+    summary: 'Sign in with an OAuth provider: redirect to it',
+    gotrue: 'ExternalProviderRedirect',
+    query: authorizeQuery,
+    replies: { 302: redirect('To the provider.') },
+  },
+  async (c) => {
+    const deps = c.get('deps');
+    await limitAuthorize(c);
+    const query = queryOf(c);
+    const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
+    const { url, state } = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer });
+    bindStateToBrowser(c, state);
+    return c.redirect(url, 302);
+  },
+);
 
 /** The callback's parameters: the query, and for a form POST (Apple's form_post) the form too. */
 async function callbackParams(c: Context<AppEnv>): Promise<URLSearchParams> {
@@ -66,7 +84,8 @@ async function callbackParams(c: Context<AppEnv>): Promise<URLSearchParams> {
   if (type !== 'application/x-www-form-urlencoded') return params;
   const form = new URLSearchParams(await readBodyText(c));
   for (const [k, v] of form) {
-    if (hasUnstorableChars(k) || hasUnstorableChars(v)) throw new ApiError(400, 'validation_failed', 'Invalid form value');
+    if (hasUnstorableChars(k) || hasUnstorableChars(v))
+      throw new ApiError(400, 'validation_failed', 'Invalid form value');
     params.set(k, v);
   }
   return params;
@@ -82,7 +101,8 @@ async function callback(c: Context<AppEnv>) {
     unbindState(c, flow.id);
   } catch (err) {
     // GoTrue's loadFlowState: a state that cannot be used goes back to SITE_URL, query only.
-    if (!(err instanceof ApiError) || err.status >= 500) c.get('logger').error('OAuth callback failed', errorFields(err));
+    if (!(err instanceof ApiError) || err.status >= 500)
+      c.get('logger').error('OAuth callback failed', errorFields(err));
     return c.redirect(errorRedirect(deps.config.siteUrl, oauthErrorParams(err), false), 303);
   }
   try {
@@ -90,52 +110,107 @@ async function callback(c: Context<AppEnv>) {
     return c.redirect(done.location, 302);
   } catch (err) {
     const level = !(err instanceof ApiError) || err.status >= 500 ? 'error' : 'info';
-    c.get('logger')[level]('OAuth callback failed', { provider: flow.providerType, ...errorFields(err), ...(err instanceof ApiError && err.cause ? { cause: errorFields(err.cause) } : {}) });
+    c.get('logger')[level]('OAuth callback failed', {
+      provider: flow.providerType,
+      ...errorFields(err),
+      ...(err instanceof ApiError && err.cause ? { cause: errorFields(err.cause) } : {}),
+    });
     return c.redirect(errorRedirect(callbackRedirectBase(deps, flow), oauthErrorParams(err), true), 302);
   }
 }
 
-externalRoutes.route({
-  method: 'get', path: '/callback', summary: 'The provider\'s redirect back', gotrue: 'ExternalProviderCallback', query: callbackQuery, replies: done,
-}, callback);
-externalRoutes.route({
-  method: 'post', path: '/callback', summary: 'The provider\'s form POST back (Apple\'s form_post)', gotrue: 'ExternalProviderCallback',
-  query: callbackQuery, form: { type: 'object', properties: { state: str, code: str, user: str, error: str, error_description: str } }, replies: done,
-}, callback);
+externalRoutes.route(
+  {
+    method: 'get',
+    path: '/callback',
+    summary: "The provider's redirect back",
+    gotrue: 'ExternalProviderCallback',
+    query: callbackQuery,
+    replies: done,
+  },
+  callback,
+);
+externalRoutes.route(
+  {
+    method: 'post',
+    path: '/callback',
+    summary: "The provider's form POST back (Apple's form_post)",
+    gotrue: 'ExternalProviderCallback',
+    query: callbackQuery,
+    form: { type: 'object', properties: { state: str, code: str, user: str, error: str, error_description: str } },
+    replies: done,
+  },
+  callback,
+);
 
 const manualLinkingDisabled = () => notFound('manual_linking_disabled', 'Manual linking is disabled');
 
-externalRoutes.route({
-  method: 'get', path: '/user/identities/authorize', summary: 'Link an OAuth identity to the signed-in user', tag: 'user', gotrue: 'LinkIdentity', auth: 'user',
-  query: [...authorizeQuery, { name: 'skip_http_redirect', description: '`true`: answer the URL as JSON.', schema: { enum: ['true', 'false'] } }],
-  replies: {
-    200: json('UrlResponse', 'With skip_http_redirect=true.'), 302: redirect('To the provider.'),
-    401: { description: '`insufficient_aal`: a verified factor exists and the session is aal1 (checked again when the link completes).', error: true },
+externalRoutes.route(
+  {
+    method: 'get',
+    path: '/user/identities/authorize',
+    summary: 'Link an OAuth identity to the signed-in user',
+    tag: 'user',
+    gotrue: 'LinkIdentity',
+    auth: 'user',
+    query: [
+      ...authorizeQuery,
+      {
+        name: 'skip_http_redirect',
+        description: '`true`: answer the URL as JSON.',
+        schema: { enum: ['true', 'false'] },
+      },
+    ],
+    replies: {
+      200: json('UrlResponse', 'With skip_http_redirect=true.'),
+      302: redirect('To the provider.'),
+      401: {
+        description:
+          '`insufficient_aal`: a verified factor exists and the session is aal1 (checked again when the link completes).',
+        error: true,
+      },
+    },
   },
-}, async (c) => {
-  const deps = c.get('deps');
-  if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
-  const { user, session } = c.get('auth');
-  // Review 2026-12-01 M2: PUT /user's rule; checked again when the link completes.
-  await requireAal2WhenMfa(deps.db, user.id, session?.aal, 'link an identity');
-  const query = queryOf(c);
-  const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
-  const { url, state } = await externalAuthorizeUrl(deps, {
-    provider: query.get('provider') ?? '', query, referrer, linkingTargetId: user.id, linkingSessionId: session?.id,
-  });
-  // Kept by a browser only when the app calls from the same origin: a cross-origin app links
-  // with PKCE (flowType 'pkce'), completed at its code exchange; see http/oauth-binding.ts.
-  bindStateToBrowser(c, state);
-  if (query.get('skip_http_redirect') === 'true') return c.json({ url });
-  return c.redirect(url, 302);
-});
+  async (c) => {
+    const deps = c.get('deps');
+    if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
+    const { user, session } = c.get('auth');
+    // Review 2026-12-01 M2: PUT /user's rule; checked again when the link completes.
+    await requireAal2WhenMfa(deps.db, user.id, session?.aal, 'link an identity');
+    const query = queryOf(c);
+    const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
+    const { url, state } = await externalAuthorizeUrl(deps, {
+      provider: query.get('provider') ?? '',
+      query,
+      referrer,
+      linkingTargetId: user.id,
+      linkingSessionId: session?.id,
+    });
+    // Kept by a browser only when the app calls from the same origin: a cross-origin app links
+    // with PKCE (flowType 'pkce'), completed at its code exchange; see http/oauth-binding.ts.
+    bindStateToBrowser(c, state);
+    if (query.get('skip_http_redirect') === 'true') return c.json({ url });
+    return c.redirect(url, 302);
+  },
+);
 
-externalRoutes.route({
-  method: 'delete', path: '/user/identities/{identity_id}', summary: 'Unlink an identity (aal2 when MFA is on)', tag: 'user', gotrue: 'DeleteIdentity', auth: 'user',
-  replies: { 200: empty, 401: { description: '`insufficient_aal`: a verified factor exists and the session is aal1.', error: true } },
-}, async (c) => {
-  const deps = c.get('deps');
-  if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
-  await unlinkIdentity(deps, c.get('auth'), c.req.param('identity_id'), requestAud(c), requestMeta(c));
-  return c.json({});
-});
+externalRoutes.route(
+  {
+    method: 'delete',
+    path: '/user/identities/{identity_id}',
+    summary: 'Unlink an identity (aal2 when MFA is on)',
+    tag: 'user',
+    gotrue: 'DeleteIdentity',
+    auth: 'user',
+    replies: {
+      200: empty,
+      401: { description: '`insufficient_aal`: a verified factor exists and the session is aal1.', error: true },
+    },
+  },
+  async (c) => {
+    const deps = c.get('deps');
+    if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
+    await unlinkIdentity(deps, c.get('auth'), c.req.param('identity_id'), requestAud(c), requestMeta(c));
+    return c.json({});
+  },
+);

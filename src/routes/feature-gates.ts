@@ -15,4 +15,5 @@ export const featureGateRoutes = new Hono<AppEnv>();
 // has answers before these run, and when on, a path it does not have falls through to the 404.
 featureGateRoutes.use('/admin/oauth/*', requireAdmin, requireOAuthServer);
 featureGateRoutes.use('/user/oauth/*', requireAuth, requireOAuthServer);
-for (const path of ['/oauth/*', '/.well-known/oauth-authorization-server']) featureGateRoutes.use(path, requireOAuthServer);
+for (const path of ['/oauth/*', '/.well-known/oauth-authorization-server'])
+  featureGateRoutes.use(path, requireOAuthServer);

@@ -8,15 +8,18 @@ import { json } from '../openapi/parts.ts';
 export function openapiRoutes(operations: () => readonly Operation[]): RouteGroup {
   const built = new Map<string, string>();
   const group = routeGroup('health');
-  return group.route({ method: 'get', path: '/openapi.json', summary: 'This document', replies: { 200: json('OpenApiDocument') } }, (c) => {
-    // '/auth/v1/openapi.json' → servers '/auth/v1'; '/openapi.json' → '/'.
-    const prefix = c.req.path.slice(0, c.req.path.lastIndexOf('/openapi.json')) || '/';
-    let text = built.get(prefix);
-    if (text === undefined) {
-      text = JSON.stringify(openApiDocument(c.get('deps').version, prefix, [...operations(), ...group.operations]));
-      built.set(prefix, text);
-    }
-    c.header('Cache-Control', 'public, max-age=600');
-    return c.body(text, 200, { 'Content-Type': 'application/json; charset=UTF-8' });
-  });
+  return group.route(
+    { method: 'get', path: '/openapi.json', summary: 'This document', replies: { 200: json('OpenApiDocument') } },
+    (c) => {
+      // '/auth/v1/openapi.json' → servers '/auth/v1'; '/openapi.json' → '/'.
+      const prefix = c.req.path.slice(0, c.req.path.lastIndexOf('/openapi.json')) || '/';
+      let text = built.get(prefix);
+      if (text === undefined) {
+        text = JSON.stringify(openApiDocument(c.get('deps').version, prefix, [...operations(), ...group.operations]));
+        built.set(prefix, text);
+      }
+      c.header('Cache-Control', 'public, max-age=600');
+      return c.body(text, 200, { 'Content-Type': 'application/json; charset=UTF-8' });
+    },
+  );
 }

@@ -9,7 +9,13 @@ import { forbidden, notFound } from '../core/errors.ts';
 import { optStr } from '../http/read-json.ts';
 import { requestMeta } from '../http/request-meta.ts';
 import { authenticationOptions, authenticationVerify } from '../passkeys/authentication.ts';
-import { adminDeletePasskey, adminListPasskeys, deleteOwnPasskey, listUserPasskeys, renamePasskey } from '../passkeys/manage.ts';
+import {
+  adminDeletePasskey,
+  adminListPasskeys,
+  deleteOwnPasskey,
+  listUserPasskeys,
+  renamePasskey,
+} from '../passkeys/manage.ts';
 import { registrationOptions, registrationVerify } from '../passkeys/registration.ts';
 import { routeGroup } from '../http/route.ts';
 import { error, json } from '../openapi/parts.ts';
@@ -25,7 +31,8 @@ const passkeysEnabled: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 const notAnonymous: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (c.get('auth').user.isAnonymous) throw forbidden('no_authorization', 'Anonymous user not allowed to perform these actions');
+  if (c.get('auth').user.isAnonymous)
+    throw forbidden('no_authorization', 'Anonymous user not allowed to perform these actions');
   await next();
 };
 
@@ -34,71 +41,179 @@ passkeyRoutes.app.use('/passkeys', passkeysEnabled);
 passkeyRoutes.app.use('/passkeys/*', passkeysEnabled);
 
 const off = error('`passkey_disabled`: PASSKEY_ENABLED is off; or `validation_failed` "Passkey not found".');
-const failed = error('`webauthn_challenge_not_found`, `webauthn_challenge_expired`, `webauthn_verification_failed` or `validation_failed`.');
+const failed = error(
+  '`webauthn_challenge_not_found`, `webauthn_challenge_expired`, `webauthn_verification_failed` or `validation_failed`.',
+);
 const item = { type: 'object', description: '{id, friendly_name?, created_at, last_used_at?}' };
-const options = json({ type: 'object', description: '{challenge_id, options (PublicKeyCredential creation or request options), expires_at}' });
-
-passkeyRoutes.route({
-  method: 'post', path: '/passkeys/authentication/options', summary: 'Passkey sign-in options (discoverable: no user named)', gotrue: 'PasskeyAuthenticationOptions',
-  rateLimit: 'passkey', body: PasskeyOptionsBody, bodyOptional: true, captcha: true,
-  replies: { 200: options, 404: off, 429: error('`over_request_rate_limit` (RATE_LIMIT_PASSKEY).') },
-}, async (c) => {
-  return c.json(await authenticationOptions(c.get('deps')));
+const options = json({
+  type: 'object',
+  description: '{challenge_id, options (PublicKeyCredential creation or request options), expires_at}',
 });
 
-passkeyRoutes.route({
-  method: 'post', path: '/passkeys/authentication/verify', summary: 'Sign in with a passkey assertion: an aal1 session (AMR passkey)', gotrue: 'PasskeyAuthenticationVerify',
-  body: PasskeyVerifyBody, replies: { 200: json('Session'), 400: failed, 403: error('`email_not_confirmed`, `phone_not_confirmed` or `user_banned`.'), 404: off },
-}, async (c, body) => {
-  const token = await authenticationVerify(c.get('deps'), body, requestMeta(c));
-  return c.json(token.body, 200, token.headers);
-});
+passkeyRoutes.route(
+  {
+    method: 'post',
+    path: '/passkeys/authentication/options',
+    summary: 'Passkey sign-in options (discoverable: no user named)',
+    gotrue: 'PasskeyAuthenticationOptions',
+    rateLimit: 'passkey',
+    body: PasskeyOptionsBody,
+    bodyOptional: true,
+    captcha: true,
+    replies: { 200: options, 404: off, 429: error('`over_request_rate_limit` (RATE_LIMIT_PASSKEY).') },
+  },
+  async (c) => {
+    return c.json(await authenticationOptions(c.get('deps')));
+  },
+);
 
-passkeyRoutes.route({
-  method: 'post', path: '/passkeys/registration/options', summary: 'Passkey registration options for the signed-in user', gotrue: 'PasskeyRegistrationOptions', auth: 'user', guards: [notAnonymous],
-  replies: { 200: options, 403: error('`insufficient_aal` (MFA on, session aal1).'), 404: off, 422: error('`too_many_passkeys`, or `validation_failed` for SSO users.') },
-}, async (c) => {
-  return c.json(await registrationOptions(c.get('deps'), c.get('auth')));
-});
+passkeyRoutes.route(
+  {
+    method: 'post',
+    path: '/passkeys/authentication/verify',
+    summary: 'Sign in with a passkey assertion: an aal1 session (AMR passkey)',
+    gotrue: 'PasskeyAuthenticationVerify',
+    body: PasskeyVerifyBody,
+    replies: {
+      200: json('Session'),
+      400: failed,
+      403: error('`email_not_confirmed`, `phone_not_confirmed` or `user_banned`.'),
+      404: off,
+    },
+  },
+  async (c, body) => {
+    const token = await authenticationVerify(c.get('deps'), body, requestMeta(c));
+    return c.json(token.body, 200, token.headers);
+  },
+);
 
-passkeyRoutes.route({
-  method: 'post', path: '/passkeys/registration/verify', summary: 'Register a passkey from an attestation', gotrue: 'PasskeyRegistrationVerify', auth: 'user', guards: [notAnonymous],
-  body: PasskeyVerifyBody, replies: { 200: json({ type: 'object', description: '{id, friendly_name, created_at}' }), 400: failed, 403: error('`insufficient_aal`.'), 404: off, 422: error('`too_many_passkeys` or `webauthn_credential_exists`.') },
-}, async (c, body) => {
-  return c.json(await registrationVerify(c.get('deps'), c.get('auth'), body, requestMeta(c).ip));
-});
+passkeyRoutes.route(
+  {
+    method: 'post',
+    path: '/passkeys/registration/options',
+    summary: 'Passkey registration options for the signed-in user',
+    gotrue: 'PasskeyRegistrationOptions',
+    auth: 'user',
+    guards: [notAnonymous],
+    replies: {
+      200: options,
+      403: error('`insufficient_aal` (MFA on, session aal1).'),
+      404: off,
+      422: error('`too_many_passkeys`, or `validation_failed` for SSO users.'),
+    },
+  },
+  async (c) => {
+    return c.json(await registrationOptions(c.get('deps'), c.get('auth')));
+  },
+);
 
-passkeyRoutes.route({
-  method: 'get', path: '/passkeys', summary: 'The signed-in user\'s passkeys, oldest first', gotrue: 'PasskeyList', auth: 'user', replies: { 200: json({ type: 'array', items: item }), 404: off },
-}, async (c) => {
-  return c.json(await listUserPasskeys(c.get('deps'), c.get('auth').user.id));
-});
+passkeyRoutes.route(
+  {
+    method: 'post',
+    path: '/passkeys/registration/verify',
+    summary: 'Register a passkey from an attestation',
+    gotrue: 'PasskeyRegistrationVerify',
+    auth: 'user',
+    guards: [notAnonymous],
+    body: PasskeyVerifyBody,
+    replies: {
+      200: json({ type: 'object', description: '{id, friendly_name, created_at}' }),
+      400: failed,
+      403: error('`insufficient_aal`.'),
+      404: off,
+      422: error('`too_many_passkeys` or `webauthn_credential_exists`.'),
+    },
+  },
+  async (c, body) => {
+    return c.json(await registrationVerify(c.get('deps'), c.get('auth'), body, requestMeta(c).ip));
+  },
+);
 
-passkeyRoutes.route({
-  method: 'patch', path: '/passkeys/{passkey_id}', summary: 'Rename a passkey', gotrue: 'PasskeyUpdate', auth: 'user', body: PasskeyUpdateBody, replies: { 200: json(item), 404: off },
-}, async (c, body) => {
-  return c.json(await renamePasskey(c.get('deps'), c.get('auth'), c.req.param('passkey_id'), body.friendly_name, requestMeta(c).ip));
-});
+passkeyRoutes.route(
+  {
+    method: 'get',
+    path: '/passkeys',
+    summary: "The signed-in user's passkeys, oldest first",
+    gotrue: 'PasskeyList',
+    auth: 'user',
+    replies: { 200: json({ type: 'array', items: item }), 404: off },
+  },
+  async (c) => {
+    return c.json(await listUserPasskeys(c.get('deps'), c.get('auth').user.id));
+  },
+);
 
-passkeyRoutes.route({
-  method: 'delete', path: '/passkeys/{passkey_id}', summary: 'Delete a passkey (aal2 when MFA is on)', gotrue: 'PasskeyDelete', auth: 'user',
-  replies: { 204: { description: 'Deleted.' }, 403: error('`insufficient_aal`.'), 404: off },
-}, async (c) => {
-  await deleteOwnPasskey(c.get('deps'), c.get('auth'), c.req.param('passkey_id'), requestMeta(c).ip);
-  return c.body(null, 204);
-});
+passkeyRoutes.route(
+  {
+    method: 'patch',
+    path: '/passkeys/{passkey_id}',
+    summary: 'Rename a passkey',
+    gotrue: 'PasskeyUpdate',
+    auth: 'user',
+    body: PasskeyUpdateBody,
+    replies: { 200: json(item), 404: off },
+  },
+  async (c, body) => {
+    return c.json(
+      await renamePasskey(
+        c.get('deps'),
+        c.get('auth'),
+        c.req.param('passkey_id'),
+        body.friendly_name,
+        requestMeta(c).ip,
+      ),
+    );
+  },
+);
 
-passkeyRoutes.route({
-  method: 'get', path: '/admin/users/{user_id}/passkeys', summary: 'A user\'s passkeys', gotrue: 'AdminPasskeyList', auth: 'admin',
-  replies: { 200: json({ type: 'array', items: item }), 404: error('`user_not_found`.') },
-}, async (c) => {
-  return c.json(await adminListPasskeys(c.get('deps'), userIdParam(c.req.param('user_id'))));
-});
+passkeyRoutes.route(
+  {
+    method: 'delete',
+    path: '/passkeys/{passkey_id}',
+    summary: 'Delete a passkey (aal2 when MFA is on)',
+    gotrue: 'PasskeyDelete',
+    auth: 'user',
+    replies: { 204: { description: 'Deleted.' }, 403: error('`insufficient_aal`.'), 404: off },
+  },
+  async (c) => {
+    await deleteOwnPasskey(c.get('deps'), c.get('auth'), c.req.param('passkey_id'), requestMeta(c).ip);
+    return c.body(null, 204);
+  },
+);
 
-passkeyRoutes.route({
-  method: 'delete', path: '/admin/users/{user_id}/passkeys/{passkey_id}', summary: 'Delete a user\'s passkey', gotrue: 'AdminPasskeyDelete', auth: 'admin',
-  replies: { 204: { description: 'Deleted.' }, 404: error('`user_not_found`, or `validation_failed` "Passkey not found".') },
-}, async (c) => {
-  await adminDeletePasskey(c.get('deps'), userIdParam(c.req.param('user_id')), c.req.param('passkey_id'), requestMeta(c).ip);
-  return c.body(null, 204);
-});
+passkeyRoutes.route(
+  {
+    method: 'get',
+    path: '/admin/users/{user_id}/passkeys',
+    summary: "A user's passkeys",
+    gotrue: 'AdminPasskeyList',
+    auth: 'admin',
+    replies: { 200: json({ type: 'array', items: item }), 404: error('`user_not_found`.') },
+  },
+  async (c) => {
+    return c.json(await adminListPasskeys(c.get('deps'), userIdParam(c.req.param('user_id'))));
+  },
+);
+
+passkeyRoutes.route(
+  {
+    method: 'delete',
+    path: '/admin/users/{user_id}/passkeys/{passkey_id}',
+    summary: "Delete a user's passkey",
+    gotrue: 'AdminPasskeyDelete',
+    auth: 'admin',
+    replies: {
+      204: { description: 'Deleted.' },
+      404: error('`user_not_found`, or `validation_failed` "Passkey not found".'),
+    },
+  },
+  async (c) => {
+    await adminDeletePasskey(
+      c.get('deps'),
+      userIdParam(c.req.param('user_id')),
+      c.req.param('passkey_id'),
+      requestMeta(c).ip,
+    );
+    return c.body(null, 204);
+  },
+);

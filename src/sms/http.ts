@@ -30,7 +30,11 @@ export function basicAuth(user: string, password: string): string {
 }
 
 export async function postForm(p: FormPost): Promise<FormAnswer> {
-  const form = new URLSearchParams(Object.keys(p.fields).sort().map((k) => [k, p.fields[k]!]));
+  const form = new URLSearchParams(
+    Object.keys(p.fields)
+      .sort()
+      .map((k) => [k, p.fields[k]!]),
+  );
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), p.timeoutMs);
   const stop = () => abort.abort();
@@ -56,7 +60,11 @@ export async function postForm(p: FormPost): Promise<FormAnswer> {
     return { status: res.status, body: body as Record<string, unknown> };
   } catch (err) {
     if (err instanceof SmsSendError) throw err;
-    const why = abort.signal.aborted ? (p.signal?.aborted ? 'cancelled' : `no answer within ${p.timeoutMs} ms`) : 'the request failed';
+    const why = abort.signal.aborted
+      ? p.signal?.aborted
+        ? 'cancelled'
+        : `no answer within ${p.timeoutMs} ms`
+      : 'the request failed';
     throw new SmsSendError(`request to ${p.provider} failed: ${why}`, { cause: err });
   } finally {
     clearTimeout(timer);

@@ -13,7 +13,11 @@ export interface MessagebirdConfig {
 // a message (GoTrue does the same), so a 5xx without recipients fails on the sent count.
 const ERROR_STATUSES = new Set([400, 401, 403, 422]);
 
-export function createMessagebird(cfg: MessagebirdConfig, fetch: typeof globalThis.fetch, timeoutMs: number): SmsProvider {
+export function createMessagebird(
+  cfg: MessagebirdConfig,
+  fetch: typeof globalThis.fetch,
+  timeoutMs: number,
+): SmsProvider {
   return {
     name: 'messagebird',
     supportsWhatsApp: false,
@@ -21,8 +25,18 @@ export function createMessagebird(cfg: MessagebirdConfig, fetch: typeof globalTh
     async send(m, signal) {
       if (m.channel !== 'sms') throw new SmsSendError(`channel type "${m.channel}" is not supported for Messagebird`);
       const res = await postForm({
-        fetch, url: `${trimBase(cfg.baseUrl)}/messages`, timeoutMs, signal, provider: 'MessageBird',
-        fields: { originator: cfg.originator, body: m.message, recipients: m.phone, type: 'sms', datacoding: 'unicode' },
+        fetch,
+        url: `${trimBase(cfg.baseUrl)}/messages`,
+        timeoutMs,
+        signal,
+        provider: 'MessageBird',
+        fields: {
+          originator: cfg.originator,
+          body: m.message,
+          recipients: m.phone,
+          type: 'sms',
+          datacoding: 'unicode',
+        },
         headers: { Authorization: `AccessKey ${cfg.accessKey}` },
       });
       if (ERROR_STATUSES.has(res.status)) {

@@ -20,7 +20,11 @@ export function createTextlocal(cfg: TextlocalConfig, fetch: typeof globalThis.f
     async send(m, signal) {
       if (m.channel !== 'sms') throw new SmsSendError(`channel type "${m.channel}" is not supported for TextLocal`);
       const res = await postForm({
-        fetch, url: `${trimBase(cfg.baseUrl)}/send`, timeoutMs, signal, provider: 'Textlocal',
+        fetch,
+        url: `${trimBase(cfg.baseUrl)}/send`,
+        timeoutMs,
+        signal,
+        provider: 'Textlocal',
         fields: { sender: cfg.sender, apikey: cfg.apiKey, message: m.message, numbers: m.phone },
       });
       // GoTrue reads no message id on success (it stays ''), only on failure.
@@ -31,7 +35,9 @@ export function createTextlocal(cfg: TextlocalConfig, fetch: typeof globalThis.f
       const first = errors[0];
       const code = first?.code;
       if (code === TEMPLATE_ERROR) {
-        throw new SmsSendError(`textlocal error: ${str(first?.message)} (code: ${str(code)}) template message: ${m.message}`);
+        throw new SmsSendError(
+          `textlocal error: ${str(first?.message)} (code: ${str(code)}) template message: ${m.message}`,
+        );
       }
       throw new SmsSendError(`textlocal error: ${str(first?.message)} (code: ${str(code)}) message ${id}`);
     },

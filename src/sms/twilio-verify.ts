@@ -12,7 +12,11 @@ export interface TwilioVerifyConfig {
   baseUrl: string;
 }
 
-export function createTwilioVerify(cfg: TwilioVerifyConfig, fetch: typeof globalThis.fetch, timeoutMs: number): SmsProvider {
+export function createTwilioVerify(
+  cfg: TwilioVerifyConfig,
+  fetch: typeof globalThis.fetch,
+  timeoutMs: number,
+): SmsProvider {
   const service = `${trimBase(cfg.baseUrl)}/v2/Services/${encodeURIComponent(cfg.messageServiceSid)}`;
   const headers = { Authorization: basicAuth(cfg.accountSid, cfg.authToken) };
   return {
@@ -21,16 +25,26 @@ export function createTwilioVerify(cfg: TwilioVerifyConfig, fetch: typeof global
     verifiesCodes: true,
     async send(m, signal) {
       const res = await postForm({
-        fetch, url: `${service}/Verifications`, fields: { To: `+${m.phone}`, Channel: m.channel },
-        headers, timeoutMs, signal, provider: 'Twilio Verify',
+        fetch,
+        url: `${service}/Verifications`,
+        fields: { To: `+${m.phone}`, Channel: m.channel },
+        headers,
+        timeoutMs,
+        signal,
+        provider: 'Twilio Verify',
       });
       if (res.status !== 200 && res.status !== 201) throw twilioError(res.body);
       return str(res.body.sid);
     },
     async verifyCode(phone, code, signal) {
       const res = await postForm({
-        fetch, url: `${service}/VerificationCheck`, fields: { To: `+${phone}`, Code: code },
-        headers, timeoutMs, signal, provider: 'Twilio Verify',
+        fetch,
+        url: `${service}/VerificationCheck`,
+        fields: { To: `+${phone}`, Code: code },
+        headers,
+        timeoutMs,
+        signal,
+        provider: 'Twilio Verify',
       });
       if (res.status !== 200 && res.status !== 201) throw twilioError(res.body);
       if (res.body.status !== 'approved' || res.body.valid !== true) {

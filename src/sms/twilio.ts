@@ -23,23 +23,36 @@ export function createTwilio(cfg: TwilioConfig, fetch: typeof globalThis.fetch, 
     supportsWhatsApp: true,
     verifiesCodes: false,
     async send(m, signal) {
-      let fields: Record<string, string> = { To: `+${m.phone}`, Channel: m.channel, From: cfg.messageServiceSid, Body: m.message };
+      let fields: Record<string, string> = {
+        To: `+${m.phone}`,
+        Channel: m.channel,
+        From: cfg.messageServiceSid,
+        Body: m.message,
+      };
       if (m.channel === 'whatsapp') {
         // A number sender gets the whatsapp: prefix too; a service SID is sent as it is.
         const sender = cfg.messageServiceSid;
         const from = E164_DIGITS.test(sender.replace(/^\+/, '').replaceAll(' ', '')) ? `whatsapp:${sender}` : sender;
         fields = { To: `whatsapp:+${m.phone}`, Channel: 'whatsapp', From: from };
-        if (cfg.contentSid) Object.assign(fields, { ContentSid: cfg.contentSid, ContentVariables: `{"1": "${m.otp}"}` });
+        if (cfg.contentSid)
+          Object.assign(fields, { ContentSid: cfg.contentSid, ContentVariables: `{"1": "${m.otp}"}` });
         else fields.Body = m.message;
       }
       const res = await postForm({
-        fetch, url, fields, timeoutMs, signal, provider: 'Twilio',
+        fetch,
+        url,
+        fields,
+        timeoutMs,
+        signal,
+        provider: 'Twilio',
         headers: { Authorization: basicAuth(cfg.accountSid, cfg.authToken) },
       });
       if (res.status !== 200 && res.status !== 201) throw twilioError(res.body);
       const status = str(res.body.status);
       if (status === 'failed' || status === 'undelivered') {
-        throw new SmsSendError(`twilio error: ${str(res.body.error_message)} ${str(res.body.error_code)} for message ${str(res.body.sid)}`);
+        throw new SmsSendError(
+          `twilio error: ${str(res.body.error_message)} ${str(res.body.error_code)} for message ${str(res.body.sid)}`,
+        );
       }
       return str(res.body.sid);
     },

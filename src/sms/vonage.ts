@@ -18,15 +18,30 @@ export function createVonage(cfg: VonageConfig, fetch: typeof globalThis.fetch, 
     verifiesCodes: false,
     async send(m, signal) {
       if (m.channel !== 'sms') throw new SmsSendError(`channel type "${m.channel}" is not supported for Vonage`);
-      const fields: Record<string, string> = { from: cfg.from, to: m.phone, text: m.message, api_key: cfg.apiKey, api_secret: cfg.apiSecret };
+      const fields: Record<string, string> = {
+        from: cfg.from,
+        to: m.phone,
+        text: m.message,
+        api_key: cfg.apiKey,
+        api_secret: cfg.apiSecret,
+      };
       if (/[^\x00-\x7f]/.test(m.message)) fields.type = 'unicode';
-      const res = await postForm({ fetch, url: `${trimBase(cfg.baseUrl)}/sms/json`, fields, timeoutMs, signal, provider: 'Vonage' });
+      const res = await postForm({
+        fetch,
+        url: `${trimBase(cfg.baseUrl)}/sms/json`,
+        fields,
+        timeoutMs,
+        signal,
+        provider: 'Vonage',
+      });
       const messages = Array.isArray(res.body.messages) ? (res.body.messages as Array<Record<string, unknown>>) : [];
       const first = messages[0];
       if (!first) throw new SmsSendError('vonage error: Internal Error');
       const id = str(first['message-id']);
       if (str(first.status) !== '0') {
-        throw new SmsSendError(`vonage error: ${str(first['error-text'])} (status: ${str(first.status)}) for message ${id}`);
+        throw new SmsSendError(
+          `vonage error: ${str(first['error-text'])} (status: ${str(first.status)}) for message ${id}`,
+        );
       }
       return id;
     },

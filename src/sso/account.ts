@@ -25,11 +25,19 @@ async function withProviders(c: LinkContext, user: UserRow, data: Record<string,
   const providers = await providersOfUser(c.tx, user.id);
   const app: Record<string, unknown> = { ...(user.rawAppMetaData ?? {}), providers };
   if (providers.length > 0) app.provider = providers[0];
-  return updateUser(c.tx, user.id, { rawAppMetaData: app, rawUserMetaData: mergeMetadata(user.rawUserMetaData ?? {}, data), updatedAt: c.deps.now() });
+  return updateUser(c.tx, user.id, {
+    rawAppMetaData: app,
+    rawUserMetaData: mergeMetadata(user.rawUserMetaData ?? {}, data),
+    updatedAt: c.deps.now(),
+  });
 }
 
 /** `idp`: the provider, which must vouch for the account's address too (an account it made before L4's check may carry another domain's). */
-export async function signInSso(c: LinkContext, x: SsoIdentity, idp: SsoProvider): Promise<{ user: UserRow; created: boolean }> {
+export async function signInSso(
+  c: LinkContext,
+  x: SsoIdentity,
+  idp: SsoProvider,
+): Promise<{ user: UserRow; created: boolean }> {
   const now = c.deps.now();
   const email = x.email.toLowerCase();
   let user: UserRow | undefined;
@@ -44,7 +52,11 @@ export async function signInSso(c: LinkContext, x: SsoIdentity, idp: SsoProvider
     const same = (await findIdentitiesByEmails(c.tx, [email])).filter((i) => i.provider === x.provider);
     const owners = [...new Set(same.map((i) => i.userId))];
     if (owners.length > 1) {
-      throw new ApiError(500, 'unexpected_failure', `Multiple accounts with the same email address in the same linking domain detected: ${x.provider}`);
+      throw new ApiError(
+        500,
+        'unexpected_failure',
+        `Multiple accounts with the same email address in the same linking domain detected: ${x.provider}`,
+      );
     }
     if (owners.length === 1) {
       user = await findUserById(c.tx, owners[0]!, { forUpdate: true });
@@ -52,22 +64,51 @@ export async function signInSso(c: LinkContext, x: SsoIdentity, idp: SsoProvider
     } else {
       if (c.deps.config.disableSignup) throw unprocessable('signup_disabled', 'Signups not allowed for this instance');
       user = await insertUser(c.tx, {
-        id: crypto.randomUUID(), aud: c.aud, role: c.deps.config.jwt.defaultGroupName, email, emailConfirmedAt: now, isSsoUser: true,
-        rawAppMetaData: { provider: x.provider, providers: [x.provider] }, rawUserMetaData: x.data, createdAt: now, updatedAt: now,
+        id: crypto.randomUUID(),
+        aud: c.aud,
+        role: c.deps.config.jwt.defaultGroupName,
+        email,
+        emailConfirmedAt: now,
+        isSsoUser: true,
+        rawAppMetaData: { provider: x.provider, providers: [x.provider] },
+        rawUserMetaData: x.data,
+        createdAt: now,
+        updatedAt: now,
       });
       await beforeUserCreated(c.deps, c.tx, user, c.ip);
       created = true;
     }
     const identity = await insertIdentity(c.tx, {
-      providerId: x.sub, userId: user.id, identityData: x.data, provider: x.provider, lastSignInAt: now, createdAt: now, updatedAt: now,
+      providerId: x.sub,
+      userId: user.id,
+      identityData: x.data,
+      provider: x.provider,
+      lastSignInAt: now,
+      createdAt: now,
+      updatedAt: now,
     });
-    if (created) await insertAudit(c.tx, { actor: user, action: 'user_signedup', traits: { provider: x.provider }, ip: c.ip, now });
-    else await insertAudit(c.tx, { actor: user, action: 'identity_linked', traits: { identity_id: identity.id, provider: x.provider, provider_id: x.sub }, ip: c.ip, now });
+    if (created)
+      await insertAudit(c.tx, {
+        actor: user,
+        action: 'user_signedup',
+        traits: { provider: x.provider },
+        ip: c.ip,
+        now,
+      });
+    else
+      await insertAudit(c.tx, {
+        actor: user,
+        action: 'identity_linked',
+        traits: { identity_id: identity.id, provider: x.provider, provider_id: x.sub },
+        ip: c.ip,
+        now,
+      });
     user = await withProviders(c, user, x.data);
   }
   if (user.email) assertVouched(idp, user.email);
   if (isBanned(user, now)) throw forbidden('user_banned', 'User is banned');
-  if (!user.emailConfirmedAt && user.email === email) user = await updateUser(c.tx, user.id, { emailConfirmedAt: now, updatedAt: now });
+  if (!user.emailConfirmedAt && user.email === email)
+    user = await updateUser(c.tx, user.id, { emailConfirmedAt: now, updatedAt: now });
   await insertAudit(c.tx, { actor: user, action: 'login', traits: { provider: x.provider }, ip: c.ip, now });
   return { user, created };
 }

@@ -6,8 +6,15 @@
 import { transaction } from '../db/database.ts';
 import { deleteFlowState, findFlowStateById, issueFlowStateCode } from '../db/flow-state.ts';
 import {
-  deleteExpiredAssertionIds, findRelayState, findSsoProviderByEntityId, findSsoProviderById, setSessionNotAfter, type SsoProvider, takeRelayState,
-  updateSamlProviderRow, useAssertionId,
+  deleteExpiredAssertionIds,
+  findRelayState,
+  findSsoProviderByEntityId,
+  findSsoProviderById,
+  setSessionNotAfter,
+  type SsoProvider,
+  takeRelayState,
+  updateSamlProviderRow,
+  useAssertionId,
 } from '../db/sso.ts';
 import type { Deps } from '../deps.ts';
 import { createSession, tokenResponse } from '../accounts/session.ts';
@@ -37,9 +44,34 @@ export interface AcsForm {
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** provider.Claims' own keys; every other mapped attribute goes to custom_claims. */
 const CLAIM_KEYS = new Set([
-  'iss', 'sub', 'aud', 'iat', 'exp', 'name', 'family_name', 'given_name', 'middle_name', 'nickname', 'preferred_username', 'profile',
-  'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'updated_at', 'email', 'email_verified', 'phone', 'phone_verified',
-  'full_name', 'avatar_url', 'slug', 'provider_id', 'user_name',
+  'iss',
+  'sub',
+  'aud',
+  'iat',
+  'exp',
+  'name',
+  'family_name',
+  'given_name',
+  'middle_name',
+  'nickname',
+  'preferred_username',
+  'profile',
+  'picture',
+  'website',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+  'updated_at',
+  'email',
+  'email_verified',
+  'phone',
+  'phone_verified',
+  'full_name',
+  'avatar_url',
+  'slug',
+  'provider_id',
+  'user_name',
 ]);
 
 const notValid = (why: string) => validationFailed(`SAML Assertion is not valid: ${why}`);
@@ -58,7 +90,8 @@ function isRequestUri(s: string): boolean {
 function decodeResponse(form: AcsForm): string {
   const raw = (form.SAMLResponse ?? '').replace(/\s+/g, '');
   if (!raw) throw validationFailed('SAMLResponse is missing');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(raw) || raw.length % 4 !== 0) throw validationFailed('SAMLResponse is not a valid Base64 string');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(raw) || raw.length % 4 !== 0)
+    throw validationFailed('SAMLResponse is not a valid Base64 string');
   const bytes = Uint8Array.from(atob(raw), (c) => c.charCodeAt(0));
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -91,8 +124,15 @@ async function identify(deps: Deps, form: AcsForm): Promise<Started> {
     if (provider.provider.disabled === true) throw disabled();
     // Taken before the answer is looked at, as GoTrue: one try per relay state; of two racing
     // answers only one goes on.
-    if (!(await takeRelayState(deps.db, state.id))) throw notFound('saml_relay_state_not_found', 'SAML RelayState does not exist, try logging in again?');
-    return { provider, requestId: state.requestId, redirectTo: state.redirectTo ?? '', flowStateId: state.flowStateId, xml: decodeResponse(form) };
+    if (!(await takeRelayState(deps.db, state.id)))
+      throw notFound('saml_relay_state_not_found', 'SAML RelayState does not exist, try logging in again?');
+    return {
+      provider,
+      requestId: state.requestId,
+      redirectTo: state.redirectTo ?? '',
+      flowStateId: state.flowStateId,
+      xml: decodeResponse(form),
+    };
   }
   if (relay !== '' && !isRequestUri(relay)) throw validationFailed('SAML RelayState is not a valid UUID or URL');
   if (form.SAMLart) throw validationFailed('SAML Artifact response can only be used with SP initiated flow');
@@ -105,13 +145,19 @@ async function identify(deps: Deps, form: AcsForm): Promise<Started> {
     throw err;
   }
   const provider = issuer ? await findSsoProviderByEntityId(deps.db, issuer) : undefined;
-  if (!provider) throw notFound('saml_idp_not_found', 'A SAML connection has not been established with this Identity Provider');
+  if (!provider)
+    throw notFound('saml_idp_not_found', 'A SAML connection has not been established with this Identity Provider');
   if (provider.provider.disabled === true) throw disabled();
   return { provider, redirectTo: relay, xml };
 }
 
 /** The identity's data as GoTrue builds it: mapped claims, the rest in custom_claims. */
-function identityData(entityId: string, sub: string, email: string, claims: Record<string, unknown>): Record<string, unknown> {
+function identityData(
+  entityId: string,
+  sub: string,
+  email: string,
+  claims: Record<string, unknown>,
+): Record<string, unknown> {
   const data: Record<string, unknown> = {};
   const custom: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(claims)) {
@@ -121,7 +167,8 @@ function identityData(entityId: string, sub: string, email: string, claims: Reco
   Object.assign(data, { iss: entityId, sub, email, email_verified: true, phone_verified: false });
   if (Object.keys(custom).length > 0) data.custom_claims = custom;
   const stored = storableData(data);
-  if (stored === undefined) throw new ApiError(500, 'unexpected_failure', 'Mapped claims from provider could not be serialized into JSON');
+  if (stored === undefined)
+    throw new ApiError(500, 'unexpected_failure', 'Mapped claims from provider could not be serialized into JSON');
   return stored as Record<string, unknown>;
 }
 
@@ -139,7 +186,13 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
     const { allowEncryptedAssertions, privateKey, privateKeyNext } = deps.config.saml;
     const keys = allowEncryptedAssertions ? [privateKey, privateKeyNext].filter((k): k is string => !!k) : [];
     response = (await samlXmlOf(deps)).verifyResponse(started.xml, idp.signingCerts, keys);
-    expiresAt = checkResponse(response, { idpEntityId: provider.saml.entityId, spEntityId: sp.entityId, acsUrl: sp.acsUrl, requestId: started.requestId, now: deps.now() });
+    expiresAt = checkResponse(response, {
+      idpEntityId: provider.saml.entityId,
+      spEntityId: sp.entityId,
+      acsUrl: sp.acsUrl,
+      requestId: started.requestId,
+      now: deps.now(),
+    });
   } catch (err) {
     if (err instanceof SamlXmlError || err instanceof InvalidAssertion) throw notValid(err.message);
     throw err;
@@ -147,26 +200,40 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
   const assertion = response.assertion;
   const sub = samlUserId(assertion);
   if (!sub || hasUnstorableChars(sub)) {
-    throw badRequest('saml_assertion_no_user_id', 'SAML Assertion did not contain a persistent Subject Identifier attribute or Subject NameID uniquely identifying this user');
+    throw badRequest(
+      'saml_assertion_no_user_id',
+      'SAML Assertion did not contain a persistent Subject Identifier attribute or Subject NameID uniquely identifying this user',
+    );
   }
   const claims = mapAttributes(assertion, provider.saml.attributeMapping as AttributeMapping | null);
   const mapped = typeof claims.email === 'string' ? claims.email : '';
   const email = (mapped || samlEmail(assertion)).trim();
   if (!email) throw badRequest('saml_assertion_no_email', 'SAML Assertion does not contain an email address');
-  if (hasUnstorableChars(email) || [...email].length > 255) throw badRequest('email_address_invalid', 'Email address from the SAML IdP is invalid');
+  if (hasUnstorableChars(email) || [...email].length > 255)
+    throw badRequest('email_address_invalid', 'Email address from the SAML IdP is invalid');
   assertVouched(provider, email);
   const providerType = `sso:${provider.provider.id}`;
   const data = identityData(provider.saml.entityId, sub, email, { ...claims, email });
-  const base = started.redirectTo && isRedirectAllowed(started.redirectTo, deps.config.siteUrl, deps.config.uriAllowList) ? started.redirectTo : deps.config.siteUrl;
+  const base =
+    started.redirectTo && isRedirectAllowed(started.redirectTo, deps.config.siteUrl, deps.config.uriAllowList)
+      ? started.redirectTo
+      : deps.config.siteUrl;
 
   let createdUserId: string | undefined;
   const location = await transaction(deps.db, async (tx) => {
     const now = deps.now();
     // One use per assertion, whichever flow brings it.
-    if (!(await useAssertionId(tx, provider.provider.id, assertion.id, expiresAt))) throw notValid('the Assertion has already been used');
+    if (!(await useAssertionId(tx, provider.provider.id, assertion.id, expiresAt)))
+      throw notValid('the Assertion has already been used');
     if (refreshed) await updateSamlProviderRow(tx, provider.saml.id, { metadataXml: refreshed.xml }, now);
-    const flow = started.flowStateId ? await findFlowStateById(tx, started.flowStateId, { forUpdate: true }) : undefined;
-    const { user, created } = await signInSso({ deps, tx, aud, ip: meta.ip }, { provider: providerType, sub, email, data }, provider);
+    const flow = started.flowStateId
+      ? await findFlowStateById(tx, started.flowStateId, { forUpdate: true })
+      : undefined;
+    const { user, created } = await signInSso(
+      { deps, tx, aud, ip: meta.ip },
+      { provider: providerType, sub, email, data },
+      provider,
+    );
     createdUserId = created ? user.id : undefined;
     if (flow?.codeChallenge && flow.authCode) {
       if (flow.userId) throw badRequest('flow_state_already_used', 'State has already been used');
@@ -180,7 +247,10 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
     const body = (await tokenResponse(deps, tx, issued)).body;
     if (flow) await deleteFlowState(tx, flow.id);
     const f: Record<string, string | number> = {
-      access_token: String(body.access_token), token_type: 'bearer', expires_in: Number(body.expires_in), expires_at: Number(body.expires_at),
+      access_token: String(body.access_token),
+      token_type: 'bearer',
+      expires_in: Number(body.expires_in),
+      expires_at: Number(body.expires_at),
       refresh_token: String(body.refresh_token),
     };
     return `${base}#${fragment(f)}`;
@@ -188,6 +258,8 @@ export async function handleAcs(deps: Deps, form: AcsForm, aud: string, meta: Re
   // GoTrue (samlacs.go): once the new account is committed; its error is the answer (the account stays).
   if (createdUserId) await afterUserCreated(deps, createdUserId);
   // Used ids of assertions that have expired anyway are of no more use (an indexed delete).
-  await deleteExpiredAssertionIds(deps.db, deps.now()).catch((err) => deps.logger.warn('could not delete expired SAML assertion ids', errorFields(err)));
+  await deleteExpiredAssertionIds(deps.db, deps.now()).catch((err) =>
+    deps.logger.warn('could not delete expired SAML assertion ids', errorFields(err)),
+  );
   return location;
 }

@@ -7,8 +7,12 @@ import { NAMEID_EMAIL, NAMEID_TRANSIENT } from './sp.ts';
 
 const SUBJECT_ID = 'urn:oasis:names:tc:SAML:attribute:subject-id';
 const EMAIL_ATTRIBUTES = [
-  'urn:oid:0.9.2342.19200300.100.1.3', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
-  'http://schemas.xmlsoap.org/claims/EmailAddress', 'mail', 'Mail', 'email',
+  'urn:oid:0.9.2342.19200300.100.1.3',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+  'http://schemas.xmlsoap.org/claims/EmailAddress',
+  'mail',
+  'Mail',
+  'email',
 ];
 
 export interface AttributeMapper {
@@ -25,7 +29,9 @@ export interface AttributeMapping {
 /** The values of the attributes whose Name or FriendlyName is `name` (case-insensitive). */
 export function attributeValues(a: SamlAssertion, name: string): string[] {
   const lower = name.toLowerCase();
-  return a.attributes.filter((x) => x.name.toLowerCase() === lower || x.friendlyName?.toLowerCase() === lower).flatMap((x) => x.values);
+  return a.attributes
+    .filter((x) => x.name.toLowerCase() === lower || x.friendlyName?.toLowerCase() === lower)
+    .flatMap((x) => x.values);
 }
 
 export function samlUserId(a: SamlAssertion): string {

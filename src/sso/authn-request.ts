@@ -20,17 +20,25 @@ export interface AuthnRequest {
   url: string;
 }
 
-export async function authnRequestUrl(config: Config, r: {
-  idpSsoUrl: string; relayState: string; nameIdFormat?: string | null; now: Date; randomBytes: (n: number) => Uint8Array;
-}): Promise<AuthnRequest> {
+export async function authnRequestUrl(
+  config: Config,
+  r: {
+    idpSsoUrl: string;
+    relayState: string;
+    nameIdFormat?: string | null;
+    now: Date;
+    randomBytes: (n: number) => Uint8Array;
+  },
+): Promise<AuthnRequest> {
   const sp = spUrls(config);
   const id = `id-${hex(r.randomBytes(20))}`;
-  const xml = '<samlp:AuthnRequest xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"'
-    + ` ID="${id}" Version="2.0" IssueInstant="${r.now.toISOString()}" Destination="${xmlEscape(r.idpSsoUrl)}"`
-    + ` AssertionConsumerServiceURL="${xmlEscape(sp.acsUrl)}" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST">`
-    + `<saml:Issuer Format="urn:oasis:names:tc:SAML:2.0:nameid-format:entity">${xmlEscape(sp.entityId)}</saml:Issuer>`
-    + `<samlp:NameIDPolicy Format="${xmlEscape(r.nameIdFormat || NAMEID_PERSISTENT)}" AllowCreate="true"></samlp:NameIDPolicy>`
-    + '</samlp:AuthnRequest>';
+  const xml =
+    '<samlp:AuthnRequest xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"' +
+    ` ID="${id}" Version="2.0" IssueInstant="${r.now.toISOString()}" Destination="${xmlEscape(r.idpSsoUrl)}"` +
+    ` AssertionConsumerServiceURL="${xmlEscape(sp.acsUrl)}" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST">` +
+    `<saml:Issuer Format="urn:oasis:names:tc:SAML:2.0:nameid-format:entity">${xmlEscape(sp.entityId)}</saml:Issuer>` +
+    `<samlp:NameIDPolicy Format="${xmlEscape(r.nameIdFormat || NAMEID_PERSISTENT)}" AllowCreate="true"></samlp:NameIDPolicy>` +
+    '</samlp:AuthnRequest>';
   const query = `SAMLRequest=${encodeURIComponent(toBase64(await deflateRaw(xml)))}&RelayState=${encodeURIComponent(r.relayState)}&SigAlg=${encodeURIComponent(SIG_ALG)}`;
   const { current } = await spKeys(config);
   const signature = toBase64(await signRsaSha256(current.privateKey, new TextEncoder().encode(query)));

@@ -24,7 +24,10 @@ export function vouchesFor(provider: SsoProvider, email: string): boolean {
 export function assertVouched(provider: SsoProvider, email: string): void {
   if (vouchesFor(provider, email)) return;
   const domain = emailDomain(email);
-  throw forbidden('saml_email_domain_not_allowed', provider.domains.length === 0
-    ? 'SSO provider has no domains: it may assert no email address until domains are added, or allow_any_email_domain is set'
-    : `Email address of the domain ${domain || '(none)'} is not one of this SSO provider's domains`);
+  throw forbidden(
+    'saml_email_domain_not_allowed',
+    provider.domains.length === 0
+      ? 'SSO provider has no domains: it may assert no email address until domains are added, or allow_any_email_domain is set'
+      : `Email address of the domain ${domain || '(none)'} is not one of this SSO provider's domains`,
+  );
 }

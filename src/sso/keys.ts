@@ -32,8 +32,14 @@ async function makeKey(pkcs1b64: string, host: string, encryption: boolean): Pro
   const usage = encryption ? bits(Uint8Array.of(0x90), 4) : bits(Uint8Array.of(0x80), 7);
   const extensions = explicit(3, seq(seq(oid('2.5.29.15'), tlv(0x01, Uint8Array.of(0xff)), tlv(0x04, usage))));
   const tbs = seq(
-    explicit(0, int(2)), int(0), SHA256_WITH_RSA(), name,
-    seq(derTime(new Date(0)), derTime(new Date(Date.UTC(2170, 0, 1)))), name, spki, extensions,
+    explicit(0, int(2)),
+    int(0),
+    SHA256_WITH_RSA(),
+    name,
+    seq(derTime(new Date(0)), derTime(new Date(Date.UTC(2170, 0, 1)))),
+    name,
+    spki,
+    extensions,
   );
   const signature = new Uint8Array(await crypto.subtle.sign(ALG, privateKey, tbs));
   return { privateKey, certificate: toBase64(seq(tbs, SHA256_WITH_RSA(), bits(signature))) };

@@ -4,8 +4,18 @@
 import * as z from 'zod';
 import { isUniqueViolation, transaction } from '../db/database.ts';
 import {
-  deleteSsoDomains, deleteSsoProvider, findSsoProviderByDomain, findSsoProviderByEntityId, findSsoProviderById, findSsoProviderByResourceId,
-  insertSsoDomains, insertSsoProvider, listSsoProviders, type SsoProvider, updateSamlProviderRow, updateSsoProviderRow,
+  deleteSsoDomains,
+  deleteSsoProvider,
+  findSsoProviderByDomain,
+  findSsoProviderByEntityId,
+  findSsoProviderById,
+  findSsoProviderByResourceId,
+  insertSsoDomains,
+  insertSsoProvider,
+  listSsoProviders,
+  type SsoProvider,
+  updateSamlProviderRow,
+  updateSsoProviderRow,
 } from '../db/sso.ts';
 import type { Deps } from '../deps.ts';
 import { urlGuard } from '../accounts/custom-provider.ts';
@@ -18,17 +28,35 @@ import { type IdpMetadata, SamlXmlError } from '../crypto/saml-xml.ts';
 import { NAMEID_EMAIL, NAMEID_PERSISTENT, NAMEID_TRANSIENT, NAMEID_UNSPECIFIED } from './sp.ts';
 
 const Mapper = z.object({
-  name: optStr, names: z.array(z.string()).nullish().transform((v) => v ?? undefined),
-  default: z.unknown().optional(), array: optBool,
+  name: optStr,
+  names: z
+    .array(z.string())
+    .nullish()
+    .transform((v) => v ?? undefined),
+  default: z.unknown().optional(),
+  array: optBool,
 });
-const Mapping = z.object({ keys: z.record(z.string(), Mapper).nullish().transform((v) => v ?? undefined) });
+const Mapping = z.object({
+  keys: z
+    .record(z.string(), Mapper)
+    .nullish()
+    .transform((v) => v ?? undefined),
+});
 
 export const SsoProviderBody = z.object({
-  type: optStr, metadata_url: optStr, metadata_xml: optStr,
-  domains: z.array(z.string()).nullish().transform((v) => v ?? undefined),
+  type: optStr,
+  metadata_url: optStr,
+  metadata_xml: optStr,
+  domains: z
+    .array(z.string())
+    .nullish()
+    .transform((v) => v ?? undefined),
   attribute_mapping: Mapping.nullish().transform((v) => v ?? undefined),
   name_id_format: optStr,
-  resource_id: z.string().nullish().transform((v) => v ?? undefined),
+  resource_id: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? undefined),
   disabled: optBool,
   /** authsvc's: the IdP may assert addresses outside its domains (domains.ts). */
   allow_any_email_domain: optBool,
@@ -77,8 +105,10 @@ function storedMapping(m: SsoProviderParams['attribute_mapping']): Record<string
 
 function validate(deps: Deps, p: SsoProviderParams, forUpdate: boolean): void {
   if (!forUpdate && p.type !== 'saml') throw validationFailed("Only 'saml' supported for SSO provider type");
-  if (p.metadata_url && p.metadata_xml) throw validationFailed('Only one of metadata_xml or metadata_url needs to be set');
-  if (!forUpdate && !p.metadata_url && !p.metadata_xml) throw validationFailed('Either metadata_xml or metadata_url must be set');
+  if (p.metadata_url && p.metadata_xml)
+    throw validationFailed('Only one of metadata_xml or metadata_url needs to be set');
+  if (!forUpdate && !p.metadata_url && !p.metadata_xml)
+    throw validationFailed('Either metadata_xml or metadata_url must be set');
   if (p.metadata_url) {
     let u: URL;
     try {
@@ -89,7 +119,8 @@ function validate(deps: Deps, p: SsoProviderParams, forUpdate: boolean): void {
     // CUSTOM_OAUTH_TRUSTED_HOSTS may name an IdP inside the network, over http too.
     const port = u.port || (u.protocol === 'https:' ? '443' : '80');
     const trusted = deps.config.customOAuth.trustedHosts.includes(`${u.hostname.toLowerCase()}:${port}`);
-    if (u.protocol !== 'https:' && !(trusted && u.protocol === 'http:')) throw validationFailed('metadata_url is not a HTTPS URL');
+    if (u.protocol !== 'https:' && !(trusted && u.protocol === 'http:'))
+      throw validationFailed('metadata_url is not a HTTPS URL');
   }
   if (p.name_id_format && !NAME_ID_FORMATS.includes(p.name_id_format)) {
     throw validationFailed(`name_id_format must be unspecified or one of ${NAME_ID_FORMATS.join(', ')}`);
@@ -98,7 +129,8 @@ function validate(deps: Deps, p: SsoProviderParams, forUpdate: boolean): void {
 
 /** fetchSAMLMetadata, through the SSRF guard: non-200 → 400 saml_metadata_fetch_failed. */
 async function fetchMetadata(deps: Deps, url: string): Promise<string> {
-  const failed = (why: string) => badRequest('saml_metadata_fetch_failed', `${why} fetching SAML Metadata from URL '${url}'`);
+  const failed = (why: string) =>
+    badRequest('saml_metadata_fetch_failed', `${why} fetching SAML Metadata from URL '${url}'`);
   const guard = urlGuard(deps);
   try {
     await checkProviderUrl(url, guard);
@@ -149,7 +181,7 @@ export async function parseIdpMetadata(deps: Deps, xml: string): Promise<IdpMeta
 }
 
 async function metadataOf(deps: Deps, p: SsoProviderParams): Promise<{ xml: string; meta: IdpMetadata }> {
-  const xml = p.metadata_xml ?? await fetchMetadata(deps, p.metadata_url!);
+  const xml = p.metadata_xml ?? (await fetchMetadata(deps, p.metadata_url!));
   if (new TextEncoder().encode(xml).length > MAX_METADATA_BYTES) throw validationFailed('SAML Metadata is over 1 MiB');
   return { xml, meta: await parseIdpMetadata(deps, xml) };
 }
@@ -161,22 +193,31 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export async function loadSsoProvider(deps: Deps, idp: string): Promise<SsoProvider> {
   const found = idp.startsWith('resource_')
     ? await findSsoProviderByResourceId(deps.db, idp.slice('resource_'.length))
-    : UUID_RE.test(idp) ? await findSsoProviderById(deps.db, idp.toLowerCase()) : undefined;
+    : UUID_RE.test(idp)
+      ? await findSsoProviderById(deps.db, idp.toLowerCase())
+      : undefined;
   if (!found) throw notFoundError();
   return found;
 }
 
-export async function adminListSsoProviders(deps: Deps, query: { resource_id?: string; resource_id_prefix?: string }): Promise<Record<string, unknown>> {
+export async function adminListSsoProviders(
+  deps: Deps,
+  query: { resource_id?: string; resource_id_prefix?: string },
+): Promise<Record<string, unknown>> {
   const rows = await listSsoProviders(deps.db, {
-    resourceId: query.resource_id || undefined, resourceIdPrefix: query.resource_id ? undefined : query.resource_id_prefix || undefined,
+    resourceId: query.resource_id || undefined,
+    resourceIdPrefix: query.resource_id ? undefined : query.resource_id_prefix || undefined,
   });
   return { items: rows.map((p) => providerJson(p, false)) };
 }
 
 function domainTaken(domain: string, owner: string, update: boolean): ApiError {
-  return badRequest('sso_domain_already_exists', update
-    ? `SSO domain '${domain}' already assigned to another provider (${owner})`
-    : `SSO Domain '${domain}' is already assigned to an SSO identity provider (${owner})`);
+  return badRequest(
+    'sso_domain_already_exists',
+    update
+      ? `SSO domain '${domain}' already assigned to another provider (${owner})`
+      : `SSO Domain '${domain}' is already assigned to an SSO identity provider (${owner})`,
+  );
 }
 
 function checkDomains(domains: string[]): void {
@@ -189,7 +230,10 @@ export async function adminCreateSsoProvider(deps: Deps, p: SsoProviderParams): 
   if (p.resource_id === '') throw validationFailed('resource_id must not be empty');
   const { xml, meta } = await metadataOf(deps, p);
   if (await findSsoProviderByEntityId(deps.db, meta.entityId)) {
-    throw unprocessable('saml_idp_already_exists', `SAML Identity Provider with this EntityID (${meta.entityId}) already exists`);
+    throw unprocessable(
+      'saml_idp_already_exists',
+      `SAML Identity Provider with this EntityID (${meta.entityId}) already exists`,
+    );
   }
   const domains = p.domains ?? [];
   checkDomains(domains);
@@ -199,28 +243,45 @@ export async function adminCreateSsoProvider(deps: Deps, p: SsoProviderParams): 
   }
   const id = crypto.randomUUID();
   try {
-    await transaction(deps.db, (tx) => insertSsoProvider(tx, {
-      id, resourceId: p.resource_id ?? null, disabled: p.disabled ?? null, allowAnyEmailDomain: p.allow_any_email_domain ?? false, entityId: meta.entityId, metadataXml: xml,
-      metadataUrl: p.metadata_url ?? null, attributeMapping: storedMapping(p.attribute_mapping), nameIdFormat: p.name_id_format || null,
-      domains: [...new Set(domains)], now: deps.now(),
-    }));
+    await transaction(deps.db, (tx) =>
+      insertSsoProvider(tx, {
+        id,
+        resourceId: p.resource_id ?? null,
+        disabled: p.disabled ?? null,
+        allowAnyEmailDomain: p.allow_any_email_domain ?? false,
+        entityId: meta.entityId,
+        metadataXml: xml,
+        metadataUrl: p.metadata_url ?? null,
+        attributeMapping: storedMapping(p.attribute_mapping),
+        nameIdFormat: p.name_id_format || null,
+        domains: [...new Set(domains)],
+        now: deps.now(),
+      }),
+    );
   } catch (err) {
     // Two admins racing for one entity id, domain or resource id: the indexes decide.
-    if (isUniqueViolation(err)) throw unprocessable('conflict', 'Creating SSO provider failed, likely due to a conflict. Try again?');
+    if (isUniqueViolation(err))
+      throw unprocessable('conflict', 'Creating SSO provider failed, likely due to a conflict. Try again?');
     throw err;
   }
   return providerJson((await findSsoProviderById(deps.db, id))!);
 }
 
-export async function adminUpdateSsoProvider(deps: Deps, current: SsoProvider, p: SsoProviderParams): Promise<Record<string, unknown>> {
+export async function adminUpdateSsoProvider(
+  deps: Deps,
+  current: SsoProvider,
+  p: SsoProviderParams,
+): Promise<Record<string, unknown>> {
   validate(deps, p, true);
   const saml: Parameters<typeof updateSamlProviderRow>[2] = {};
   const row: Parameters<typeof updateSsoProviderRow>[2] = {};
   if (p.metadata_xml || p.metadata_url) {
     const { xml, meta } = await metadataOf(deps, p);
     if (meta.entityId !== current.saml.entityId) {
-      throw badRequest('saml_entity_id_mismatch',
-        `SAML Metadata can be updated only if the EntityID matches for the provider; expected '${current.saml.entityId}' but got '${meta.entityId}'`);
+      throw badRequest(
+        'saml_entity_id_mismatch',
+        `SAML Metadata can be updated only if the EntityID matches for the provider; expected '${current.saml.entityId}' but got '${meta.entityId}'`,
+      );
     }
     if (p.metadata_url) saml.metadataUrl = p.metadata_url;
     saml.metadataXml = xml;
@@ -241,12 +302,17 @@ export async function adminUpdateSsoProvider(deps: Deps, current: SsoProvider, p
   if (p.attribute_mapping?.keys !== undefined) saml.attributeMapping = storedMapping(p.attribute_mapping);
   // As GoTrue: a name_id_format left out clears the stored one.
   if ((p.name_id_format ?? '') !== (current.saml.nameIdFormat ?? '')) saml.nameIdFormat = p.name_id_format || null;
-  if (p.resource_id !== undefined && (p.resource_id || null) !== current.provider.resourceId) row.resourceId = p.resource_id || null;
+  if (p.resource_id !== undefined && (p.resource_id || null) !== current.provider.resourceId)
+    row.resourceId = p.resource_id || null;
   if (p.disabled !== undefined && p.disabled !== current.provider.disabled) row.disabled = p.disabled;
-  if (p.allow_any_email_domain !== undefined && p.allow_any_email_domain !== (current.provider.allowAnyEmailDomain === true)) {
+  if (
+    p.allow_any_email_domain !== undefined &&
+    p.allow_any_email_domain !== (current.provider.allowAnyEmailDomain === true)
+  ) {
     row.allowAnyEmailDomain = p.allow_any_email_domain;
   }
-  const modified = Object.keys(saml).length > 0 || Object.keys(row).length > 0 || create.length > 0 || remove.length > 0;
+  const modified =
+    Object.keys(saml).length > 0 || Object.keys(row).length > 0 || create.length > 0 || remove.length > 0;
   if (modified) {
     const now = deps.now();
     try {
@@ -258,7 +324,13 @@ export async function adminUpdateSsoProvider(deps: Deps, current: SsoProvider, p
       });
     } catch (err) {
       if (err instanceof ApiError) throw err;
-      throw new ApiError(422, 'conflict', 'Updating SSO provider failed, likely due to a conflict. Try again?', undefined, err);
+      throw new ApiError(
+        422,
+        'conflict',
+        'Updating SSO provider failed, likely due to a conflict. Try again?',
+        undefined,
+        err,
+      );
     }
   }
   return providerJson((await findSsoProviderById(deps.db, current.provider.id))!);
@@ -270,12 +342,19 @@ export async function adminDeleteSsoProvider(deps: Deps, current: SsoProvider): 
 }
 
 /** Re-fetches a metadata_url provider's stale metadata (IsSAMLMetadataStale); keeps the old on failure. */
-export async function refreshedMetadata(deps: Deps, p: SsoProvider, meta: IdpMetadata): Promise<{ xml: string; meta: IdpMetadata } | undefined> {
+export async function refreshedMetadata(
+  deps: Deps,
+  p: SsoProvider,
+  meta: IdpMetadata,
+): Promise<{ xml: string; meta: IdpMetadata } | undefined> {
   if (!p.saml.metadataUrl) return undefined;
   const now = deps.now().getTime();
   const updated = p.saml.updatedAt?.getTime() ?? 0;
   const expired = meta.validUntil !== undefined && now > meta.validUntil.getTime();
-  const cached = meta.cacheDurationSeconds !== undefined && meta.cacheDurationSeconds > 0 && now > updated + meta.cacheDurationSeconds * 1000;
+  const cached =
+    meta.cacheDurationSeconds !== undefined &&
+    meta.cacheDurationSeconds > 0 &&
+    now > updated + meta.cacheDurationSeconds * 1000;
   const daily = meta.validUntil === undefined && !meta.cacheDurationSeconds && now > updated + 24 * 3600 * 1000;
   if (!expired && !cached && !daily) return undefined;
   try {
@@ -285,7 +364,8 @@ export async function refreshedMetadata(deps: Deps, p: SsoProvider, meta: IdpMet
     return { xml, meta: fresh };
   } catch (err) {
     deps.logger.warn('SAML Metadata could not be retrieved, continuing with existing metadata', {
-      sso_provider_id: p.provider.id, error: err instanceof Error ? err.message : String(err),
+      sso_provider_id: p.provider.id,
+      error: err instanceof Error ? err.message : String(err),
     });
     return undefined;
   }

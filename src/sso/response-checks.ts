@@ -43,19 +43,26 @@ export function checkResponse(r: SamlResponse, e: Expected): Date {
   }
   if (!a.id) bad('the Assertion has no ID');
   if (a.notBefore && a.notBefore.getTime() > now + MAX_CLOCK_SKEW_MS) bad('the Assertion is not valid yet (NotBefore)');
-  if (a.notOnOrAfter && now >= a.notOnOrAfter.getTime() + MAX_CLOCK_SKEW_MS) bad('the Assertion has expired (NotOnOrAfter)');
+  if (a.notOnOrAfter && now >= a.notOnOrAfter.getTime() + MAX_CLOCK_SKEW_MS)
+    bad('the Assertion has expired (NotOnOrAfter)');
   // Stricter than crewjam, which accepts an assertion naming no audience: one must name us.
   if (a.audienceRestrictions.length === 0) bad('the Assertion names no Audience');
-  if (a.audienceRestrictions.some((list) => !list.includes(e.spEntityId))) bad('the Assertion is meant for another Audience');
+  if (a.audienceRestrictions.some((list) => !list.includes(e.spEntityId)))
+    bad('the Assertion is meant for another Audience');
   const bearer = a.subjectConfirmations.filter((c) => c.method === BEARER);
   if (bearer.length === 0) bad('the Assertion has no bearer SubjectConfirmation');
-  const usable = bearer.find((c) => c.recipient === e.acsUrl
-    && (!c.notBefore || c.notBefore.getTime() <= now + MAX_CLOCK_SKEW_MS)
-    && !!c.notOnOrAfter && now < c.notOnOrAfter.getTime() + MAX_CLOCK_SKEW_MS
-    && (c.inResponseTo === undefined || (e.requestId !== undefined && c.inResponseTo === e.requestId)));
+  const usable = bearer.find(
+    (c) =>
+      c.recipient === e.acsUrl &&
+      (!c.notBefore || c.notBefore.getTime() <= now + MAX_CLOCK_SKEW_MS) &&
+      !!c.notOnOrAfter &&
+      now < c.notOnOrAfter.getTime() + MAX_CLOCK_SKEW_MS &&
+      (c.inResponseTo === undefined || (e.requestId !== undefined && c.inResponseTo === e.requestId)),
+  );
   if (!usable) {
     if (!bearer.some((c) => c.recipient === e.acsUrl)) bad('SubjectConfirmation Recipient does not match the ACS URL');
-    if (!bearer.some((c) => c.notOnOrAfter && now < c.notOnOrAfter.getTime() + MAX_CLOCK_SKEW_MS)) bad('the SubjectConfirmation has expired (NotOnOrAfter)');
+    if (!bearer.some((c) => c.notOnOrAfter && now < c.notOnOrAfter.getTime() + MAX_CLOCK_SKEW_MS))
+      bad('the SubjectConfirmation has expired (NotOnOrAfter)');
     bad('SubjectConfirmation InResponseTo does not match the request');
   }
   const ends = [a.notOnOrAfter, usable!.notOnOrAfter].filter((d): d is Date => d !== undefined).map((d) => d.getTime());

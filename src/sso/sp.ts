@@ -41,30 +41,43 @@ const VALID_MS = 48 * 3600 * 1000;
 const FIVE_YEARS_MS = 5 * 365 * 24 * 3600 * 1000;
 
 /** crewjam's advertised methods for an encryption key (RSA-OAEP key transport, AES-CBC data; GCM is accepted too). */
-const ENCRYPTION_METHODS = ['http://www.w3.org/2001/04/xmlenc#aes128-cbc', 'http://www.w3.org/2001/04/xmlenc#aes192-cbc', 'http://www.w3.org/2001/04/xmlenc#aes256-cbc', 'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p']
-  .map((a) => `<EncryptionMethod Algorithm="${a}"></EncryptionMethod>`).join('');
+const ENCRYPTION_METHODS = [
+  'http://www.w3.org/2001/04/xmlenc#aes128-cbc',
+  'http://www.w3.org/2001/04/xmlenc#aes192-cbc',
+  'http://www.w3.org/2001/04/xmlenc#aes256-cbc',
+  'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p',
+]
+  .map((a) => `<EncryptionMethod Algorithm="${a}"></EncryptionMethod>`)
+  .join('');
 
 function keyDescriptor(use: string, cert: string): string {
-  return `<KeyDescriptor use="${use}"><KeyInfo xmlns="http://www.w3.org/2000/09/xmldsig#"><X509Data><X509Certificate>${cert}</X509Certificate></X509Data></KeyInfo>`
-    + `${use === 'encryption' ? ENCRYPTION_METHODS : ''}</KeyDescriptor>`;
+  return (
+    `<KeyDescriptor use="${use}"><KeyInfo xmlns="http://www.w3.org/2000/09/xmldsig#"><X509Data><X509Certificate>${cert}</X509Certificate></X509Data></KeyInfo>` +
+    `${use === 'encryption' ? ENCRYPTION_METHODS : ''}</KeyDescriptor>`
+  );
 }
 
 /**
  * The SP's EntityDescriptor: signing key(s), and encryption ones when encrypted assertions are
  * allowed (SAML_ALLOW_ENCRYPTED_ASSERTIONS), the two NameID formats GoTrue asks for, the HTTP-POST ACS.
  */
-export async function spMetadata(config: Config, now: Date, download: boolean): Promise<{ xml: string; rotating: boolean }> {
+export async function spMetadata(
+  config: Config,
+  now: Date,
+  download: boolean,
+): Promise<{ xml: string; rotating: boolean }> {
   const urls = spUrls(config);
   const { current, next } = await spKeys(config);
   const uses = config.saml.allowEncryptedAssertions ? ['signing', 'encryption'] : ['signing'];
   const keys = [current, ...(next ? [next] : [])].flatMap((k) => uses.map((use) => keyDescriptor(use, k.certificate)));
   const validUntil = new Date(now.getTime() + (download ? FIVE_YEARS_MS : VALID_MS)).toISOString();
   const cache = next ? ' cacheDuration="PT1H"' : '';
-  const xml = `<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" validUntil="${validUntil}"${cache} entityID="${xmlEscape(urls.entityId)}">`
-    + `<SPSSODescriptor validUntil="${validUntil}" protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" WantAssertionsSigned="true">`
-    + keys.join('')
-    + `<NameIDFormat>${NAMEID_EMAIL}</NameIDFormat><NameIDFormat>${NAMEID_PERSISTENT}</NameIDFormat>`
-    + `<AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${xmlEscape(urls.acsUrl)}" index="1"></AssertionConsumerService>`
-    + '</SPSSODescriptor></EntityDescriptor>';
+  const xml =
+    `<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" validUntil="${validUntil}"${cache} entityID="${xmlEscape(urls.entityId)}">` +
+    `<SPSSODescriptor validUntil="${validUntil}" protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" WantAssertionsSigned="true">` +
+    keys.join('') +
+    `<NameIDFormat>${NAMEID_EMAIL}</NameIDFormat><NameIDFormat>${NAMEID_PERSISTENT}</NameIDFormat>` +
+    `<AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${xmlEscape(urls.acsUrl)}" index="1"></AssertionConsumerService>` +
+    '</SPSSODescriptor></EntityDescriptor>';
   return { xml, rotating: next !== undefined };
 }

@@ -3,7 +3,13 @@
 // IdP's URL with the signed AuthnRequest.
 import { transaction } from '../db/database.ts';
 import { insertOAuthFlowState } from '../db/flow-state.ts';
-import { deleteStaleRelayStates, findSsoProviderByDomain, findSsoProviderById, insertRelayState, type SsoProvider } from '../db/sso.ts';
+import {
+  deleteStaleRelayStates,
+  findSsoProviderByDomain,
+  findSsoProviderById,
+  insertRelayState,
+  type SsoProvider,
+} from '../db/sso.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, notFound, validationFailed } from '../core/errors.ts';
 import { parsePkce } from '../accounts/pkce-params.ts';
@@ -24,11 +30,15 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 async function findProvider(deps: Deps, p: SsoStart): Promise<SsoProvider> {
   const id = p.provider_id && p.provider_id !== NIL_UUID ? p.provider_id : '';
-  if (p.provider_id && !UUID_RE.test(p.provider_id)) throw badRequest('bad_json', 'Could not parse request body as JSON: provider_id is not a UUID');
+  if (p.provider_id && !UUID_RE.test(p.provider_id))
+    throw badRequest('bad_json', 'Could not parse request body as JSON: provider_id is not a UUID');
   if (id && p.domain) throw validationFailed('Only one of provider_id or domain supported');
   if (!id && !p.domain) throw validationFailed('A provider_id or domain needs to be provided');
-  const found = id ? await findSsoProviderById(deps.db, id.toLowerCase()) : await findSsoProviderByDomain(deps.db, p.domain!);
-  if (!found) throw notFound('sso_provider_not_found', id ? 'No such SSO provider' : 'No SSO provider assigned for this domain');
+  const found = id
+    ? await findSsoProviderById(deps.db, id.toLowerCase())
+    : await findSsoProviderByDomain(deps.db, p.domain!);
+  if (!found)
+    throw notFound('sso_provider_not_found', id ? 'No such SSO provider' : 'No SSO provider assigned for this domain');
   if (found.provider.disabled === true) throw notFound('sso_provider_disabled', 'SSO Provider is currently disabled');
   return found;
 }
@@ -40,21 +50,43 @@ export async function startSso(deps: Deps, p: SsoStart): Promise<string> {
     if (err instanceof ApiError && err.status === 501) throw err;
     throw new ApiError(500, 'unexpected_failure', 'Error parsing SAML Metadata for SAML provider', undefined, err);
   });
-  if (!meta.ssoUrl) throw new ApiError(500, 'unexpected_failure', 'Error creating SAML Authentication Request', undefined, new Error('no SingleSignOnService'));
+  if (!meta.ssoUrl)
+    throw new ApiError(
+      500,
+      'unexpected_failure',
+      'Error creating SAML Authentication Request',
+      undefined,
+      new Error('no SingleSignOnService'),
+    );
   const now = deps.now();
   const relayState = crypto.randomUUID();
   const request = await authnRequestUrl(deps.config, {
-    idpSsoUrl: meta.ssoUrl, relayState, nameIdFormat: provider.saml.nameIdFormat, now, randomBytes: deps.randomBytes,
+    idpSsoUrl: meta.ssoUrl,
+    relayState,
+    nameIdFormat: provider.saml.nameIdFormat,
+    now,
+    randomBytes: deps.randomBytes,
   });
   const flowStateId = crypto.randomUUID();
   const redirectTo = p.redirect_to ?? '';
   await transaction(deps.db, async (tx) => {
     await insertOAuthFlowState(tx, {
-      id: flowStateId, providerType: 'sso/saml', authenticationMethod: 'sso/saml', challenge: pkce?.challenge, method: pkce?.method,
-      referrer: redirectTo, emailOptional: false, now,
+      id: flowStateId,
+      providerType: 'sso/saml',
+      authenticationMethod: 'sso/saml',
+      challenge: pkce?.challenge,
+      method: pkce?.method,
+      referrer: redirectTo,
+      emailOptional: false,
+      now,
     });
     await insertRelayState(tx, {
-      id: relayState, providerId: provider.provider.id, requestId: request.id, redirectTo: redirectTo || null, flowStateId, now,
+      id: relayState,
+      providerId: provider.provider.id,
+      requestId: request.id,
+      redirectTo: redirectTo || null,
+      flowStateId,
+      now,
     });
   });
   // Opportunistic cleanup, as GoTrue's: relay states a day old are of no use to anyone.

@@ -12,8 +12,15 @@ export function auditLogSink(logger: Logger, disablePostgres: boolean): AuditSin
   return {
     disablePostgres,
     logs,
-    log: (r) => logs && logger.info('audit_event', {
-      auth_audit_event: { ...r.payload, audit_log_id: r.id, ip_address: r.ip, created_at: r.created_at.toISOString() },
-    }),
+    log: (r) =>
+      logs &&
+      logger.info('audit_event', {
+        auth_audit_event: {
+          ...r.payload,
+          audit_log_id: r.id,
+          ip_address: r.ip,
+          created_at: r.created_at.toISOString(),
+        },
+      }),
   };
 }

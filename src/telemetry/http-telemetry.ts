@@ -1,7 +1,16 @@
 // One SERVER span per request (GoTrue's attribute names and the current semantic-convention ones
 // beside them), the request-duration histogram, and the domain counters read off the answer.
 // Installed by createApp only when TRACING_ENABLED or METRICS_ENABLED: otherwise nothing here runs.
-import { type Attributes, type Context as TraceContext, ROOT_CONTEXT, SpanKind, SpanStatusCode, type TextMapGetter, propagation, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context as TraceContext,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapGetter,
+  propagation,
+  trace,
+} from '@opentelemetry/api';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { AuditRecord } from '../db/audit.ts';
@@ -62,7 +71,9 @@ interface Options {
 
 type DepsLike = { db: Database };
 
-export function requestTelemetry(opts: Options): MiddlewareHandler<{ Variables: { deps: DepsLike; requestId: string } }> {
+export function requestTelemetry(
+  opts: Options,
+): MiddlewareHandler<{ Variables: { deps: DepsLike; requestId: string } }> {
   const tracer = getTracer();
   return async (c, next) => {
     const started = performance.now();
@@ -71,13 +82,30 @@ export function requestTelemetry(opts: Options): MiddlewareHandler<{ Variables: 
     if (opts.metrics) {
       const deps = c.get('deps');
       const audit = deps.db.audit;
-      if (audit) c.set('deps', { ...deps, db: { ...deps.db, audit: { ...audit, log: (r) => { audit.log(r); audits.push(r); } } } });
+      if (audit)
+        c.set('deps', {
+          ...deps,
+          db: {
+            ...deps.db,
+            audit: {
+              ...audit,
+              log: (r) => {
+                audit.log(r);
+                audits.push(r);
+              },
+            },
+          },
+        });
     }
     const span = opts.tracing
-      ? tracer.startSpan(method, {
-        kind: SpanKind.SERVER,
-        attributes: { 'http.method': method, 'http.request.method': method, request_id: c.get('requestId') },
-      }, propagation.extract(ROOT_CONTEXT, c.req.raw.headers, headerGetter))
+      ? tracer.startSpan(
+          method,
+          {
+            kind: SpanKind.SERVER,
+            attributes: { 'http.method': method, 'http.request.method': method, request_id: c.get('requestId') },
+          },
+          propagation.extract(ROOT_CONTEXT, c.req.raw.headers, headerGetter),
+        )
       : undefined;
     // A request the sampler left out records nothing: its children are not even made, and
     // (without metrics) its route is not even looked up.
@@ -106,7 +134,9 @@ export function requestTelemetry(opts: Options): MiddlewareHandler<{ Variables: 
       if (opts.metrics) {
         const statusClass = `${Math.floor(status / 100)}xx`;
         opts.metrics.requestDuration.record((performance.now() - started) / 1000, {
-          'http.request.method': method, 'http.response.status_class': statusClass, ...(route ? { 'http.route': route } : {}),
+          'http.request.method': method,
+          'http.response.status_class': statusClass,
+          ...(route ? { 'http.route': route } : {}),
         });
         recordDomain(opts.metrics, c, route?.replace(/^\/auth\/v1(?=\/)/, ''), status, audits);
       }
@@ -117,7 +147,13 @@ export function requestTelemetry(opts: Options): MiddlewareHandler<{ Variables: 
 const SIGN_IN_GRANTS = new Set(['password', 'pkce', 'id_token', 'web3']);
 
 /** Sign-ins, refreshes, reuse detections and refusals from the route and its answer; sign-ups from the audit entries. */
-function recordDomain(m: AuthMetrics, c: Context, route: string | undefined, status: number, audits: AuditRecord[]): void {
+function recordDomain(
+  m: AuthMetrics,
+  c: Context,
+  route: string | undefined,
+  status: number,
+  audits: AuditRecord[],
+): void {
   const errorCode = c.res.headers.get('x-sb-error-code') ?? undefined;
   const location = c.res.headers.get('location') ?? '';
   const ok = status < 400 && !/[?#&]error=/.test(location);

@@ -15,7 +15,11 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void, base: Record<string, unknown> = {}): Logger {
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void,
+  base: Record<string, unknown> = {},
+): Logger {
   const log = (l: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[l] > RANK[level]) return;
     write(JSON.stringify({ level: l, time: new Date().toISOString(), msg, ...base, ...fields }));
@@ -40,7 +44,10 @@ function sqlError(e: unknown): (Error & { code: string }) | undefined {
 
 /** The stack's frames only: its first line repeats the message, which may hold a statement's parameters. */
 function frames(err: Error): string | undefined {
-  const lines = err.stack?.split('\n').filter((l) => /^\s+at /.test(l)).slice(0, 5);
+  const lines = err.stack
+    ?.split('\n')
+    .filter((l) => /^\s+at /.test(l))
+    .slice(0, 5);
   return lines?.length ? lines.join('\n') : undefined;
 }
 
@@ -64,7 +71,7 @@ export function errorFields(err: unknown): Record<string, unknown> {
   if (isQuery) {
     // Without a SQLSTATE the cause is the connection's (ECONNREFUSED, a timeout): its message has no values.
     const reason = db ?? (cause instanceof Error ? cause : undefined);
-    const message = db?.code.startsWith('22') ? DATA_EXCEPTION : reason?.message ?? 'database statement failed';
+    const message = db?.code.startsWith('22') ? DATA_EXCEPTION : (reason?.message ?? 'database statement failed');
     return { error: message, error_name: reason?.name ?? err.name, sqlstate: db?.code, stack: frames(err) };
   }
   return { error: err.message, error_name: err.name, stack: frames(err) };

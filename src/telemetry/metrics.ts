@@ -27,15 +27,20 @@ export interface AuthMetrics {
 export function createAuthMetrics(meter: Meter = metrics.getMeter(METER_NAME)): AuthMetrics {
   return {
     requestDuration: meter.createHistogram('http.server.request.duration', {
-      unit: 's', description: 'Duration of HTTP server requests.',
+      unit: 's',
+      description: 'Duration of HTTP server requests.',
       advice: { explicitBucketBoundaries: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10] },
     }),
     signIns: meter.createCounter('auth.signins', { description: 'Sign-in attempts by method and outcome.' }),
     signUps: meter.createCounter('auth.signups', { description: 'Users signed up, by provider.' }),
     refreshes: meter.createCounter('auth.refreshes', { description: 'Refresh-token grants by outcome.' }),
-    reuseDetections: meter.createCounter('auth.refresh_token.reuse_detections', { description: 'Refresh tokens reused outside the reuse window (the session\'s tokens are revoked).' }),
+    reuseDetections: meter.createCounter('auth.refresh_token.reuse_detections', {
+      description: "Refresh tokens reused outside the reuse window (the session's tokens are revoked).",
+    }),
     emails: meter.createCounter('auth.emails', { description: 'Emails sent or failed.' }),
     sms: meter.createCounter('auth.sms', { description: 'SMS messages sent or failed.' }),
-    rateLimitRefusals: meter.createCounter('auth.rate_limit.refusals', { description: 'Requests refused by a rate limit (429).' }),
+    rateLimitRefusals: meter.createCounter('auth.rate_limit.refusals', {
+      description: 'Requests refused by a rate limit (429).',
+    }),
   };
 }

@@ -20,7 +20,11 @@ export function parseKeyValues(raw: string | undefined): Record<string, string> 
 
 /** OTEL_RESOURCE_ATTRIBUTES, then service.name (OTEL_SERVICE_NAME, default authsvc) and auth.version. */
 export function resourceAttributes(config: Config, version: string): Record<string, string> {
-  return { ...parseKeyValues(config.otel.resourceAttributes), 'service.name': config.otel.serviceName || 'authsvc', 'auth.version': version };
+  return {
+    ...parseKeyValues(config.otel.resourceAttributes),
+    'service.name': config.otel.serviceName || 'authsvc',
+    'auth.version': version,
+  };
 }
 
 /** The OTLP/HTTP URL of a signal: `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/<signal>`, undefined when unset. */

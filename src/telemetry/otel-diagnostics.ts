@@ -16,11 +16,17 @@ function safeJson(v: unknown): string {
 export function otelDiagnostics(logger: Logger, secrets: readonly string[], debug: boolean): void {
   const hidden = secrets.filter((v) => v.length > 0);
   const scrub = (msg: string, args: unknown[]) => {
-    let text = [msg, ...args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : safeJson(a)))].join(' ');
+    let text = [
+      msg,
+      ...args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : safeJson(a))),
+    ].join(' ');
     for (const s of hidden) text = text.split(s).join('[redacted]');
     return text;
   };
-  const at = (level: 'error' | 'warn' | 'info' | 'debug') => (msg: string, ...args: unknown[]) => logger[level](`otel: ${scrub(msg, args)}`);
+  const at =
+    (level: 'error' | 'warn' | 'info' | 'debug') =>
+    (msg: string, ...args: unknown[]) =>
+      logger[level](`otel: ${scrub(msg, args)}`);
   diag.setLogger(
     { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('debug') },
     { logLevel: debug ? DiagLogLevel.DEBUG : DiagLogLevel.WARN, suppressOverrideMessage: true },

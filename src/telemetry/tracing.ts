@@ -6,7 +6,16 @@
 // The parent of a child span is passed explicitly (the request's deps carry it: deps-telemetry.ts),
 // never read from an async context: Node's AsyncLocalStorage runs a hook on every promise the
 // process makes, and Workers would need the nodejs_als flag for it.
-import { type Attributes, type Context, INVALID_SPAN_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  INVALID_SPAN_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 
 export const TRACER_NAME = 'authsvc';
 
@@ -32,7 +41,11 @@ export const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
  * becomes a stray trace of its own. (Not an async function: one promise fewer per call.)
  */
 export function withSpan<T>(
-  parent: SpanParent, name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL,
+  parent: SpanParent,
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T>,
+  kind: SpanKind = SpanKind.INTERNAL,
 ): Promise<T> {
   if (!parent) return fn(NO_SPAN);
   const span = getTracer().startSpan(name, { kind, attributes }, parent);
@@ -53,8 +66,10 @@ export function withSpan<T>(
   }, failed);
 }
 
-const OPERATION = /^\s*(select|insert|update|delete|with|begin|commit|rollback|savepoint|release|set|create|alter|drop|lock|do|show|notify|listen|truncate)\b/i;
-const TARGET = /\b(?:from|into|update|table)\s+((?:"[^"]+"|[a-z_][a-z0-9_$]*)(?:\s*\.\s*(?:"[^"]+"|[a-z_][a-z0-9_$]*))?)/i;
+const OPERATION =
+  /^\s*(select|insert|update|delete|with|begin|commit|rollback|savepoint|release|set|create|alter|drop|lock|do|show|notify|listen|truncate)\b/i;
+const TARGET =
+  /\b(?:from|into|update|table)\s+((?:"[^"]+"|[a-z_][a-z0-9_$]*)(?:\s*\.\s*(?:"[^"]+"|[a-z_][a-z0-9_$]*))?)/i;
 
 /**
  * A statement's span name: the prepared statement's name when it has one, else the operation
@@ -64,7 +79,10 @@ export function statementSummary(text: string, preparedName?: string): { name: s
   const attributes: Attributes = { 'db.system': 'postgresql', 'db.system.name': 'postgresql' };
   const op = OPERATION.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
   attributes['db.operation.name'] = op;
-  const target = op === 'SELECT' || op === 'INSERT' || op === 'UPDATE' || op === 'DELETE' || op === 'WITH' ? TARGET.exec(text)?.[1] : undefined;
+  const target =
+    op === 'SELECT' || op === 'INSERT' || op === 'UPDATE' || op === 'DELETE' || op === 'WITH'
+      ? TARGET.exec(text)?.[1]
+      : undefined;
   const table = target?.split('.').at(-1)?.trim().replace(/"/g, '');
   if (table) attributes['db.collection.name'] = table;
   const summary = table ? `${op} ${table}` : op;
@@ -81,7 +99,12 @@ const byName = new Map<string, { name: string; attributes: Attributes }>();
 const byText = new Map<string, { name: string; attributes: Attributes }>();
 
 /** Traces one statement run through `run` (a driver's promise-returning query), under `parent`. */
-export function tracedStatement<T>(parent: SpanParent, text: string, preparedName: string | undefined, run: () => Promise<T>): Promise<T> {
+export function tracedStatement<T>(
+  parent: SpanParent,
+  text: string,
+  preparedName: string | undefined,
+  run: () => Promise<T>,
+): Promise<T> {
   if (!parent) return run();
   const cache = preparedName ? byName : byText;
   const key = preparedName || text;
@@ -104,15 +127,24 @@ export function tracedFetch(inner: typeof fetch, parent: SpanParent): typeof fet
     const url = new URL(input instanceof Request ? input.url : String(input));
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
     const attributes: Attributes = {
-      'http.method': method, 'http.request.method': method, 'server.address': url.hostname, 'url.scheme': url.protocol.replace(':', ''),
+      'http.method': method,
+      'http.request.method': method,
+      'server.address': url.hostname,
+      'url.scheme': url.protocol.replace(':', ''),
       ...(url.port ? { 'server.port': Number(url.port) } : {}),
     };
-    return withSpan(parent, `${method} ${url.hostname}`, attributes, async (span) => {
-      const res = await inner(input, init);
-      span.setAttributes({ 'http.status_code': res.status, 'http.response.status_code': res.status });
-      if (res.status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
-      return res;
-    }, SpanKind.CLIENT);
+    return withSpan(
+      parent,
+      `${method} ${url.hostname}`,
+      attributes,
+      async (span) => {
+        const res = await inner(input, init);
+        span.setAttributes({ 'http.status_code': res.status, 'http.response.status_code': res.status });
+        if (res.status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+        return res;
+      },
+      SpanKind.CLIENT,
+    );
   };
 }
 
@@ -121,20 +153,28 @@ export function tracedFetch(inner: typeof fetch, parent: SpanParent): typeof fet
  * to `target`, so class instances and getters keep working.
  */
 export function wrapMethods<T extends object>(
-  target: T, names: readonly (keyof T & string)[], wrap: (method: string, call: (...args: unknown[]) => Promise<unknown>) => (...args: unknown[]) => Promise<unknown>,
+  target: T,
+  names: readonly (keyof T & string)[],
+  wrap: (method: string, call: (...args: unknown[]) => Promise<unknown>) => (...args: unknown[]) => Promise<unknown>,
 ): T {
   const wrapped = Object.create(target) as T;
   for (const method of names) {
     const fn = target[method];
     if (typeof fn !== 'function') continue;
-    Object.defineProperty(wrapped, method, { value: wrap(method, (...args) => (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args)), enumerable: true });
+    Object.defineProperty(wrapped, method, {
+      value: wrap(method, (...args) => (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args)),
+      enumerable: true,
+    });
   }
   return wrapped;
 }
 
 /** `fn` (an async function) as one whose calls are spans named `name` under `parent`. */
 export function tracedFunction<A extends unknown[], R>(
-  fn: (...args: A) => Promise<R>, parent: SpanParent, name: string, attributes: Attributes = NO_ATTRIBUTES,
+  fn: (...args: A) => Promise<R>,
+  parent: SpanParent,
+  name: string,
+  attributes: Attributes = NO_ATTRIBUTES,
 ): (...args: A) => Promise<R> {
   return (...args) => withSpan(parent, name, attributes, () => fn(...args));
 }

@@ -27,8 +27,18 @@ export class MessageError extends Error {
 }
 
 const SPEC = {
-  solana: { tag: 'siws', account: 'Solana', address: /^[a-zA-Z0-9]{32,44}$/, addressError: 'wallet address is not in base58 format' },
-  ethereum: { tag: 'siwe', account: 'Ethereum', address: /^0x[a-fA-F0-9]{40}$/, addressError: 'wallet address is not a valid Ethereum address' },
+  solana: {
+    tag: 'siws',
+    account: 'Solana',
+    address: /^[a-zA-Z0-9]{32,44}$/,
+    addressError: 'wallet address is not in base58 format',
+  },
+  ethereum: {
+    tag: 'siwe',
+    account: 'Ethereum',
+    address: /^0x[a-fA-F0-9]{40}$/,
+    addressError: 'wallet address is not a valid Ethereum address',
+  },
 } as const;
 
 const DOMAIN_RE = /^(localhost|(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,})(?::\d{1,5})?$/;
@@ -48,7 +58,12 @@ function requestUri(value: string): SignInMessage['uri'] | undefined {
   if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(value)) return undefined;
   try {
     const u = new URL(value);
-    return { text: value, scheme: u.protocol.slice(0, -1).toLowerCase(), hostname: u.hostname.replace(/^\[|\]$/g, ''), host: u.host };
+    return {
+      text: value,
+      scheme: u.protocol.slice(0, -1).toLowerCase(),
+      hostname: u.hostname.replace(/^\[|\]$/g, ''),
+      host: u.host,
+    };
   } catch {
     return undefined;
   }
@@ -112,7 +127,10 @@ export function parseSignInMessage(raw: string, chain: Chain): SignInMessage {
         version = value;
         break;
       case 'Chain ID': {
-        const ok = chain === 'solana' ? value === '' || SOLANA_NETWORK_RE.test(value) : /^[+-]?\d+$/.test(value) && Number(value) > 0;
+        const ok =
+          chain === 'solana'
+            ? value === '' || SOLANA_NETWORK_RE.test(value)
+            : /^[+-]?\d+$/.test(value) && Number(value) > 0;
         if (!ok) throw fail('Chain ID is not valid');
         chainId = value;
         break;
@@ -142,5 +160,19 @@ export function parseSignInMessage(raw: string, chain: Chain): SignInMessage {
   if (!uri) throw fail('URI is not specified');
   if (expirationTime && issuedAt > expirationTime) throw fail('Issued At is after Expiration Time');
   if (notBefore && expirationTime && notBefore > expirationTime) throw fail('Not Before is after Expiration Time');
-  return { raw, domain, address, statement, uri, version, chainId, nonce, issuedAt, expirationTime, notBefore, requestId, resources };
+  return {
+    raw,
+    domain,
+    address,
+    statement,
+    uri,
+    version,
+    chainId,
+    nonce,
+    issuedAt,
+    expirationTime,
+    notBefore,
+    requestId,
+    resources,
+  };
 }

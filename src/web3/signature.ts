@@ -55,7 +55,8 @@ export function checksumAddress(address: string): string {
   const lower = address.toLowerCase().replace(/^0x/, '');
   const hash = hex(keccak_256(utf8(lower)));
   let out = '0x';
-  for (let i = 0; i < lower.length; i++) out += Number.parseInt(hash[i]!, 16) >= 8 ? lower[i]!.toUpperCase() : lower[i]!;
+  for (let i = 0; i < lower.length; i++)
+    out += Number.parseInt(hash[i]!, 16) >= 8 ? lower[i]!.toUpperCase() : lower[i]!;
   return out;
 }
 

@@ -9,13 +9,18 @@ import { openTestDb } from '../helpers/db.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const ENV = { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_LOG_LEVEL: 'info' };
 
 function auditEvents(t: TestApp, userId: string): Json[] {
-  return t.logs.map((l) => JSON.parse(l) as Json)
+  return t.logs
+    .map((l) => JSON.parse(l) as Json)
     .filter((l) => l.msg === 'audit_event' && l.auth_audit_event?.actor_id === userId);
 }
 
@@ -28,9 +33,11 @@ async function auditRows(userId: string): Promise<Json[]> {
 async function flows(t: TestApp): Promise<{ userId: string }> {
   const { password, session } = await signUpConfirmed(t);
   const userId = session.user.id as string;
-  const refreshed = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token });
+  const refreshed = await t.request('POST', '/token?grant_type=refresh_token', {
+    refresh_token: session.refresh_token,
+  });
   expect(refreshed.status).toBe(200);
-  const access = (await refreshed.json() as Json).access_token as string;
+  const access = ((await refreshed.json()) as Json).access_token as string;
   const auth = { authorization: `Bearer ${access}` };
   expect((await t.request('PUT', '/user', { password: `${password}-new` }, auth)).status).toBe(200);
   expect((await t.request('POST', '/logout', undefined, auth)).status).toBe(204);
@@ -38,7 +45,15 @@ async function flows(t: TestApp): Promise<{ userId: string }> {
   return { userId };
 }
 
-const ACTIONS = ['user_signedup', 'login', 'token_revoked', 'token_refreshed', 'user_updated_password', 'user_modified', 'logout'];
+const ACTIONS = [
+  'user_signedup',
+  'login',
+  'token_revoked',
+  'token_refreshed',
+  'user_updated_password',
+  'user_modified',
+  'logout',
+];
 
 describe('audit_event log lines', () => {
   test('every entry is logged with its id, IP, time and request id; the rows carry the same payloads', async () => {
@@ -49,13 +64,22 @@ describe('audit_event log lines', () => {
     for (const e of events) {
       expect(e.level).toBe('info');
       expect(e.request_id).toMatch(/^[0-9a-f-]{36}$/);
-      expect(e.auth_audit_event).toMatchObject({ actor_id: userId, actor_via_sso: false, ip_address: expect.any(String) });
+      expect(e.auth_audit_event).toMatchObject({
+        actor_id: userId,
+        actor_via_sso: false,
+        ip_address: expect.any(String),
+      });
       expect(Number.isNaN(Date.parse(e.auth_audit_event.created_at))).toBe(false);
     }
     const rows = await auditRows(userId);
     expect(rows.map((r) => r.id).sort()).toEqual(events.map((e) => e.auth_audit_event.audit_log_id).sort());
     for (const r of rows) {
-      const { audit_log_id: _id, ip_address: _ip, created_at: _at, ...payload } = events.find((e) => e.auth_audit_event.audit_log_id === r.id)!.auth_audit_event;
+      const {
+        audit_log_id: _id,
+        ip_address: _ip,
+        created_at: _at,
+        ...payload
+      } = events.find((e) => e.auth_audit_event.audit_log_id === r.id)!.auth_audit_event;
       expect(r.payload).toEqual(payload);
     }
   });
@@ -63,7 +87,11 @@ describe('audit_event log lines', () => {
   test('AUDIT_LOG_DISABLE_POSTGRES=true: the same lines, no audit_log_entries rows', async () => {
     const t = await buildTestApp(db, { ...ENV, AUTHSVC_AUDIT_LOG_DISABLE_POSTGRES: 'true' });
     const { userId } = await flows(t);
-    expect(auditEvents(t, userId).map((e) => e.auth_audit_event.action).sort()).toEqual([...ACTIONS].sort());
+    expect(
+      auditEvents(t, userId)
+        .map((e) => e.auth_audit_event.action)
+        .sort(),
+    ).toEqual([...ACTIONS].sort());
     expect(await auditRows(userId)).toEqual([]);
   });
 });

@@ -10,8 +10,12 @@ import { openTestDb } from '../helpers/db.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const bearer = (s: Json) => ({ authorization: `Bearer ${s.access_token}` });
 /** A six-digit code that is not `code`. */
@@ -27,7 +31,8 @@ describe('email OTPs (POST /verify with token and email)', () => {
   test('four wrong codes, then the right one works', async () => {
     const t = await buildTestApp(db);
     const { email, code } = await pendingSignup(t);
-    for (let i = 0; i < 4; i++) expect((await t.request('POST', '/verify', { type: 'signup', email, token: wrong(code, i) })).status).toBe(403);
+    for (let i = 0; i < 4; i++)
+      expect((await t.request('POST', '/verify', { type: 'signup', email, token: wrong(code, i) })).status).toBe(403);
     expect((await t.request('POST', '/verify', { type: 'signup', email, token: code })).status).toBe(200);
   });
 
@@ -35,20 +40,25 @@ describe('email OTPs (POST /verify with token and email)', () => {
     let now = new Date('2033-04-01T00:00:00Z');
     const t = await buildTestApp(db, {}, { now: () => now });
     const { email, code } = await pendingSignup(t);
-    for (let i = 0; i < 5; i++) expect((await t.request('POST', '/verify', { type: 'email', email, token: wrong(code, i) })).status).toBe(403);
+    for (let i = 0; i < 5; i++)
+      expect((await t.request('POST', '/verify', { type: 'email', email, token: wrong(code, i) })).status).toBe(403);
     const late = await t.request('POST', '/verify', { type: 'signup', email, token: code });
     expect(late.status).toBe(403);
     expect(await late.json()).toMatchObject({ error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
     // The user asks for a new code (after the frequency window) and it works.
     now = new Date(now.getTime() + 901_000);
     expect((await t.request('POST', '/resend', { type: 'signup', email })).status).toBe(200);
-    expect((await t.request('POST', '/verify', { type: 'signup', email, token: t.mails.at(-1)!.token })).status).toBe(200);
+    expect((await t.request('POST', '/verify', { type: 'signup', email, token: t.mails.at(-1)!.token })).status).toBe(
+      200,
+    );
   });
 
   test('guesses sent all at once still get five chances in all', async () => {
     const t = await buildTestApp(db);
     const { email, code } = await pendingSignup(t);
-    const guesses = Array.from({ length: 12 }, (_, i) => t.request('POST', '/verify', { type: 'signup', email, token: wrong(code, i) }));
+    const guesses = Array.from({ length: 12 }, (_, i) =>
+      t.request('POST', '/verify', { type: 'signup', email, token: wrong(code, i) }),
+    );
     expect((await Promise.all(guesses)).map((r) => r.status)).toEqual(Array(12).fill(403));
     expect((await t.request('POST', '/verify', { type: 'signup', email, token: code })).status).toBe(403);
   });
@@ -59,7 +69,8 @@ describe('email OTPs (POST /verify with token and email)', () => {
     const t = await buildTestApp(db);
     await t.request('POST', '/recover', { email: u.email });
     const code = t.mails.at(-1)!.token;
-    for (let i = 0; i < 5; i++) await t.request('POST', '/verify', { type: 'recovery', email: u.email, token: wrong(code, i) });
+    for (let i = 0; i < 5; i++)
+      await t.request('POST', '/verify', { type: 'recovery', email: u.email, token: wrong(code, i) });
     expect((await t.request('POST', '/verify', { type: 'recovery', email: u.email, token: code })).status).toBe(403);
   });
 });
@@ -72,7 +83,10 @@ describe('email-change codes', () => {
     const next = uniqueEmail('next');
     expect((await t.request('PUT', '/user', { email: next }, bearer(u.session))).status).toBe(200);
     const code = t.mails.at(-1)!.token;
-    for (let i = 0; i < 5; i++) expect((await t.request('POST', '/verify', { type: 'email_change', email: next, token: wrong(code, i) })).status).toBe(403);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await t.request('POST', '/verify', { type: 'email_change', email: next, token: wrong(code, i) })).status,
+      ).toBe(403);
     expect((await t.request('POST', '/verify', { type: 'email_change', email: next, token: code })).status).toBe(403);
   });
 
@@ -83,7 +97,8 @@ describe('email-change codes', () => {
     const next = uniqueEmail('next');
     await t.request('PUT', '/user', { email: next }, bearer(u.session));
     const code = t.mails.at(-1)!.token;
-    for (let i = 0; i < 4; i++) await t.request('POST', '/verify', { type: 'email_change', email: next, token: wrong(code, i) });
+    for (let i = 0; i < 4; i++)
+      await t.request('POST', '/verify', { type: 'email_change', email: next, token: wrong(code, i) });
     const ok = await t.request('POST', '/verify', { type: 'email_change', email: next, token: code });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as Json).user.email).toBe(next);
@@ -99,7 +114,12 @@ describe('reauthentication nonces', () => {
     expect((await t.request('GET', '/reauthenticate', undefined, bearer(u.session))).status).toBe(200);
     const nonce = t.mails.at(-1)!.token;
     for (let i = 0; i < 5; i++) {
-      const res = await t.request('PUT', '/user', { password: 'next-password-1', nonce: wrong(nonce, i) }, bearer(u.session));
+      const res = await t.request(
+        'PUT',
+        '/user',
+        { password: 'next-password-1', nonce: wrong(nonce, i) },
+        bearer(u.session),
+      );
       expect(res.status).toBe(422);
     }
     const late = await t.request('PUT', '/user', { password: 'next-password-1', nonce }, bearer(u.session));
@@ -112,8 +132,11 @@ describe('reauthentication nonces', () => {
     const u = await signUpConfirmed(t);
     await t.request('GET', '/reauthenticate', undefined, bearer(u.session));
     const nonce = t.mails.at(-1)!.token;
-    const results = await Promise.all(['first-new-password-1', 'second-new-password-2'].map((password) =>
-      t.request('PUT', '/user', { password, nonce }, bearer(u.session))));
+    const results = await Promise.all(
+      ['first-new-password-1', 'second-new-password-2'].map((password) =>
+        t.request('PUT', '/user', { password, nonce }, bearer(u.session)),
+      ),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 422]);
     const loser = results.find((r) => r.status === 422)!;
     expect(await loser.json()).toMatchObject({ error_code: 'reauthentication_not_valid' });
@@ -123,11 +146,23 @@ describe('reauthentication nonces', () => {
 describe('SMS codes', () => {
   // The provider named must have its credentials (start-up checks); a recording one replaces it.
   const env = {
-    AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_PROVIDER: 'twilio', AUTHSVC_RATE_LIMIT_SMS_SENT: '100000',
-    AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-test', AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'token', AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-test',
+    AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true',
+    AUTHSVC_SMS_PROVIDER: 'twilio',
+    AUTHSVC_RATE_LIMIT_SMS_SENT: '100000',
+    AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-test',
+    AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'token',
+    AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-test',
   };
   const texted: SmsMessage[] = [];
-  const sms: SmsProvider = { name: 'twilio', supportsWhatsApp: true, verifiesCodes: false, async send(m) { texted.push(m); return `SM${texted.length}`; } };
+  const sms: SmsProvider = {
+    name: 'twilio',
+    supportsWhatsApp: true,
+    verifiesCodes: false,
+    async send(m) {
+      texted.push(m);
+      return `SM${texted.length}`;
+    },
+  };
   const phone = () => `1555${String(Date.now() % 1_000_000).padStart(6, '0')}${Math.floor(Math.random() * 10)}`;
 
   test('five wrong SMS codes void the code; four leave it working', async () => {
@@ -138,7 +173,9 @@ describe('SMS codes', () => {
       const code = texted.at(-1)!.otp;
       expect(texted.at(-1)!.phone).toBe(number);
       for (let i = 0; i < wrongCodes; i++) {
-        expect((await t.request('POST', '/verify', { type: 'sms', phone: number, token: wrong(code, i) })).status).toBe(403);
+        expect((await t.request('POST', '/verify', { type: 'sms', phone: number, token: wrong(code, i) })).status).toBe(
+          403,
+        );
       }
       const right = await t.request('POST', '/verify', { type: 'sms', phone: number, token: code });
       if (wrongCodes === 5) {
@@ -158,7 +195,11 @@ describe('idle code-attempt counters (issue 11)', () => {
     const t = await buildTestApp(db, {}, { now: () => now });
     expect(t.deps.config.rateLimit.store).toBe('memory');
     const rl = db.t.rateLimits;
-    const counters = async (userId: string) => db.orm.select().from(rl).where(like(rl.key, `otp:${userId}:%`));
+    const counters = async (userId: string) =>
+      db.orm
+        .select()
+        .from(rl)
+        .where(like(rl.key, `otp:${userId}:%`));
     /** A new user with a pending code and one wrong attempt at it, at `at`; returns the user id. */
     const guessAt = async (at: number) => {
       now = new Date(at);
@@ -179,7 +220,12 @@ describe('idle code-attempt counters (issue 11)', () => {
     expect(await counters(b)).toHaveLength(1);
     // Within that window no second sweep: a stale counter stays until the next window.
     const stale = new Date(t0 - 48 * hour);
-    await db.orm.insert(rl).values({ key: 'otp:00000000-0000-4000-8000-000000000000:confirmation_token', windowStart: stale, count: 3, updatedAt: stale });
+    await db.orm.insert(rl).values({
+      key: 'otp:00000000-0000-4000-8000-000000000000:confirmation_token',
+      windowStart: stale,
+      count: 3,
+      updatedAt: stale,
+    });
     await guessAt(t0 + 24 * hour + 5 * 60_000);
     expect(await counters('00000000-0000-4000-8000-000000000000')).toHaveLength(1);
     await guessAt(t0 + 24 * hour + 10 * 60_000);

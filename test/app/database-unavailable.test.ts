@@ -10,10 +10,18 @@ import { freePort } from '../helpers/free-port.ts';
 let db: Database;
 let t: TestApp;
 beforeAll(async () => {
-  db = openPostgres({ url: `postgres://postgres@127.0.0.1:${await freePort()}/none`, namespace: 'auth', maxPoolSize: 2, connectTimeoutMs: 1_000, queryTimeoutMs: 1_000 });
+  db = openPostgres({
+    url: `postgres://postgres@127.0.0.1:${await freePort()}/none`,
+    namespace: 'auth',
+    maxPoolSize: 2,
+    connectTimeoutMs: 1_000,
+    queryTimeoutMs: 1_000,
+  });
   t = await buildTestApp(db);
 });
-afterAll(async () => { await db.close(); });
+afterAll(async () => {
+  await db.close();
+});
 
 const MSG = 'Database error: the database cannot be reached, please retry after a moment.';
 
@@ -21,21 +29,32 @@ test('GET /health: 503 database_unavailable (GoTrue answers 200 without asking t
   const res = await t.request('GET', '/health');
   expect(res.status).toBe(503);
   expect(res.headers.get('x-sb-error-code')).toBe('database_unavailable');
-  const body = await res.json() as Record<string, unknown>;
+  const body = (await res.json()) as Record<string, unknown>;
   expect(body).toEqual({ code: 503, error_code: 'database_unavailable', msg: MSG, error_id: expect.any(String) });
 });
 
 test('sign-in, signup and /otp: 503 database_unavailable in the legacy and the 2024 shape', async () => {
-  const signIn = await t.request('POST', '/token?grant_type=password', { email: 'a@example.com', password: 'correct-horse-1' });
+  const signIn = await t.request('POST', '/token?grant_type=password', {
+    email: 'a@example.com',
+    password: 'correct-horse-1',
+  });
   expect(signIn.status).toBe(503);
   expect(await signIn.json()).toMatchObject({ code: 503, error_code: 'database_unavailable', msg: MSG });
 
-  const signup = await t.request('POST', '/signup', { email: 'b@example.com', password: 'correct-horse-1' }, { 'X-Supabase-Api-Version': '2024-01-01' });
+  const signup = await t.request(
+    'POST',
+    '/signup',
+    { email: 'b@example.com', password: 'correct-horse-1' },
+    { 'X-Supabase-Api-Version': '2024-01-01' },
+  );
   expect(signup.status).toBe(503);
   expect(await signup.json()).toEqual({ code: 'database_unavailable', message: MSG });
 
   const otp = await t.request('POST', '/otp', { email: 'c@example.com' });
-  expect({ status: otp.status, code: otp.headers.get('x-sb-error-code') }).toEqual({ status: 503, code: 'database_unavailable' });
+  expect({ status: otp.status, code: otp.headers.get('x-sb-error-code') }).toEqual({
+    status: 503,
+    code: 'database_unavailable',
+  });
   // Logged as a warning, not as an unexpected error.
   expect(t.logs.some((l) => l.includes('"unexpected error"'))).toBe(false);
 });

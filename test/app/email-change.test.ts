@@ -5,8 +5,12 @@ import { openTestDb } from '../helpers/db.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const bearer = (s: Json) => ({ authorization: `Bearer ${s.access_token}` });
 const linkToken = (url: string) => new URL(url).searchParams;
@@ -17,7 +21,7 @@ async function confirmedUser(env: Record<string, string> = {}) {
   const email = uniqueEmail();
   await t.request('POST', '/signup', { email, password: 'secret-pw-1' });
   const v = await t.request('POST', '/verify', { type: 'signup', email, token: t.mails.at(-1)!.token });
-  return { t, email, session: await v.json() as Json };
+  return { t, email, session: (await v.json()) as Json };
 }
 
 describe('email change', () => {
@@ -27,11 +31,14 @@ describe('email change', () => {
     const before = t.mails.length;
     const res = await t.request('PUT', '/user', { email: newEmail }, bearer(session));
     expect(res.status).toBe(200);
-    const user = await res.json() as Json;
+    const user = (await res.json()) as Json;
     expect(user).toMatchObject({ email, new_email: newEmail });
     expect(user.email_change_sent_at).toBeTruthy();
     const mails = t.mails.slice(before);
-    expect(mails.map((m) => [m.kind, m.to])).toEqual([['email_change', newEmail], ['email_change', email]]);
+    expect(mails.map((m) => [m.kind, m.to])).toEqual([
+      ['email_change', newEmail],
+      ['email_change', email],
+    ]);
     for (const m of mails) {
       expect(m.newEmail).toBe(newEmail);
       expect(linkToken(m.confirmationUrl).get('type')).toBe('email_change');
@@ -40,17 +47,33 @@ describe('email change', () => {
     // The current address's code goes with the current address.
     const half = await t.request('POST', '/verify', { type: 'email_change', email, token: toCurrent!.token });
     expect(half.status).toBe(200);
-    expect(await half.json()).toEqual({ msg: 'Confirmation link accepted. Please proceed to confirm link sent to the other email', code: '200' });
-    const done = await t.request('GET', `/verify?token=${linkToken(toNew!.confirmationUrl).get('token')}&type=email_change`);
+    expect(await half.json()).toEqual({
+      msg: 'Confirmation link accepted. Please proceed to confirm link sent to the other email',
+      code: '200',
+    });
+    const done = await t.request(
+      'GET',
+      `/verify?token=${linkToken(toNew!.confirmationUrl).get('token')}&type=email_change`,
+    );
     expect(done.status).toBe(303);
     const frag = new URLSearchParams(done.headers.get('location')!.split('#')[1]);
     expect(frag.get('type')).toBe('email_change');
-    const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${frag.get('access_token')}` })).json() as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${frag.get('access_token')}` })
+    ).json()) as Json;
     expect(me.email).toBe(newEmail);
     expect(me).not.toHaveProperty('new_email');
-    expect(me.identities[0]).toMatchObject({ provider: 'email', email: newEmail, identity_data: { email: newEmail, email_verified: true } });
-    expect((await t.request('POST', '/token?grant_type=password', { email: newEmail, password: 'secret-pw-1' })).status).toBe(200);
-    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'secret-pw-1' })).status).toBe(400);
+    expect(me.identities[0]).toMatchObject({
+      provider: 'email',
+      email: newEmail,
+      identity_data: { email: newEmail, email_verified: true },
+    });
+    expect(
+      (await t.request('POST', '/token?grant_type=password', { email: newEmail, password: 'secret-pw-1' })).status,
+    ).toBe(200);
+    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'secret-pw-1' })).status).toBe(
+      400,
+    );
     // Used up.
     const again = await t.request('POST', '/verify', { type: 'email_change', email, token: toCurrent!.token });
     expect(again.status).toBe(403);
@@ -61,8 +84,13 @@ describe('email change', () => {
     const before = t.mails.length;
     await t.request('PUT', '/user', { email: uniqueEmail('new') }, bearer(session));
     const toCurrent = t.mails.slice(before)[1]!;
-    const res = await t.request('GET', `/verify?token=${linkToken(toCurrent.confirmationUrl).get('token')}&type=email_change`);
-    expect(res.headers.get('location')).toBe('http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email&sb=');
+    const res = await t.request(
+      'GET',
+      `/verify?token=${linkToken(toCurrent.confirmationUrl).get('token')}&type=email_change`,
+    );
+    expect(res.headers.get('location')).toBe(
+      'http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email&sb=',
+    );
   });
 
   test('with MAILER_SECURE_EMAIL_CHANGE_ENABLED=false one code to the new address is enough', async () => {
@@ -77,7 +105,7 @@ describe('email change', () => {
     expect(((await res.json()) as Json).user.email).toBe(newEmail);
   });
 
-  test('under MAILER_AUTOCONFIRM a permanent user\'s change still needs the codes (as GoTrue); a taken address is 422 email_exists', async () => {
+  test("under MAILER_AUTOCONFIRM a permanent user's change still needs the codes (as GoTrue); a taken address is 422 email_exists", async () => {
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
     const a = await signUpConfirmed(t);
     const b = await signUpConfirmed(t);
@@ -96,9 +124,12 @@ describe('email change', () => {
     expect(((await v.json()) as Json).user.email).toBe(newEmail);
   });
 
-  test('under MAILER_AUTOCONFIRM an anonymous user\'s email applies at once', async () => {
-    const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
-    const anon = await (await t.request('POST', '/signup', {})).json() as Json;
+  test("under MAILER_AUTOCONFIRM an anonymous user's email applies at once", async () => {
+    const t = await buildTestApp(db, {
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+      GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+    });
+    const anon = (await (await t.request('POST', '/signup', {})).json()) as Json;
     const email = uniqueEmail('anon');
     const res = await t.request('PUT', '/user', { email }, bearer(anon));
     expect(await res.json()).toMatchObject({ email, is_anonymous: false });
@@ -107,16 +138,22 @@ describe('email change', () => {
 
   test('an anonymous user becomes permanent by confirming an email', async () => {
     const t = await buildTestApp(db, { GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
-    const anon = await (await t.request('POST', '/signup', {})).json() as Json;
+    const anon = (await (await t.request('POST', '/signup', {})).json()) as Json;
     const email = uniqueEmail('anon');
     const put = await t.request('PUT', '/user', { email, password: 'anon-password-1' }, bearer(anon));
     expect(put.status).toBe(200);
     expect(t.mails.map((m) => m.to)).toEqual([email]);
     const v = await t.request('POST', '/verify', { type: 'email_change', email, token: t.mails[0]!.token });
-    const body = await v.json() as Json;
-    expect(body.user).toMatchObject({ email, is_anonymous: false, app_metadata: { provider: 'email', providers: ['email'] } });
+    const body = (await v.json()) as Json;
+    expect(body.user).toMatchObject({
+      email,
+      is_anonymous: false,
+      app_metadata: { provider: 'email', providers: ['email'] },
+    });
     expect(body.user.identities).toHaveLength(1);
-    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'anon-password-1' })).status).toBe(200);
+    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'anon-password-1' })).status).toBe(
+      200,
+    );
   });
 
   test('POST /resend type=email_change repeats the emails after the frequency window', async () => {

@@ -6,12 +6,21 @@ import { buildTestApp, uniqueEmail } from '../helpers/app.ts';
 import { openTestDb, TEST_DATABASE_URL } from '../helpers/db.ts';
 
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 function clock(start: string) {
   let now = new Date(start);
-  return { now: () => now, advance: (s: number) => { now = new Date(now.getTime() + s * 1000); } };
+  return {
+    now: () => now,
+    advance: (s: number) => {
+      now = new Date(now.getTime() + s * 1000);
+    },
+  };
 }
 
 async function resetCounter() {
@@ -23,10 +32,15 @@ describe('RATE_LIMIT_EMAIL_SENT', () => {
     await resetCounter();
     const c = clock('2032-01-01T10:00:00Z');
     const t = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_EMAIL_SENT: '3' }, { now: c.now });
-    for (let i = 0; i < 3; i++) expect((await t.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await t.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status).toBe(200);
     const over = await t.request('POST', '/otp', { email: uniqueEmail() });
     expect(over.status).toBe(429);
-    expect(await over.json()).toEqual({ code: 429, error_code: 'over_email_send_rate_limit', msg: 'email rate limit exceeded' });
+    expect(await over.json()).toEqual({
+      code: 429,
+      error_code: 'over_email_send_rate_limit',
+      msg: 'email rate limit exceeded',
+    });
     // The refused signup left no user behind.
     expect(t.mails).toHaveLength(3);
     c.advance(3600);
@@ -37,7 +51,8 @@ describe('RATE_LIMIT_EMAIL_SENT', () => {
     await resetCounter();
     const c = clock('2032-02-01T00:00:00Z');
     const t = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_EMAIL_SENT: '2/10m' }, { now: c.now });
-    const send = async () => (await t.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status;
+    const send = async () =>
+      (await t.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status;
     expect([await send(), await send(), await send()]).toEqual([200, 200, 429]);
     c.advance(300);
     expect(await send()).toBe(429);
@@ -47,8 +62,20 @@ describe('RATE_LIMIT_EMAIL_SENT', () => {
 
   test('a failed send does not use up the count', async () => {
     await resetCounter();
-    const broken = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1' }, { mailer: { async send() { throw new Error('down'); } } });
-    expect((await broken.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status).toBe(500);
+    const broken = await buildTestApp(
+      db,
+      { AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1' },
+      {
+        mailer: {
+          async send() {
+            throw new Error('down');
+          },
+        },
+      },
+    );
+    expect((await broken.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status).toBe(
+      500,
+    );
     const ok = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1' });
     expect((await ok.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status).toBe(200);
   });
@@ -72,8 +99,13 @@ describe.runIf(TEST_DATABASE_URL)('two instances on one database', () => {
     try {
       const a = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_EMAIL_SENT: '5' });
       const b = await buildTestApp(other, { AUTHSVC_RATE_LIMIT_EMAIL_SENT: '5' });
-      const results = await Promise.all(Array.from({ length: 12 }, (_, i) =>
-        (i % 2 ? a : b).request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' }).then((r) => r.status)));
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          (i % 2 ? a : b)
+            .request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })
+            .then((r) => r.status),
+        ),
+      );
       expect(results.filter((s) => s === 200)).toHaveLength(5);
       expect(results.filter((s) => s === 429)).toHaveLength(7);
       expect(a.mails.length + b.mails.length).toBe(5);

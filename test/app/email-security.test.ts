@@ -9,8 +9,12 @@ import { openTestDb } from '../helpers/db.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const bearer = (s: Json) => ({ authorization: `Bearer ${s.access_token}` });
 const userRow = async (email: string) => (await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email)))[0];
@@ -28,14 +32,22 @@ describe('EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES', () => {
     const refused = await t.request('POST', '/signup', { email: other, password: 'secret-pw-1' });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toEqual({
-      code: 400, error_code: 'email_address_not_authorized', msg: `Email address "${other}" cannot be used as it is not authorized`,
+      code: 400,
+      error_code: 'email_address_not_authorized',
+      msg: `Email address "${other}" cannot be used as it is not authorized`,
     });
     expect(await userRow(other)).toBeUndefined();
     expect(t.mails).toHaveLength(0);
-    expect((await t.request('POST', '/signup', { email: 'team+dev@example.com', password: 'secret-pw-1' })).status).toBe(200);
-    expect((await t.request('POST', '/signup', { email: 'second@example.com', password: 'secret-pw-1' })).status).toBe(200);
+    expect(
+      (await t.request('POST', '/signup', { email: 'team+dev@example.com', password: 'secret-pw-1' })).status,
+    ).toBe(200);
+    expect((await t.request('POST', '/signup', { email: 'second@example.com', password: 'secret-pw-1' })).status).toBe(
+      200,
+    );
     expect(t.mails.map((m) => m.to)).toEqual(['team+dev@example.com', 'second@example.com']);
-    expect((await t.request('POST', '/invite', { email: uniqueEmail('invitee') }, await adminHeader(t))).status).toBe(400);
+    expect((await t.request('POST', '/invite', { email: uniqueEmail('invitee') }, await adminHeader(t))).status).toBe(
+      400,
+    );
   });
 
   test('an email change needs the new address listed, and the current one under secure change', async () => {
@@ -44,7 +56,10 @@ describe('EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES', () => {
     const t = await buildTestApp(db, { AUTHSVC_EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES: 'team@example.com' });
     const res = await t.request('PUT', '/user', { email: 'team@example.com' }, bearer(u.session));
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error_code: 'email_address_not_authorized', msg: `Email address "${u.email}" cannot be used as it is not authorized` });
+    expect(await res.json()).toMatchObject({
+      error_code: 'email_address_not_authorized',
+      msg: `Email address "${u.email}" cannot be used as it is not authorized`,
+    });
     expect((await userRow(u.email))!.emailChange ?? '').toBe('');
   });
 });
@@ -97,7 +112,11 @@ describe('confirming an email change to an address registered meanwhile', () => 
     await signUpConfirmed(auto, next);
     const res = await t.request('POST', '/verify', { type: 'email_change', email: next, token: mail.token });
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' });
+    expect(await res.json()).toEqual({
+      code: 422,
+      error_code: 'email_exists',
+      msg: 'A user with this email address has already been registered',
+    });
     expect((await userRow(u.email))!.email).toBe(u.email);
     const link = await t.request('GET', `/verify?type=email_change&token=${mail.tokenHash}`);
     expect(link.status).toBe(303);

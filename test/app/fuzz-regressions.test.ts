@@ -13,7 +13,9 @@ let admin: Record<string, string>;
 beforeAll(async () => {
   db = await openTestDb();
   t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
-  admin = { authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}` };
+  admin = {
+    authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}`,
+  };
 });
 afterAll(async () => {
   // Whatever these tests did, the fuzzer's invariants hold afterwards.
@@ -21,9 +23,12 @@ afterAll(async () => {
   await db?.close();
 });
 
-const userByEmail = async (email: string) => (await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email)))[0];
+const userByEmail = async (email: string) =>
+  (await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email)))[0];
 const emailIdentity = async (userId: string) =>
-  (await db.orm.select().from(db.t.identities).where(eq(db.t.identities.userId, userId))).find((i) => i.provider === 'email');
+  (await db.orm.select().from(db.t.identities).where(eq(db.t.identities.userId, userId))).find(
+    (i) => i.provider === 'email',
+  );
 
 describe('an audience longer than users.aud (varchar 255)', () => {
   const tooLong = { code: 400, error_code: 'validation_failed', msg: 'aud is too long (max 255 characters)' };
@@ -31,18 +36,30 @@ describe('an audience longer than users.aud (varchar 255)', () => {
   test.each([
     ['email signup', { password: 'a-long-password-1' }],
     ['anonymous signup', undefined],
-  ])('X-JWT-AUD of 256 characters on %s → 400 validation_failed, no user (was 500, SQLSTATE 22001)', async (_name, extra) => {
-    const email = uniqueEmail('aud');
-    const body = extra ? { email, ...extra } : {};
-    const res = await t.request('POST', '/signup', body, { 'x-jwt-aud': 'a'.repeat(256) });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual(tooLong);
-    expect(await userByEmail(email)).toBeUndefined();
-  });
+  ])(
+    'X-JWT-AUD of 256 characters on %s → 400 validation_failed, no user (was 500, SQLSTATE 22001)',
+    async (_name, extra) => {
+      const email = uniqueEmail('aud');
+      const body = extra ? { email, ...extra } : {};
+      const res = await t.request('POST', '/signup', body, { 'x-jwt-aud': 'a'.repeat(256) });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual(tooLong);
+      expect(await userByEmail(email)).toBeUndefined();
+    },
+  );
 
-  test('the same audience in the bearer token\'s aud claim is refused the same way', async () => {
-    const token = await signJwt(t.deps.keys, { role: 'anon', aud: 'b'.repeat(300), exp: Math.floor(Date.now() / 1000) + 600 });
-    const res = await t.request('POST', '/otp', { email: uniqueEmail('aud-claim') }, { authorization: `Bearer ${token}` });
+  test("the same audience in the bearer token's aud claim is refused the same way", async () => {
+    const token = await signJwt(t.deps.keys, {
+      role: 'anon',
+      aud: 'b'.repeat(300),
+      exp: Math.floor(Date.now() / 1000) + 600,
+    });
+    const res = await t.request(
+      'POST',
+      '/otp',
+      { email: uniqueEmail('aud-claim') },
+      { authorization: `Bearer ${token}` },
+    );
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual(tooLong);
   });
@@ -56,7 +73,7 @@ describe('an audience longer than users.aud (varchar 255)', () => {
   });
 });
 
-describe('confirming an address keeps the email identity\'s data (GoTrue\'s User.Confirm)', () => {
+describe("confirming an address keeps the email identity's data (GoTrue's User.Confirm)", () => {
   // The identity_data was replaced by user_metadata + email_verified: an admin-made user's
   // identity lost sub and email (identities.email, the linking look-up column, became NULL).
   test('a recovery link confirming an admin-created user', async () => {
@@ -75,7 +92,7 @@ describe('confirming an address keeps the email identity\'s data (GoTrue\'s User
     expect(user.rawUserMetaData).toEqual({ plan: 'pro', email_verified: true });
   });
 
-  test('a repeated signup with the account\'s password under autoconfirm', async () => {
+  test("a repeated signup with the account's password under autoconfirm", async () => {
     const email = uniqueEmail('confirm-signup');
     const password = 'a-long-password-1';
     expect((await t.request('POST', '/admin/users', { email, password, user_metadata: {} }, admin)).status).toBe(200);
@@ -96,11 +113,26 @@ describe('a soft-deleted user', () => {
     const id = session.user.id as string;
     const del = await t.request('DELETE', `/admin/users/${id}`, { should_soft_delete: true }, admin);
     expect(del.status).toBe(200);
-    const token = await signJwt(t.deps.keys, { sub: id, role: 'authenticated', aud: 'authenticated', exp: Math.floor(Date.now() / 1000) + 600 });
-    for (const [method, path] of [['GET', '/reauthenticate'], ['GET', '/user'], ['PUT', '/user']] as const) {
-      const res = await t.request(method, path, method === 'PUT' ? { data: { a: 1 } } : undefined, { authorization: `Bearer ${token}` });
+    const token = await signJwt(t.deps.keys, {
+      sub: id,
+      role: 'authenticated',
+      aud: 'authenticated',
+      exp: Math.floor(Date.now() / 1000) + 600,
+    });
+    for (const [method, path] of [
+      ['GET', '/reauthenticate'],
+      ['GET', '/user'],
+      ['PUT', '/user'],
+    ] as const) {
+      const res = await t.request(method, path, method === 'PUT' ? { data: { a: 1 } } : undefined, {
+        authorization: `Bearer ${token}`,
+      });
       expect(res.status).toBe(403);
-      expect(await res.json()).toEqual({ code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' });
+      expect(await res.json()).toEqual({
+        code: 403,
+        error_code: 'user_not_found',
+        msg: 'User from sub claim in JWT does not exist',
+      });
     }
     const tokens = await db.orm.select().from(db.t.oneTimeTokens).where(eq(db.t.oneTimeTokens.userId, id));
     expect(tokens).toEqual([]);
@@ -112,12 +144,24 @@ describe('an anonymous user taking an address held in another audience', () => {
   // change applied at once (anonymous user, MAILER_AUTOCONFIRM) hit the index, a 500.
   test('PUT /user {email} → 422 email_exists, the user stays anonymous', async () => {
     const email = uniqueEmail('other-aud');
-    const other = await t.request('POST', '/signup', { email, password: 'a-long-password-1' }, { 'x-jwt-aud': 'other-audience' });
+    const other = await t.request(
+      'POST',
+      '/signup',
+      { email, password: 'a-long-password-1' },
+      { 'x-jwt-aud': 'other-audience' },
+    );
     expect(other.status).toBe(200);
-    const anon = (await (await t.request('POST', '/signup', {})).json()) as { access_token: string; user: { id: string } };
+    const anon = (await (await t.request('POST', '/signup', {})).json()) as {
+      access_token: string;
+      user: { id: string };
+    };
     const res = await t.request('PUT', '/user', { email }, { authorization: `Bearer ${anon.access_token}` });
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' });
+    expect(await res.json()).toEqual({
+      code: 422,
+      error_code: 'email_exists',
+      msg: 'A user with this email address has already been registered',
+    });
     const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.id, anon.user.id));
     expect(row).toMatchObject({ isAnonymous: true, email: null });
   });
@@ -125,12 +169,24 @@ describe('an anonymous user taking an address held in another audience', () => {
 
 describe('POST /factors with a factor_type named after an Object.prototype member', () => {
   // ENROLL_DISABLED["__proto__"] is Object.prototype: spreading it threw, a 500.
-  test.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('factor_type %s → 400 validation_failed', async (factorType) => {
-    const { session } = await signUpConfirmed(t);
-    const res = await t.request('POST', '/factors', { factor_type: factorType }, { authorization: `Bearer ${session.access_token}` });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ code: 400, error_code: 'validation_failed', msg: 'factor_type needs to be totp, phone, or webauthn' });
-  });
+  test.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])(
+    'factor_type %s → 400 validation_failed',
+    async (factorType) => {
+      const { session } = await signUpConfirmed(t);
+      const res = await t.request(
+        'POST',
+        '/factors',
+        { factor_type: factorType },
+        { authorization: `Bearer ${session.access_token}` },
+      );
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        code: 400,
+        error_code: 'validation_failed',
+        msg: 'factor_type needs to be totp, phone, or webauthn',
+      });
+    },
+  );
 });
 
 describe('a soft-deleted user updated by an admin', () => {
@@ -138,13 +194,25 @@ describe('a soft-deleted user updated by an admin', () => {
   // opened a session for it (the fuzzer's "no session of a deleted user").
   test('PUT /admin/users/{id} → 404 user_not_found; the old row cannot sign in', async () => {
     const email = uniqueEmail('soft-put');
-    const made = (await (await t.request('POST', '/admin/users', { email, password: 'a-long-password-1', email_confirm: true }, admin)).json()) as { id: string };
-    expect((await t.request('DELETE', `/admin/users/${made.id}`, { should_soft_delete: true }, admin)).status).toBe(200);
+    const made = (await (
+      await t.request('POST', '/admin/users', { email, password: 'a-long-password-1', email_confirm: true }, admin)
+    ).json()) as { id: string };
+    expect((await t.request('DELETE', `/admin/users/${made.id}`, { should_soft_delete: true }, admin)).status).toBe(
+      200,
+    );
     const fresh = uniqueEmail('soft-put-new');
-    const res = await t.request('PUT', `/admin/users/${made.id}`, { email: fresh, password: 'a-long-password-1', email_confirm: true }, admin);
+    const res = await t.request(
+      'PUT',
+      `/admin/users/${made.id}`,
+      { email: fresh, password: 'a-long-password-1', email_confirm: true },
+      admin,
+    );
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ code: 404, error_code: 'user_not_found', msg: 'User not found' });
-    const signIn = await t.request('POST', '/token?grant_type=password', { email: fresh, password: 'a-long-password-1' });
+    const signIn = await t.request('POST', '/token?grant_type=password', {
+      email: fresh,
+      password: 'a-long-password-1',
+    });
     expect(signIn.status).toBe(400);
     expect(await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, made.id))).toEqual([]);
   });

@@ -15,9 +15,13 @@ let admin: Record<string, string>;
 beforeAll(async () => {
   db = await openTestDb();
   t = await buildTestApp(db, { AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
-  admin = { authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}` };
+  admin = {
+    authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}`,
+  };
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 const BODY_MSG = 'Strings in the request body must not contain NUL characters or unpaired UTF-16 surrogates';
 const KEY_MSG = 'Keys in the request body must not contain NUL characters or unpaired UTF-16 surrogates';
@@ -27,17 +31,55 @@ const userCount = async () => (await db.orm.select({ id: db.t.users.id }).from(d
 
 describe('bodies', () => {
   const cases: Array<[string, string, string, unknown, string, boolean?]> = [
-    ['signup data with NUL', 'POST', '/signup', { email: uniqueEmail(), password: 'a-long-password-1', data: { name: 'a\u0000b' } }, BODY_MSG],
-    ['signup data with an unpaired high surrogate', 'POST', '/signup', { email: uniqueEmail(), password: 'a-long-password-1', data: { name: 'x\ud800' } }, BODY_MSG],
-    ['signup data key with NUL', 'POST', '/signup', { email: uniqueEmail(), password: 'a-long-password-1', data: { 'k\u0000': 1 } }, KEY_MSG],
-    ['anonymous signup data with an unpaired low surrogate', 'POST', '/signup', { data: { deep: [{ v: '\udc00' }] } }, BODY_MSG],
+    [
+      'signup data with NUL',
+      'POST',
+      '/signup',
+      { email: uniqueEmail(), password: 'a-long-password-1', data: { name: 'a\u0000b' } },
+      BODY_MSG,
+    ],
+    [
+      'signup data with an unpaired high surrogate',
+      'POST',
+      '/signup',
+      { email: uniqueEmail(), password: 'a-long-password-1', data: { name: 'x\ud800' } },
+      BODY_MSG,
+    ],
+    [
+      'signup data key with NUL',
+      'POST',
+      '/signup',
+      { email: uniqueEmail(), password: 'a-long-password-1', data: { 'k\u0000': 1 } },
+      KEY_MSG,
+    ],
+    [
+      'anonymous signup data with an unpaired low surrogate',
+      'POST',
+      '/signup',
+      { data: { deep: [{ v: '\udc00' }] } },
+      BODY_MSG,
+    ],
     ['verify token_hash', 'POST', '/verify', { type: 'signup', token_hash: 'a\u0000b' }, BODY_MSG],
     ['pkce grant', 'POST', '/token?grant_type=pkce', { auth_code: 'a\u0000', code_verifier: 'v'.repeat(43) }, BODY_MSG],
     ['password grant', 'POST', '/token?grant_type=password', { email: 'a\u0000@example.com', password: 'x' }, BODY_MSG],
     ['otp email', 'POST', '/otp', { email: 'b\u0000@example.com' }, BODY_MSG],
     ['invite data', 'POST', '/invite', { email: uniqueEmail(), data: { n: '\u0000' } }, BODY_MSG, true],
-    ['admin user_metadata', 'POST', '/admin/users', { email: uniqueEmail(), user_metadata: { a: 'nul\u0000' } }, BODY_MSG, true],
-    ['admin app_metadata key', 'POST', '/admin/users', { email: uniqueEmail(), app_metadata: { '\ud800': 1 } }, KEY_MSG, true],
+    [
+      'admin user_metadata',
+      'POST',
+      '/admin/users',
+      { email: uniqueEmail(), user_metadata: { a: 'nul\u0000' } },
+      BODY_MSG,
+      true,
+    ],
+    [
+      'admin app_metadata key',
+      'POST',
+      '/admin/users',
+      { email: uniqueEmail(), app_metadata: { '\ud800': 1 } },
+      KEY_MSG,
+      true,
+    ],
   ];
   test.each(cases)('%s → 400 validation_failed, nothing written', async (_name, method, path, body, msg, asAdmin) => {
     const before = await userCount();
@@ -54,7 +96,7 @@ describe('bodies', () => {
 
   test('paired surrogates (emoji) and other unicode are stored as sent', async () => {
     const email = uniqueEmail();
-    const data = { name: 'Zoë 😀 名前', 'ключ': ['\u00a0', '\u2028'] };
+    const data = { name: 'Zoë 😀 名前', ключ: ['\u00a0', '\u2028'] };
     const res = await t.request('POST', '/signup', { email, password: 'a-long-password-1', data });
     expect(res.status).toBe(200);
     const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
@@ -65,12 +107,20 @@ describe('bodies', () => {
 describe('nesting', () => {
   const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
   const signupWith = (dataJson: string) =>
-    t.request('POST', '/signup', `{"email":"${uniqueEmail()}","password":"a-long-password-1","data":{"n":${dataJson}}}`);
+    t.request(
+      'POST',
+      '/signup',
+      `{"email":"${uniqueEmail()}","password":"a-long-password-1","data":{"n":${dataJson}}}`,
+    );
 
   test('a body nested 200,000 deep is 400 bad_json "exceeded max depth", not a stack overflow', async () => {
     const res = await signupWith(nested(200_000));
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ code: 400, error_code: 'bad_json', msg: 'Could not parse request body as JSON: exceeded max depth' });
+    expect(await res.json()).toEqual({
+      code: 400,
+      error_code: 'bad_json',
+      msg: 'Could not parse request body as JSON: exceeded max depth',
+    });
     // The server still answers.
     expect((await t.request('GET', '/health')).status).toBe(200);
   });
@@ -82,11 +132,14 @@ describe('nesting', () => {
     const user = (await ok.json()) as { user: { user_metadata: { n: unknown } } };
     let v: unknown = user.user.user_metadata.n;
     let depth = 0;
-    while (Array.isArray(v) && v.length > 0) { v = v[0]; depth++; }
+    while (Array.isArray(v) && v.length > 0) {
+      v = v[0];
+      depth++;
+    }
     expect(depth).toBe(MAX_JSON_DEPTH - 3);
     const tooDeep = await signupWith(nested(MAX_JSON_DEPTH - 1));
     expect(tooDeep.status).toBe(400);
-    expect((await tooDeep.json() as { error_code: string }).error_code).toBe('bad_json');
+    expect(((await tooDeep.json()) as { error_code: string }).error_code).toBe('bad_json');
   });
 });
 
@@ -98,7 +151,12 @@ describe('query strings', () => {
     ['a NUL in a parameter name', 'GET', '/admin/users?a%00=1'],
     ['grant_type', 'POST', '/token?grant_type=password%00'],
   ])('%s → 400 validation_failed', async (_name, method, path) => {
-    const res = await t.request(method, path, method === 'POST' ? { email: 'a@example.com', password: 'x' } : undefined, admin);
+    const res = await t.request(
+      method,
+      path,
+      method === 'POST' ? { email: 'a@example.com', password: 'x' } : undefined,
+      admin,
+    );
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual(refused(QUERY_MSG));
   });
@@ -128,7 +186,9 @@ describe('L1 (security review 2026-12-01): path parameters', () => {
   });
 
   test('other percent-encoded paths route as before', async () => {
-    expect((await t.request('GET', `/admin/users/${encodeURIComponent(crypto.randomUUID())}`, undefined, admin)).status).toBe(404);
+    expect(
+      (await t.request('GET', `/admin/users/${encodeURIComponent(crypto.randomUUID())}`, undefined, admin)).status,
+    ).toBe(404);
     expect((await t.request('GET', '/admin/users/caf%C3%A9', undefined, admin)).status).toBe(404);
     expect((await t.request('GET', '/nope%ZZ')).status).toBe(404);
   });

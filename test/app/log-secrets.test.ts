@@ -11,9 +11,13 @@ let db: Database;
 beforeAll(async () => {
   // Its own database: every insert into users fails with a check violation (SQLSTATE 23514).
   db = await openTestDb();
-  await db.orm.execute(sql.raw(`ALTER TABLE "${db.namespace}".users ADD CONSTRAINT refuse_all CHECK (false) NOT VALID`));
+  await db.orm.execute(
+    sql.raw(`ALTER TABLE "${db.namespace}".users ADD CONSTRAINT refuse_all CHECK (false) NOT VALID`),
+  );
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 test('a statement that fails logs SQLSTATE and message; no email, password hash or stack line carrying them', async () => {
   const t = await buildTestApp(db, { AUTHSVC_LOG_LEVEL: 'info' });
@@ -21,7 +25,7 @@ test('a statement that fails logs SQLSTATE and message; no email, password hash 
   const password = 'correct-horse-battery-staple-1';
   const res = await t.request('POST', '/signup', { email, password });
   expect(res.status).toBe(500);
-  const body = await res.json() as Record<string, unknown>;
+  const body = (await res.json()) as Record<string, unknown>;
   expect(body).toMatchObject({ code: 500, error_code: 'unexpected_failure' });
   expect(JSON.stringify(body)).not.toContain('refuse_all');
 
@@ -44,17 +48,25 @@ test('errors that are not statements keep their message; a stack never repeats a
   const f = errorFields(new TypeError('boom'));
   expect(f).toMatchObject({ error: 'boom', error_name: 'TypeError' });
   expect(String(f.stack)).not.toContain('boom');
-  const conn = Object.assign(new Error('Failed query: select 1\nparams: hunter2'), { query: 'select 1', params: ['hunter2'], cause: new Error('connect ECONNREFUSED 127.0.0.1:5432') });
+  const conn = Object.assign(new Error('Failed query: select 1\nparams: hunter2'), {
+    query: 'select 1',
+    params: ['hunter2'],
+    cause: new Error('connect ECONNREFUSED 127.0.0.1:5432'),
+  });
   expect(errorFields(conn)).toMatchObject({ error: 'connect ECONNREFUSED 127.0.0.1:5432', sqlstate: undefined });
   expect(JSON.stringify(errorFields(conn))).not.toContain('hunter2');
   expect(errorFields('text')).toEqual({ error: 'text' });
 });
 
-test('a data exception (SQLSTATE class 22) is logged by its SQLSTATE and a generic text: the driver\'s message quotes the input', async () => {
+test("a data exception (SQLSTATE class 22) is logged by its SQLSTATE and a generic text: the driver's message quotes the input", async () => {
   const own = await openTestDb();
   try {
     // Every insert into users casts the email to uuid: 22P02 `invalid input syntax for type uuid: "<email>"`.
-    await own.orm.execute(sql.raw(`ALTER TABLE "${own.namespace}".users ADD CONSTRAINT email_as_uuid CHECK (email::uuid IS NOT NULL) NOT VALID`));
+    await own.orm.execute(
+      sql.raw(
+        `ALTER TABLE "${own.namespace}".users ADD CONSTRAINT email_as_uuid CHECK (email::uuid IS NOT NULL) NOT VALID`,
+      ),
+    );
     const t = await buildTestApp(own, { AUTHSVC_LOG_LEVEL: 'info' });
     const email = 'quoted-input-owner@example.com';
     const res = await t.request('POST', '/signup', { email, password: 'correct-horse-battery-staple-1' });
@@ -62,7 +74,8 @@ test('a data exception (SQLSTATE class 22) is logged by its SQLSTATE and a gener
     const errors = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 'error');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({
-      msg: 'unexpected error', sqlstate: '22P02',
+      msg: 'unexpected error',
+      sqlstate: '22P02',
       error: 'data exception (SQLSTATE class 22); the message is not logged, as it may quote the input',
     });
     expect(t.logs.join('\n')).not.toContain('quoted-input-owner');
@@ -72,7 +85,13 @@ test('a data exception (SQLSTATE class 22) is logged by its SQLSTATE and a gener
   // Any class-22 code, from the driver's error or its cause; other classes keep their message.
   const tooLong = Object.assign(new Error('value too long for type character varying(255)'), { code: '22001' });
   expect(errorFields(tooLong)).toMatchObject({ sqlstate: '22001', error: expect.stringMatching(/^data exception/) });
-  const wrapped = Object.assign(new Error('Failed query: …'), { query: 'q', params: ['p'], cause: Object.assign(new Error('invalid input syntax for type uuid: "x-secret"'), { code: '22P02' }) });
+  const wrapped = Object.assign(new Error('Failed query: …'), {
+    query: 'q',
+    params: ['p'],
+    cause: Object.assign(new Error('invalid input syntax for type uuid: "x-secret"'), { code: '22P02' }),
+  });
   expect(JSON.stringify(errorFields(wrapped))).not.toContain('x-secret');
-  expect(errorFields(Object.assign(new Error('duplicate key value violates unique constraint "k"'), { code: '23505' }))).toMatchObject({ error: 'duplicate key value violates unique constraint "k"' });
+  expect(
+    errorFields(Object.assign(new Error('duplicate key value violates unique constraint "k"'), { code: '23505' })),
+  ).toMatchObject({ error: 'duplicate key value violates unique constraint "k"' });
 });

@@ -8,7 +8,9 @@ import { parseConfig } from '../../src/config/config.ts';
 import { BASE_ENV } from '../helpers/app.ts';
 import { REPO_ROOT, cleanupProcesses, startServer } from '../helpers/server.ts';
 
-afterAll(async () => { await cleanupProcesses(); });
+afterAll(async () => {
+  await cleanupProcesses();
+});
 
 function logFile(): string {
   return join(mkdtempSync(join(tmpdir(), 'log-')), 'authsvc.log');
@@ -21,7 +23,10 @@ function nodeLogger(env: Record<string, string>) {
 }
 
 function readLines(file: string): Record<string, unknown>[] {
-  return readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** Runs `fn` with stdout swallowed (the logger writes every line there too). */
@@ -80,7 +85,10 @@ test('LOG_FILE: a process that exits without close() still leaves every line in 
   `;
   let status: number | null = null;
   try {
-    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO_ROOT, stdio: 'pipe' });
+    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: REPO_ROOT,
+      stdio: 'pipe',
+    });
   } catch (err) {
     status = (err as { status: number | null }).status;
   }
@@ -92,9 +100,16 @@ test('LOG_FILE: a process that exits without close() still leaves every line in 
 
 test('LOG_FILE on the real server: after SIGTERM the file holds every line of stdout, down to "stopped"', async () => {
   const file = logFile();
-  const server = await startServer({ env: { DATABASE_URL: 'memory://', AUTHSVC_LOG_FILE: file, AUTHSVC_LOG_LEVEL: 'debug' } });
+  const server = await startServer({
+    env: { DATABASE_URL: 'memory://', AUTHSVC_LOG_FILE: file, AUTHSVC_LOG_LEVEL: 'debug' },
+  });
   // Requests in flight when the signal arrives: their lines come last.
-  const inFlight = Array.from({ length: 20 }, () => fetch(`${server.url}/settings`).then((r) => r.text(), () => ''));
+  const inFlight = Array.from({ length: 20 }, () =>
+    fetch(`${server.url}/settings`).then(
+      (r) => r.text(),
+      () => '',
+    ),
+  );
   expect(await server.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   await Promise.all(inFlight);
   const stdout = server.stdout.filter((l) => l.startsWith('{'));

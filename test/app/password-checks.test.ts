@@ -13,8 +13,12 @@ import { openTestDb } from '../helpers/db.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const bearer = (s: Json) => ({ authorization: `Bearer ${s.access_token}` });
 
@@ -28,13 +32,27 @@ describe('SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD', () => {
     const missing = await t.request('PUT', '/user', { password: 'new-password-1' }, bearer(u.session));
     expect(missing.status).toBe(400);
     expect(await missing.json()).toEqual({ code: 400, error_code: 'current_password_required', msg: message });
-    const wrong = await t.request('PUT', '/user', { password: 'new-password-1', current_password: 'not-it' }, bearer(u.session));
+    const wrong = await t.request(
+      'PUT',
+      '/user',
+      { password: 'new-password-1', current_password: 'not-it' },
+      bearer(u.session),
+    );
     expect(wrong.status).toBe(400);
     expect(await wrong.json()).toEqual({ code: 400, error_code: 'current_password_invalid', msg: message });
-    expect((await t.request('POST', '/token?grant_type=password', { email: u.email, password: u.password })).status).toBe(200);
-    const right = await t.request('PUT', '/user', { password: 'new-password-1', current_password: u.password }, bearer(u.session));
+    expect(
+      (await t.request('POST', '/token?grant_type=password', { email: u.email, password: u.password })).status,
+    ).toBe(200);
+    const right = await t.request(
+      'PUT',
+      '/user',
+      { password: 'new-password-1', current_password: u.password },
+      bearer(u.session),
+    );
     expect(right.status).toBe(200);
-    expect((await t.request('POST', '/token?grant_type=password', { email: u.email, password: 'new-password-1' })).status).toBe(200);
+    expect(
+      (await t.request('POST', '/token?grant_type=password', { email: u.email, password: 'new-password-1' })).status,
+    ).toBe(200);
   });
 
   test('a session opened by a recovery link may set a new password without it (the old one is forgotten)', async () => {
@@ -42,7 +60,7 @@ describe('SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD', () => {
     const u = await signUpConfirmed(t);
     await t.request('POST', '/recover', { email: u.email });
     const v = await t.request('POST', '/verify', { type: 'recovery', token_hash: t.mails.at(-1)!.tokenHash });
-    const recovery = await v.json() as Json;
+    const recovery = (await v.json()) as Json;
     expect((await t.request('PUT', '/user', { password: 'recovered-password-1' }, bearer(recovery))).status).toBe(200);
   });
 
@@ -63,8 +81,15 @@ const sha1 = (s: string) => createHash('sha1').update(s).digest('hex').toUpperCa
 
 beforeAll(async () => {
   hibp = createServer((req: IncomingMessage, res) => {
-    hibpRequests.push({ url: req.url ?? '', userAgent: req.headers['user-agent'], padding: req.headers['add-padding'] as string | undefined });
-    if (hibpDown) { res.writeHead(503).end(); return; }
+    hibpRequests.push({
+      url: req.url ?? '',
+      userAgent: req.headers['user-agent'],
+      padding: req.headers['add-padding'] as string | undefined,
+    });
+    if (hibpDown) {
+      res.writeHead(503).end();
+      return;
+    }
     const prefix = (req.url ?? '').split('/').at(-1)!;
     const lines = ['0018A45C4D1DEF81644B54AB7F969B88D65:1', '00D4F6E8FA6EECAD2A3AA415EEC418D38EC:0'];
     const pwned = sha1(PWNED);
@@ -77,7 +102,9 @@ beforeAll(async () => {
   await new Promise<void>((r) => hibp.listen(0, '127.0.0.1', r));
   hibpUrl = `http://127.0.0.1:${(hibp.address() as AddressInfo).port}`;
 });
-afterAll(async () => { await new Promise((r) => hibp.close(r)); });
+afterAll(async () => {
+  await new Promise((r) => hibp.close(r));
+});
 
 describe('PASSWORD_HIBP_ENABLED', () => {
   const env = () => ({ AUTHSVC_PASSWORD_HIBP_ENABLED: 'true', AUTHSVC_PASSWORD_HIBP_API_URL: hibpUrl });
@@ -89,11 +116,15 @@ describe('PASSWORD_HIBP_ENABLED', () => {
     const res = await t.request('POST', '/signup', { email, password: PWNED });
     expect(res.status).toBe(422);
     expect(await res.json()).toEqual({
-      code: 422, error_code: 'weak_password', msg: 'Password is known to be weak and easy to guess, please choose a different one.',
+      code: 422,
+      error_code: 'weak_password',
+      msg: 'Password is known to be weak and easy to guess, please choose a different one.',
       weak_password: { reasons: ['pwned'] },
     });
-    expect(hibpRequests).toEqual([{ url: `/range/${sha1(PWNED).slice(0, 5)}`, userAgent: 'https://github.com/supabase/gotrue', padding: 'true' }]);
-    expect((await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email)))).toEqual([]);
+    expect(hibpRequests).toEqual([
+      { url: `/range/${sha1(PWNED).slice(0, 5)}`, userAgent: 'https://github.com/supabase/gotrue', padding: 'true' },
+    ]);
+    expect(await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email))).toEqual([]);
     // Padding lines (count 0) are not breaches.
     expect((await t.request('POST', '/signup', { email, password: 'padded-only-password' })).status).toBe(200);
   });
@@ -117,7 +148,8 @@ describe('PASSWORD_HIBP_ENABLED', () => {
     const login = await t.request('POST', '/token?grant_type=password', { email: u.email, password: PWNED });
     expect(login.status).toBe(200);
     expect(((await login.json()) as Json).weak_password).toEqual({
-      message: 'Password is known to be weak and easy to guess, please choose a different one.', reasons: ['pwned'],
+      message: 'Password is known to be weak and easy to guess, please choose a different one.',
+      reasons: ['pwned'],
     });
   });
 
@@ -132,8 +164,11 @@ describe('PASSWORD_HIBP_ENABLED', () => {
       const email = uniqueEmail();
       const res = await closed.request('POST', '/signup', { email, password: 'any-other-password-1' });
       expect(res.status).toBe(500);
-      expect(await res.json()).toMatchObject({ error_code: 'unexpected_failure', msg: 'Unable to perform password strength check with HaveIBeenPwned.org.' });
-      expect((await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email)))).toEqual([]);
+      expect(await res.json()).toMatchObject({
+        error_code: 'unexpected_failure',
+        msg: 'Unable to perform password strength check with HaveIBeenPwned.org.',
+      });
+      expect(await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email))).toEqual([]);
     } finally {
       hibpDown = false;
     }
@@ -145,7 +180,14 @@ describe('the password grant does the same work whether or not the account exist
   function countingHasher(): PasswordHasher & { verified: string[] } {
     const real = createNodeHasher();
     const verified: string[] = [];
-    return { verified, hash: (p) => real.hash(p), verify: (p, h) => { verified.push(h); return real.verify(p, h); } };
+    return {
+      verified,
+      hash: (p) => real.hash(p),
+      verify: (p, h) => {
+        verified.push(h);
+        return real.verify(p, h);
+      },
+    };
   }
 
   test('unknown user, empty password, invited user without a password, wrong password, banned user: one bcrypt verification each', async () => {
@@ -155,7 +197,9 @@ describe('the password grant does the same work whether or not the account exist
     const { signJwt } = await import('../../src/crypto/jwt.ts');
     const admin = await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 });
     const invited = uniqueEmail('invited');
-    expect((await t.request('POST', '/invite', { email: invited }, { authorization: `Bearer ${admin}` })).status).toBe(200);
+    expect((await t.request('POST', '/invite', { email: invited }, { authorization: `Bearer ${admin}` })).status).toBe(
+      200,
+    );
     const cases = [
       { email: uniqueEmail('nobody'), password: 'some-password' },
       { email: u.email, password: '' },
@@ -173,7 +217,10 @@ describe('the password grant does the same work whether or not the account exist
     }
     // A banned user is refused before the password counts (GoTrue), with the same one verification.
     const banned = await signUpConfirmed(t);
-    await db.orm.update(db.t.users).set({ bannedUntil: new Date(Date.now() + 3_600_000) }).where(eq(db.t.users.email, banned.email));
+    await db.orm
+      .update(db.t.users)
+      .set({ bannedUntil: new Date(Date.now() + 3_600_000) })
+      .where(eq(db.t.users.email, banned.email));
     for (const password of [banned.password, 'wrong-password']) {
       hasher.verified.length = 0;
       const res = await t.request('POST', '/token?grant_type=password', { email: banned.email, password });

@@ -13,16 +13,31 @@ import { type FakeTwilio, startFakeTwilio, twilioEnv } from '../helpers/fake-twi
 type Json = Record<string, any>;
 let db: Database;
 let twilio: FakeTwilio;
-beforeAll(async () => { db = await openTestDb(); twilio = await startFakeTwilio(); });
-afterAll(async () => { await twilio?.close(); await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+  twilio = await startFakeTwilio();
+});
+afterAll(async () => {
+  await twilio?.close();
+  await db?.close();
+});
 
 const QUEUED = { status: 201, body: { sid: 'SM-ok', status: 'queued' } };
-const TWILIO_500 = { status: 500, body: { code: 20500, message: 'Internal Server Error', more_info: 'https://www.twilio.com/docs/errors/20500', status: 500 } };
+const TWILIO_500 = {
+  status: 500,
+  body: {
+    code: 20500,
+    message: 'Internal Server Error',
+    more_info: 'https://www.twilio.com/docs/errors/20500',
+    status: 500,
+  },
+};
 const FAILED_500 = 'Internal Server Error More information: https://www.twilio.com/docs/errors/20500';
 
 let n = 0;
 const uniquePhone = () => `1444${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++n % 10)}`;
-const hashOf = (phone: string, code: string) => [...sha224(new TextEncoder().encode(phone + code))].map((b) => b.toString(16).padStart(2, '0')).join('');
+const hashOf = (phone: string, code: string) =>
+  [...sha224(new TextEncoder().encode(phone + code))].map((b) => b.toString(16).padStart(2, '0')).join('');
 const bearer = (s: Json) => ({ authorization: `Bearer ${s.access_token}` });
 
 /** The app over the real Twilio client, with its own clock: `tick(s)` moves it on. */
@@ -30,7 +45,12 @@ async function app(env: Record<string, string> = {}, start = Date.now()) {
   let now = start;
   twilio.answer = QUEUED;
   const t = await buildTestApp(db, { ...twilioEnv(twilio.base), ...env }, { now: () => new Date(now) });
-  return Object.assign(t, { tick: (seconds: number) => { now += seconds * 1000; }, now: () => now });
+  return Object.assign(t, {
+    tick: (seconds: number) => {
+      now += seconds * 1000;
+    },
+    now: () => now,
+  });
 }
 type App = Awaited<ReturnType<typeof app>>;
 
@@ -39,11 +59,17 @@ async function codeState(phone: string) {
   const [u] = await db.orm.select().from(db.t.users).where(eq(db.t.users.phone, phone));
   const ott = await db.orm.select().from(db.t.oneTimeTokens).where(eq(db.t.oneTimeTokens.userId, u!.id));
   return {
-    confirmationToken: u!.confirmationToken, confirmationSentAt: u!.confirmationSentAt,
-    reauthenticationToken: u!.reauthenticationToken, reauthenticationSentAt: u!.reauthenticationSentAt,
-    phoneChange: u!.phoneChange, phoneChangeToken: u!.phoneChangeToken, phoneChangeSentAt: u!.phoneChangeSentAt,
+    confirmationToken: u!.confirmationToken,
+    confirmationSentAt: u!.confirmationSentAt,
+    reauthenticationToken: u!.reauthenticationToken,
+    reauthenticationSentAt: u!.reauthenticationSentAt,
+    phoneChange: u!.phoneChange,
+    phoneChangeToken: u!.phoneChangeToken,
+    phoneChangeSentAt: u!.phoneChangeSentAt,
     encryptedPassword: u!.encryptedPassword,
-    ott: ott.map((o) => ({ id: o.id, type: o.tokenType, hash: o.tokenHash, relatesTo: o.relatesTo, createdAt: o.createdAt })).sort((a, b) => a.type.localeCompare(b.type)),
+    ott: ott
+      .map((o) => ({ id: o.id, type: o.tokenType, hash: o.tokenHash, relatesTo: o.relatesTo, createdAt: o.createdAt }))
+      .sort((a, b) => a.type.localeCompare(b.type)),
   };
 }
 
@@ -54,12 +80,13 @@ async function phoneUser(t: App): Promise<{ phone: string; session: Json }> {
   const v = await t.request('POST', '/verify', { type: 'sms', phone, token: twilio.lastCode() });
   expect(v.status).toBe(200);
   t.tick(61);
-  return { phone, session: await v.json() as Json };
+  return { phone, session: (await v.json()) as Json };
 }
 
 async function expectSendFailed(res: Response, kind: string, why = FAILED_500): Promise<void> {
   expect({ status: res.status, body: await res.json() }).toEqual({
-    status: 422, body: { code: 422, error_code: 'sms_send_failed', msg: `Error sending ${kind} OTP to provider: ${why}` },
+    status: 422,
+    body: { code: 422, error_code: 'sms_send_failed', msg: `Error sending ${kind} OTP to provider: ${why}` },
   });
 }
 
@@ -124,7 +151,11 @@ describe('a failed send for an existing user puts back what the request wrote, s
     const phone = uniquePhone();
     twilio.answer = 'hang';
     const started = Date.now();
-    await expectSendFailed(await t.request('POST', '/signup', { phone, password: 'phone-pass-1' }), 'confirmation', 'request to Twilio failed: no answer within 300 ms');
+    await expectSendFailed(
+      await t.request('POST', '/signup', { phone, password: 'phone-pass-1' }),
+      'confirmation',
+      'request to Twilio failed: no answer within 300 ms',
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(twilio.texts.at(-1)!.to).toBe(phone);
     expect(await db.orm.select().from(db.t.users).where(eq(db.t.users.phone, phone))).toEqual([]);
@@ -145,7 +176,8 @@ describe('SMS_OTP_EXP and SMS_OTP_LENGTH', () => {
     t.tick(0.001);
     const late = await t.request('POST', '/verify', { type: 'sms', phone: b, token: codes[1] });
     expect({ status: late.status, body: await late.json() }).toEqual({
-      status: 403, body: { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' },
+      status: 403,
+      body: { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' },
     });
   });
 
@@ -167,11 +199,19 @@ describe('SMS_MAX_FREQUENCY', () => {
     const t = await app({ AUTHSVC_SMS_MAX_FREQUENCY: '60' });
     const phone = uniquePhone();
     expect((await t.request('POST', '/signup', { phone, password: 'phone-pass-1' })).status).toBe(200);
-    for (const [tick, left] of [[23.5, 36], [36.4, 0]] as const) {
+    for (const [tick, left] of [
+      [23.5, 36],
+      [36.4, 0],
+    ] as const) {
       t.tick(tick);
       const again = await t.request('POST', '/resend', { type: 'sms', phone });
       expect({ status: again.status, body: await again.json() }).toEqual({
-        status: 429, body: { code: 429, error_code: 'over_sms_send_rate_limit', msg: `For security purposes, you can only request this after ${left} seconds.` },
+        status: 429,
+        body: {
+          code: 429,
+          error_code: 'over_sms_send_rate_limit',
+          msg: `For security purposes, you can only request this after ${left} seconds.`,
+        },
       });
     }
     t.tick(0.2);
@@ -204,7 +244,7 @@ describe('SMS_TEST_OTP', () => {
     expect(twilio.texts.at(-1)!.to).toBe(phone);
     const refused = await t.request('POST', '/verify', { type: 'sms', phone, token: '123456' });
     expect(refused.status).toBe(403);
-    expect((await refused.json() as Json).error_code).toBe('otp_expired');
+    expect(((await refused.json()) as Json).error_code).toBe('otp_expired');
     expect((await t.request('POST', '/verify', { type: 'sms', phone, token: twilio.lastCode() })).status).toBe(200);
   });
 
@@ -218,17 +258,21 @@ describe('SMS_TEST_OTP', () => {
     expect((await t.request('POST', '/signup', { phone: uniquePhone(), password: 'phone-pass-1' })).status).toBe(200);
     const over = await t.request('POST', '/signup', { phone: uniquePhone(), password: 'phone-pass-1' });
     expect({ status: over.status, body: await over.json() }).toEqual({
-      status: 429, body: { code: 429, error_code: 'over_sms_send_rate_limit', msg: 'SMS rate limit exceeded' },
+      status: 429,
+      body: { code: 429, error_code: 'over_sms_send_rate_limit', msg: 'SMS rate limit exceeded' },
     });
     // The limit is spent, and a test number still gets its code.
     t.tick(61);
     const again = await t.request('POST', '/resend', { type: 'sms', phone: test1 });
-    expect({ status: again.status, body: await again.json() }).toEqual({ status: 200, body: { message_id: 'test-otp' } });
+    expect({ status: again.status, body: await again.json() }).toEqual({
+      status: 200,
+      body: { message_id: 'test-otp' },
+    });
     expect((await t.request('POST', '/verify', { type: 'sms', phone: test1, token: '111111' })).status).toBe(200);
     // The per-user frequency applies to test numbers as well (GoTrue checks it first).
     const soon = await t.request('POST', '/otp', { phone: test2 });
     expect(soon.status).toBe(200);
     const tooSoon = await t.request('POST', '/otp', { phone: test2 });
-    expect((await tooSoon.json() as Json).error_code).toBe('over_sms_send_rate_limit');
+    expect(((await tooSoon.json()) as Json).error_code).toBe('over_sms_send_rate_limit');
   });
 });

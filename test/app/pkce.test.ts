@@ -11,8 +11,12 @@ import { supabaseClientFor } from '../helpers/supabase.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const VERIFIER = 'a-very-long-code-verifier-0123456789-abcdefghijklmnop';
 async function s256(v: string) {
@@ -31,7 +35,10 @@ describe('PKCE email links', () => {
     const t = await buildTestApp(db);
     const email = uniqueEmail();
     const res = await t.request('POST', '/signup?redirect_to=http://localhost:3000/cb', {
-      email, password: 'secret-pw-1', code_challenge: await s256(VERIFIER), code_challenge_method: 's256',
+      email,
+      password: 'secret-pw-1',
+      code_challenge: await s256(VERIFIER),
+      code_challenge_method: 's256',
     });
     expect(res.status).toBe(200);
     const mail = t.mails.at(-1)!;
@@ -43,10 +50,13 @@ describe('PKCE email links', () => {
     expect(code).toMatch(/^[0-9a-f-]{36}$/);
     const wrong = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: `${VERIFIER}x` });
     expect(wrong.status).toBe(400);
-    expect(await wrong.json()).toMatchObject({ error_code: 'bad_code_verifier', msg: 'code challenge does not match previously saved code verifier' });
+    expect(await wrong.json()).toMatchObject({
+      error_code: 'bad_code_verifier',
+      msg: 'code challenge does not match previously saved code verifier',
+    });
     const ok = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: VERIFIER });
     expect(ok.status).toBe(200);
-    const session = await ok.json() as Json;
+    const session = (await ok.json()) as Json;
     expect(session.user).toMatchObject({ email });
     expect(session.user.email_confirmed_at).toBeTruthy();
     const again = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: VERIFIER });
@@ -70,7 +80,9 @@ describe('PKCE email links', () => {
 
   test('M3 (security review 2026-12-01): a code issued before the user was soft-deleted trades for nothing', async () => {
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
-    const adm = { authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}` };
+    const adm = {
+      authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}`,
+    };
     const codeFor = async (email: string) => {
       await t.request('POST', '/signup', { email, password: 'secret-pw-1' });
       await t.request('POST', '/otp', { email, code_challenge: await s256(VERIFIER), code_challenge_method: 's256' });
@@ -79,7 +91,11 @@ describe('PKCE email links', () => {
     // The admin API's soft delete: the flow states go with the user's sessions.
     const a = uniqueEmail();
     const codeA = await codeFor(a);
-    const userA = (await (await t.request('POST', '/token?grant_type=password', { email: a, password: 'secret-pw-1' })).json() as Json).user.id as string;
+    const userA = (
+      (await (
+        await t.request('POST', '/token?grant_type=password', { email: a, password: 'secret-pw-1' })
+      ).json()) as Json
+    ).user.id as string;
     expect((await t.request('DELETE', `/admin/users/${userA}`, { should_soft_delete: true }, adm)).status).toBe(200);
     // A flow state that outlived a delete (one made before flow states were removed): the user is missing.
     const b = uniqueEmail();
@@ -95,7 +111,12 @@ describe('PKCE email links', () => {
   test('the code of a PKCE email still verifies directly with POST /verify', async () => {
     const t = await buildTestApp(db);
     const email = uniqueEmail();
-    await t.request('POST', '/signup', { email, password: 'secret-pw-1', code_challenge: await s256(VERIFIER), code_challenge_method: 'S256' });
+    await t.request('POST', '/signup', {
+      email,
+      password: 'secret-pw-1',
+      code_challenge: await s256(VERIFIER),
+      code_challenge_method: 'S256',
+    });
     const res = await t.request('POST', '/verify', { type: 'signup', email, token: t.mails.at(-1)!.token });
     expect(res.status).toBe(200);
     expect(((await res.json()) as Json).access_token).toBeTruthy();
@@ -112,9 +133,18 @@ describe('PKCE email links', () => {
   test('input errors', async () => {
     const t = await buildTestApp(db);
     const cases: [Json, string][] = [
-      [{ email: uniqueEmail(), code_challenge: await s256(VERIFIER) }, 'PKCE flow requires code_challenge_method and code_challenge'],
-      [{ email: uniqueEmail(), code_challenge: await s256(VERIFIER), code_challenge_method: 'md5' }, 'code challenge method not supported'],
-      [{ email: uniqueEmail(), code_challenge: 'short', code_challenge_method: 's256' }, 'code challenge has to be between 43 and 128 characters'],
+      [
+        { email: uniqueEmail(), code_challenge: await s256(VERIFIER) },
+        'PKCE flow requires code_challenge_method and code_challenge',
+      ],
+      [
+        { email: uniqueEmail(), code_challenge: await s256(VERIFIER), code_challenge_method: 'md5' },
+        'code challenge method not supported',
+      ],
+      [
+        { email: uniqueEmail(), code_challenge: 'short', code_challenge_method: 's256' },
+        'code challenge has to be between 43 and 128 characters',
+      ],
     ];
     for (const [body, msg] of cases) {
       const res = await t.request('POST', '/otp', body);
@@ -122,8 +152,15 @@ describe('PKCE email links', () => {
       expect(((await res.json()) as Json).msg).toBe(msg);
     }
     const empty = await t.request('POST', '/token?grant_type=pkce', { auth_code: '', code_verifier: '' });
-    expect(await empty.json()).toMatchObject({ code: 400, error_code: 'validation_failed', msg: 'invalid request: both auth code and code verifier should be non-empty' });
-    const unknown = await t.request('POST', '/token?grant_type=pkce', { auth_code: crypto.randomUUID(), code_verifier: VERIFIER });
+    expect(await empty.json()).toMatchObject({
+      code: 400,
+      error_code: 'validation_failed',
+      msg: 'invalid request: both auth code and code verifier should be non-empty',
+    });
+    const unknown = await t.request('POST', '/token?grant_type=pkce', {
+      auth_code: crypto.randomUUID(),
+      code_verifier: VERIFIER,
+    });
     expect(unknown.status).toBe(404);
   });
 });
@@ -132,12 +169,16 @@ describe('PKCE email change', () => {
   test('both links: the first answers the message in query and fragment, the second ?code=', async () => {
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
     const email = uniqueEmail();
-    const session = await (await t.request('POST', '/signup', { email, password: 'secret-pw-1' })).json() as Json;
+    const session = (await (await t.request('POST', '/signup', { email, password: 'secret-pw-1' })).json()) as Json;
     // Autoconfirm would apply the change at once: confirm through an app without it.
     const strict = await buildTestApp(db);
     const newEmail = uniqueEmail('new');
-    const put = await strict.request('PUT', '/user', { email: newEmail, code_challenge: await s256(VERIFIER), code_challenge_method: 's256' },
-      { authorization: `Bearer ${session.access_token}` });
+    const put = await strict.request(
+      'PUT',
+      '/user',
+      { email: newEmail, code_challenge: await s256(VERIFIER), code_challenge_method: 's256' },
+      { authorization: `Bearer ${session.access_token}` },
+    );
     expect(put.status).toBe(200);
     const [toNew, toCurrent] = strict.mails;
     expect(new URL(toNew!.confirmationUrl).searchParams.get('token')).toMatch(/^pkce_/);
@@ -148,7 +189,7 @@ describe('PKCE email change', () => {
     const code = done.searchParams.get('code')!;
     const res = await strict.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: VERIFIER });
     expect(res.status).toBe(200);
-    const body = await res.json() as Json;
+    const body = (await res.json()) as Json;
     expect(body.user.email).toBe(newEmail);
     const claims = JSON.parse(atob(body.access_token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
     expect(claims.amr[0].method).toBe('email_change');
@@ -163,11 +204,23 @@ describe('supabase-js with flowType pkce', () => {
     const store = new Map<string, string>();
     const supabase = supabaseClientFor(t.app, 'anon-key', {
       auth: {
-        flowType: 'pkce', persistSession: true,
-        storage: { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => { store.set(k, v); }, removeItem: (k) => { store.delete(k); } },
+        flowType: 'pkce',
+        persistSession: true,
+        storage: {
+          getItem: (k) => store.get(k) ?? null,
+          setItem: (k, v) => {
+            store.set(k, v);
+          },
+          removeItem: (k) => {
+            store.delete(k);
+          },
+        },
       },
     });
-    const sent = await supabase.auth.signInWithOtp({ email, options: { emailRedirectTo: 'http://localhost:3000/auth/callback' } });
+    const sent = await supabase.auth.signInWithOtp({
+      email,
+      options: { emailRedirectTo: 'http://localhost:3000/auth/callback' },
+    });
     expect(sent.error).toBeNull();
     const mail = t.mails.at(-1)!;
     expect(mail.kind).toBe('magic_link');

@@ -8,8 +8,12 @@ import { buildTestApp } from '../helpers/app.ts';
 import { openTestDb, TEST_DATABASE_URL } from '../helpers/db.ts';
 
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const login = { email: 'nobody@example.com', password: 'x' };
 
@@ -17,14 +21,28 @@ describe.each(['memory', 'postgres'] as const)('RATE_LIMIT_STORE=%s', (store) =>
   test('/token allows a burst of 30 per client, then 429; other clients and other routes are unaffected; it refills', async () => {
     await db.orm.delete(db.t.rateLimits);
     let now = new Date('2034-01-01T00:00:00Z');
-    const t = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP', AUTHSVC_RATE_LIMIT_STORE: store, AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '150' }, { now: () => now });
+    const t = await buildTestApp(
+      db,
+      {
+        AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP',
+        AUTHSVC_RATE_LIMIT_STORE: store,
+        AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '150',
+      },
+      { now: () => now },
+    );
     const token = (ip: string) => t.request('POST', '/token?grant_type=password', login, { 'x-real-ip': ip });
     for (let i = 0; i < 30; i++) expect((await token('1.2.3.4')).status).toBe(400);
     const limited = await token('1.2.3.4');
     expect(limited.status).toBe(429);
-    expect(await limited.json()).toEqual({ code: 429, error_code: 'over_request_rate_limit', msg: 'Request rate limit reached' });
+    expect(await limited.json()).toEqual({
+      code: 429,
+      error_code: 'over_request_rate_limit',
+      msg: 'Request rate limit reached',
+    });
     expect((await token('5.6.7.8')).status).toBe(400);
-    expect((await t.request('POST', '/verify', { type: 'signup', token_hash: 'x' }, { 'x-real-ip': '1.2.3.4' })).status).toBe(403);
+    expect(
+      (await t.request('POST', '/verify', { type: 'signup', token_hash: 'x' }, { 'x-real-ip': '1.2.3.4' })).status,
+    ).toBe(403);
     // 150 per 5 minutes = one token every 2 s.
     now = new Date(now.getTime() + 2_100);
     expect((await token('1.2.3.4')).status).toBe(400);
@@ -34,7 +52,8 @@ describe.each(['memory', 'postgres'] as const)('RATE_LIMIT_STORE=%s', (store) =>
 
 test('without RATE_LIMIT_HEADER (or without the header on the request) nothing is limited, as in GoTrue', async () => {
   const off = await buildTestApp(db);
-  for (let i = 0; i < 40; i++) expect((await off.request('POST', '/token?grant_type=password', login)).status).toBe(400);
+  for (let i = 0; i < 40; i++)
+    expect((await off.request('POST', '/token?grant_type=password', login)).status).toBe(400);
   const on = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP' });
   for (let i = 0; i < 40; i++) expect((await on.request('POST', '/token?grant_type=password', login)).status).toBe(400);
 });
@@ -43,7 +62,12 @@ test('memory store: each key has its own bucket', async () => {
   const s = createMemoryRateLimitStore();
   const now = new Date();
   const b = { capacity: 2, refillPerSecond: 0 };
-  expect([await s.take('a', b, now), await s.take('a', b, now), await s.take('a', b, now), await s.take('b', b, now)]).toEqual([true, true, false, true]);
+  expect([
+    await s.take('a', b, now),
+    await s.take('a', b, now),
+    await s.take('a', b, now),
+    await s.take('b', b, now),
+  ]).toEqual([true, true, false, true]);
 });
 
 // Needs a Postgres server: CI runs the whole suite a second time with TEST_DATABASE_URL set.
@@ -56,7 +80,9 @@ describe.runIf(TEST_DATABASE_URL)('postgres store across instances', () => {
       const b = createPostgresRateLimitStore(other);
       const now = new Date();
       const bucket = { capacity: 10, refillPerSecond: 0 };
-      const results = await Promise.all(Array.from({ length: 25 }, (_, i) => (i % 2 ? a : b).take('shared', bucket, now)));
+      const results = await Promise.all(
+        Array.from({ length: 25 }, (_, i) => (i % 2 ? a : b).take('shared', bucket, now)),
+      );
       expect(results.filter(Boolean)).toHaveLength(10);
     } finally {
       await other.close();
@@ -68,10 +94,15 @@ describe('bounded keys and expiry (issue 11, item 14)', () => {
   test('a header value that is not an IP is keyed by its hash: a 5,000-character value is limited, never a 500', async () => {
     await db.orm.delete(db.t.rateLimits);
     const fixed = new Date('2034-02-01T00:00:00Z');
-    const t = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP', AUTHSVC_RATE_LIMIT_STORE: 'postgres' }, { now: () => fixed });
+    const t = await buildTestApp(
+      db,
+      { AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP', AUTHSVC_RATE_LIMIT_STORE: 'postgres' },
+      { now: () => fixed },
+    );
     const long = 'x'.repeat(5000);
     const statuses: number[] = [];
-    for (let i = 0; i < 31; i++) statuses.push((await t.request('POST', '/token?grant_type=password', login, { 'x-real-ip': long })).status);
+    for (let i = 0; i < 31; i++)
+      statuses.push((await t.request('POST', '/token?grant_type=password', login, { 'x-real-ip': long })).status);
     expect(statuses.slice(0, 30).every((s) => s === 400)).toBe(true);
     expect(statuses[30]).toBe(429);
     const keys = (await db.orm.select({ key: db.t.rateLimits.key }).from(db.t.rateLimits)).map((r) => r.key);
@@ -89,16 +120,19 @@ describe('bounded keys and expiry (issue 11, item 14)', () => {
     const now = new Date('2035-06-01T12:00:00Z');
     const ago = (s: number) => new Date(now.getTime() - s * 1000);
     const row = (key: string, at: Date) => ({ key, windowStart: at, count: 1, updatedAt: at });
-    await db.orm.insert(db.t.rateLimits).values([
-      row('ip:token:9.9.9.9', ago(25 * 3600)),
-      row('otp:00000000-0000-0000-0000-000000000001:confirmation_token', ago(25 * 3600)),
-      row('ip:token:8.8.8.8', ago(23 * 3600)),
-      row('email_sent', ago(40 * 3600)),
-    ]);
+    await db.orm
+      .insert(db.t.rateLimits)
+      .values([
+        row('ip:token:9.9.9.9', ago(25 * 3600)),
+        row('otp:00000000-0000-0000-0000-000000000001:confirmation_token', ago(25 * 3600)),
+        row('ip:token:8.8.8.8', ago(23 * 3600)),
+        row('email_sent', ago(40 * 3600)),
+      ]);
     const store = createPostgresRateLimitStore(db);
     const bucket = { capacity: 30, refillPerSecond: 0.5 };
     expect(await store.take('token:1.1.1.1', bucket, now)).toBe(true);
-    const keys = async () => (await db.orm.select({ key: db.t.rateLimits.key }).from(db.t.rateLimits)).map((r) => r.key).sort();
+    const keys = async () =>
+      (await db.orm.select({ key: db.t.rateLimits.key }).from(db.t.rateLimits)).map((r) => r.key).sort();
     expect(await keys()).toEqual(['email_sent', 'ip:token:1.1.1.1', 'ip:token:8.8.8.8']);
     // Within ten minutes of the last sweep nothing more is deleted.
     await db.orm.insert(db.t.rateLimits).values(row('ip:token:7.7.7.7', ago(48 * 3600)));
@@ -110,19 +144,39 @@ describe('bounded keys and expiry (issue 11, item 14)', () => {
 
   test('a code-attempt counter outlives its code: the horizon is at least MAILER_OTP_EXP', async () => {
     await db.orm.delete(db.t.rateLimits);
-    const t = await buildTestApp(db, { AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP', AUTHSVC_RATE_LIMIT_STORE: 'postgres', AUTHSVC_MAILER_OTP_EXP: String(3 * 86400) });
+    const t = await buildTestApp(db, {
+      AUTHSVC_RATE_LIMIT_HEADER: 'X-Real-IP',
+      AUTHSVC_RATE_LIMIT_STORE: 'postgres',
+      AUTHSVC_MAILER_OTP_EXP: String(3 * 86400),
+    });
     const now = Date.now();
-    await db.orm.insert(db.t.rateLimits).values({ key: 'otp:00000000-0000-0000-0000-000000000002:recovery_token', windowStart: new Date(now - 2 * 86400_000), count: 4, updatedAt: new Date(now - 2 * 86400_000) });
+    await db.orm.insert(db.t.rateLimits).values({
+      key: 'otp:00000000-0000-0000-0000-000000000002:recovery_token',
+      windowStart: new Date(now - 2 * 86400_000),
+      count: 4,
+      updatedAt: new Date(now - 2 * 86400_000),
+    });
     await t.request('POST', '/token?grant_type=password', login, { 'x-real-ip': '1.2.3.4' });
-    const left = await db.orm.select().from(db.t.rateLimits).where(eq(db.t.rateLimits.key, 'otp:00000000-0000-0000-0000-000000000002:recovery_token'));
+    const left = await db.orm
+      .select()
+      .from(db.t.rateLimits)
+      .where(eq(db.t.rateLimits.key, 'otp:00000000-0000-0000-0000-000000000002:recovery_token'));
     expect(left).toHaveLength(1);
   });
 });
 
 test('SECURITY_SB_FORWARDED_FOR_ENABLED: the audit log records the Sb-Forwarded-For address, as GoTrue', async () => {
-  const t = await buildTestApp(db, { AUTHSVC_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true', AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+  const t = await buildTestApp(db, {
+    AUTHSVC_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true',
+    AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+  });
   const email = `sbff-${Date.now()}@example.com`;
-  const res = await t.request('POST', '/signup', { email, password: 'a-long-password-1' }, { 'sb-forwarded-for': '203.0.113.7, 10.0.0.1', 'x-forwarded-for': '198.51.100.1' });
+  const res = await t.request(
+    'POST',
+    '/signup',
+    { email, password: 'a-long-password-1' },
+    { 'sb-forwarded-for': '203.0.113.7, 10.0.0.1', 'x-forwarded-for': '198.51.100.1' },
+  );
   expect(res.status).toBe(200);
   const rows = await db.orm.select().from(db.t.auditLogEntries);
   const mine = rows.filter((r) => JSON.stringify(r.payload).includes(email));

@@ -115,7 +115,7 @@ describe('redirect_to: hosts the browser would read differently are refused (iss
 
 // Issue 11: each pattern is matched part by part (scheme, host:port, path+query), so even a `**`
 // in the host stays in the host.
-describe('redirect_to: a `**` in a pattern\'s host cannot reach into the path (issue 11)', () => {
+describe("redirect_to: a `**` in a pattern's host cannot reach into the path (issue 11)", () => {
   test.each([
     ['https://evil.com/x.example.com', ['https://**.example.com'], false],
     ['https://evil.com/.example.com/', ['https://**.example.com/**'], false],
@@ -176,7 +176,10 @@ describe('redirect_to: loopback only for a loopback SITE_URL or when listed (iss
     ['http://0.0.0.0:9/x', LOCAL, [], false],
     ['http://127.1/x', LOCAL, [], false],
     ['https://evil.example/', LOCAL, [], false],
-  ] as [string, string, string[], boolean][])('%j under SITE_URL %j with %j → %s', (candidate, site, allow, expected) => {
-    expect(isRedirectAllowed(candidate, site, allow)).toBe(expected);
-  });
+  ] as [string, string, string[], boolean][])(
+    '%j under SITE_URL %j with %j → %s',
+    (candidate, site, allow, expected) => {
+      expect(isRedirectAllowed(candidate, site, allow)).toBe(expected);
+    },
+  );
 });

@@ -9,24 +9,41 @@ import { buildTestApp, uniqueEmail } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';
 
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The real hasher, made slow: the request outlives its limit while hashing, before its transaction. */
 function slowHasher(ms: number): PasswordHasher {
   const real = createNodeHasher();
-  return { verify: (p, h) => real.verify(p, h), hash: async (p) => { await sleep(ms); return real.hash(p); } };
+  return {
+    verify: (p, h) => real.verify(p, h),
+    hash: async (p) => {
+      await sleep(ms);
+      return real.hash(p);
+    },
+  };
 }
 
 test('a request past the limit gets 504 request_timeout (with CORS headers), and its signup is never committed', async () => {
-  const t = await buildTestApp(db, { AUTHSVC_API_MAX_REQUEST_DURATION: '1', AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, { hasher: slowHasher(1_500) });
+  const t = await buildTestApp(
+    db,
+    { AUTHSVC_API_MAX_REQUEST_DURATION: '1', AUTHSVC_MAILER_AUTOCONFIRM: 'true' },
+    { hasher: slowHasher(1_500) },
+  );
   const email = uniqueEmail('late');
   const res = await t.request('POST', '/signup', { email, password: 'secret-pw-1' }, { origin: 'http://app.example' });
   expect(res.status).toBe(504);
   expect(await res.json()).toEqual({
-    code: 504, error_code: 'request_timeout', msg: 'Processing this request timed out, please retry after a moment.', error_id: expect.any(String),
+    code: 504,
+    error_code: 'request_timeout',
+    msg: 'Processing this request timed out, please retry after a moment.',
+    error_id: expect.any(String),
   });
   expect(res.headers.get('x-sb-error-code')).toBe('request_timeout');
   expect(res.headers.get('access-control-allow-origin')).toBe('http://app.example');
@@ -36,9 +53,17 @@ test('a request past the limit gets 504 request_timeout (with CORS headers), and
 });
 
 test('requests inside the limit are unaffected; 0 turns the limit off', async () => {
-  const t = await buildTestApp(db, { AUTHSVC_API_MAX_REQUEST_DURATION: '2', AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, { hasher: slowHasher(200) });
+  const t = await buildTestApp(
+    db,
+    { AUTHSVC_API_MAX_REQUEST_DURATION: '2', AUTHSVC_MAILER_AUTOCONFIRM: 'true' },
+    { hasher: slowHasher(200) },
+  );
   expect((await t.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status).toBe(200);
-  const off = await buildTestApp(db, { AUTHSVC_API_MAX_REQUEST_DURATION: '0', AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, { hasher: slowHasher(1_200) });
+  const off = await buildTestApp(
+    db,
+    { AUTHSVC_API_MAX_REQUEST_DURATION: '0', AUTHSVC_MAILER_AUTOCONFIRM: 'true' },
+    { hasher: slowHasher(1_200) },
+  );
   expect((await off.request('POST', '/signup', { email: uniqueEmail(), password: 'secret-pw-1' })).status).toBe(200);
 });
 
@@ -48,8 +73,12 @@ test('a body that stalls mid-upload is cancelled at the limit: the request strea
   let cancelledAfter: number | undefined;
   // A chunked body (no Content-Length) that starts and then never goes on.
   const body = new ReadableStream<Uint8Array>({
-    start(controller) { controller.enqueue(new TextEncoder().encode('{"ema')); },
-    cancel() { cancelledAfter = Date.now() - started; },
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"ema'));
+    },
+    cancel() {
+      cancelledAfter = Date.now() - started;
+    },
   });
   const init = { method: 'POST', body, duplex: 'half', headers: { 'content-type': 'application/json' } };
   const res = await t.app.request('/signup', init as RequestInit);

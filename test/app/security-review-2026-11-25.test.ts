@@ -16,12 +16,20 @@ const sha224 = (s: string) => createHash('sha224').update(s).digest('hex');
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 let twilio: FakeTwilio;
-beforeAll(async () => { twilio = await startFakeTwilio(); });
-afterAll(async () => { await twilio?.close(); });
+beforeAll(async () => {
+  twilio = await startFakeTwilio();
+});
+afterAll(async () => {
+  await twilio?.close();
+});
 
 const PHONE_ENV = {
-  AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_PROVIDER: 'twilio', AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-test',
-  AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'token', AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-test', AUTHSVC_SMS_MAX_FREQUENCY: '0',
+  AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTHSVC_SMS_PROVIDER: 'twilio',
+  AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-test',
+  AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'token',
+  AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-test',
+  AUTHSVC_SMS_MAX_FREQUENCY: '0',
 };
 let phones = 0;
 const uniquePhone = () => `4477009${String(Date.now() % 100_000).padStart(5, '0')}${++phones % 10}`;
@@ -30,14 +38,25 @@ const uniquePhone = () => `4477009${String(Date.now() % 100_000).padStart(5, '0'
 async function clocked(env: Record<string, string>, start = Date.now()) {
   let now = start;
   const t = await h.app({ ...env, AUTHSVC_SMS_TWILIO_BASE_URL: twilio.base }, { now: () => new Date(now) });
-  return Object.assign(t, { tick: (seconds: number) => { now += seconds * 1000; } });
+  return Object.assign(t, {
+    tick: (seconds: number) => {
+      now += seconds * 1000;
+    },
+  });
 }
 
 const verify = (t: TestApp, body: Json) => t.request('POST', '/verify', body);
-const adminToken = () => new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h')
-  .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+const adminToken = () =>
+  new SignJWT({ role: 'service_role' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
 const usersWithEmail = (email: string) => h.db.orm.select().from(h.db.t.users).where(eq(h.db.t.users.email, email));
-const identitiesOf = async (userId: string) => (await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.userId, userId))).map((i) => i.provider).sort();
+const identitiesOf = async (userId: string) =>
+  (await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.userId, userId)))
+    .map((i) => i.provider)
+    .sort();
 
 describe('H1: no link value can be computed from an address and a code', () => {
   test('POST /recover, then sha224(address + code) as token_hash: refused; the mailed link is 256 random bits and works', async () => {
@@ -54,7 +73,11 @@ describe('H1: no link value can be computed from an address and a code', () => {
     expect(mail.tokenHash).toMatch(/^[0-9a-f]{64}$/);
     expect(new URL(mail.confirmationUrl).searchParams.get('token')).toBe(mail.tokenHash);
     const [row] = await h.db.orm.select().from(h.db.t.oneTimeTokens).where(eq(h.db.t.oneTimeTokens.relatesTo, email));
-    expect(row).toMatchObject({ tokenType: 'recovery_token', tokenHash: sha224(email + mail.token), linkHash: sha256(mail.tokenHash) });
+    expect(row).toMatchObject({
+      tokenType: 'recovery_token',
+      tokenHash: sha224(email + mail.token),
+      linkHash: sha256(mail.tokenHash),
+    });
     const owner = await verify(t, { type: 'recovery', token_hash: mail.tokenHash });
     expect(owner.status).toBe(200);
     expect(((await owner.json()) as Json).user.email).toBe(email);
@@ -88,7 +111,9 @@ describe('H1: no link value can be computed from an address and a code', () => {
   test('/authorize?invite_token= answers alike for the right hash, a wrong one and the real link token (no oracle); only a pending invitation is accepted', async () => {
     const t = await h.app();
     const email = uniqueEmail('invitee');
-    expect((await t.request('POST', '/invite', { email }, { authorization: `Bearer ${await adminToken()}` })).status).toBe(200);
+    expect(
+      (await t.request('POST', '/invite', { email }, { authorization: `Bearer ${await adminToken()}` })).status,
+    ).toBe(200);
     const mail = t.mails.at(-1)!;
     for (const value of [sha224(email + mail.token), 'f'.repeat(56), mail.tokenHash]) {
       const res = await t.request('GET', `/authorize?provider=github&invite_token=${value}`);
@@ -117,7 +142,10 @@ describe('H1: no link value can be computed from an address and a code', () => {
     const code = t.mails.at(-1)!.token;
     const [user] = await usersWithEmail(email);
     // What GoTrue leaves behind: the link is the code's hash itself, no link_hash.
-    await h.db.orm.update(h.db.t.oneTimeTokens).set({ linkHash: null }).where(eq(h.db.t.oneTimeTokens.userId, user!.id));
+    await h.db.orm
+      .update(h.db.t.oneTimeTokens)
+      .set({ linkHash: null })
+      .where(eq(h.db.t.oneTimeTokens.userId, user!.id));
     const legacy = sha224(email + code);
     for (let i = 0; i < LEGACY_LINK_MISSES_PER_HOUR; i++) {
       expect((await verify(t, { type: 'signup', token_hash: sha224(`${email}guess-${i}`) })).status).toBe(403);
@@ -132,16 +160,22 @@ describe('H1: no link value can be computed from an address and a code', () => {
     const late = uniqueEmail('legacy-late');
     expect((await t.request('POST', '/signup', { email: late, password: 'legacy-pass-1' })).status).toBe(200);
     const lateCode = t.mails.at(-1)!.token;
-    await h.db.orm.update(h.db.t.oneTimeTokens).set({ linkHash: null }).where(and(eq(h.db.t.oneTimeTokens.relatesTo, late), eq(h.db.t.oneTimeTokens.tokenType, 'confirmation_token')));
+    await h.db.orm
+      .update(h.db.t.oneTimeTokens)
+      .set({ linkHash: null })
+      .where(and(eq(h.db.t.oneTimeTokens.relatesTo, late), eq(h.db.t.oneTimeTokens.tokenType, 'confirmation_token')));
     t.tick(86_400 + 1);
     expect((await verify(t, { type: 'signup', token_hash: sha224(late + lateCode) })).status).toBe(403);
-    const pending = await h.db.orm.select().from(h.db.t.oneTimeTokens).where(and(eq(h.db.t.oneTimeTokens.relatesTo, late), isNull(h.db.t.oneTimeTokens.linkHash)));
+    const pending = await h.db.orm
+      .select()
+      .from(h.db.t.oneTimeTokens)
+      .where(and(eq(h.db.t.oneTimeTokens.relatesTo, late), isNull(h.db.t.oneTimeTokens.linkHash)));
     expect(pending).toHaveLength(1);
   });
 });
 
-describe('H2: an unverified provider address never ends up in someone else\'s account', () => {
-  test('the attacker signs in with GitHub reporting the victim\'s address unverified; the victim signs up and confirms; the attacker\'s next sign-in is not the victim', async () => {
+describe("H2: an unverified provider address never ends up in someone else's account", () => {
+  test("the attacker signs in with GitHub reporting the victim's address unverified; the victim signs up and confirms; the attacker's next sign-in is not the victim", async () => {
     const t = await h.app();
     const victim = uniqueEmail('victim2');
     const attacker = { ...h.user };
@@ -170,7 +204,9 @@ describe('H2: an unverified provider address never ends up in someone else\'s ac
     const victim = uniqueEmail('victim-ac');
     h.emails = [{ email: victim, primary: true, verified: false }];
     const attacker = fragmentOf((await signIn(t)).location);
-    const attackerUser = ((await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${attacker.access_token}` })).json()) as Json);
+    const attackerUser = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${attacker.access_token}` })
+    ).json()) as Json;
     expect(attackerUser.email).toBe('');
     expect(attackerUser.identities[0].identity_data.email).toBe(victim);
     const signup = await t.request('POST', '/signup', { email: victim, password: 'victim-pass-123' });
@@ -184,19 +220,34 @@ describe('H2: an unverified provider address never ends up in someone else\'s ac
     const id = crypto.randomUUID();
     const now = new Date();
     await h.db.orm.insert(h.db.t.users).values({
-      id, aud: 'authenticated', role: 'authenticated', email: victim, rawAppMetaData: { provider: 'github', providers: ['github'] },
-      rawUserMetaData: {}, createdAt: now, updatedAt: now,
+      id,
+      aud: 'authenticated',
+      role: 'authenticated',
+      email: victim,
+      rawAppMetaData: { provider: 'github', providers: ['github'] },
+      rawUserMetaData: {},
+      createdAt: now,
+      updatedAt: now,
     });
     await h.db.orm.insert(h.db.t.identities).values({
-      providerId: String(h.user.id), userId: id, provider: 'github', identityData: { sub: String(h.user.id), email: victim, email_verified: false },
-      createdAt: now, updatedAt: now, lastSignInAt: now,
+      providerId: String(h.user.id),
+      userId: id,
+      provider: 'github',
+      identityData: { sub: String(h.user.id), email: victim, email_verified: false },
+      createdAt: now,
+      updatedAt: now,
+      lastSignInAt: now,
     });
     expect((await t.request('POST', '/signup', { email: victim, password: 'victim-pass-123' })).status).toBe(200);
     const link = new URL(t.mails.at(-1)!.confirmationUrl);
-    const f = new URLSearchParams((await t.request('GET', `${link.pathname}${link.search}`)).headers.get('location')!.split('#')[1]);
+    const f = new URLSearchParams(
+      (await t.request('GET', `${link.pathname}${link.search}`)).headers.get('location')!.split('#')[1],
+    );
     expect(f.get('access_token')).toBeTruthy();
     expect(await identitiesOf(id)).toEqual(['email']);
-    const me = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.get('access_token')}` })).json()) as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.get('access_token')}` })
+    ).json()) as Json;
     expect(me.app_metadata).toMatchObject({ provider: 'email', providers: ['email'] });
     // The attacker's GitHub account no longer reaches it.
     h.emails = [{ email: victim, primary: true, verified: false }];
@@ -206,19 +257,25 @@ describe('H2: an unverified provider address never ends up in someone else\'s ac
 });
 
 describe('M2: only verified identities are link targets', () => {
-  test('the attacker\'s identity later reports the victim\'s address unverified: the victim\'s verified sign-in does not join it, nor fails with 500', async () => {
+  test("the attacker's identity later reports the victim's address unverified: the victim's verified sign-in does not join it, nor fails with 500", async () => {
     const t = await h.app();
     const attackerGithub = { ...h.user };
     h.emails = [{ email: uniqueEmail('mallory3'), primary: true, verified: true }];
     const attacker = fragmentOf((await signIn(t)).location);
-    const attackerId = ((await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${attacker.access_token}` })).json()) as Json).id;
+    const attackerId = (
+      (await (
+        await t.request('GET', '/user', undefined, { authorization: `Bearer ${attacker.access_token}` })
+      ).json()) as Json
+    ).id;
     const victim = uniqueEmail('victim5');
     h.emails = [{ email: victim, primary: true, verified: false }];
     await signIn(t); // the same GitHub account, its address changed
     h.user = { ...attackerGithub, id: attackerGithub.id + 1, login: 'victim5' };
     h.emails = [{ email: victim, primary: true, verified: true }];
     const v = fragmentOf((await signIn(t)).location);
-    const me = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${v.access_token}` })).json()) as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${v.access_token}` })
+    ).json()) as Json;
     expect(me.id).not.toBe(attackerId);
     expect(me.email).toBe(victim);
     expect(await identitiesOf(attackerId)).toEqual(['github']);
@@ -232,19 +289,29 @@ describe('M2: only verified identities are link targets', () => {
     h.emails = [{ email: owner.email, primary: true, verified: true }];
     const joined = fragmentOf((await signIn(t)).location);
     expect(joined.access_token).toBeTruthy();
-    const joinedUser = ((await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${joined.access_token}` })).json()) as Json);
+    const joinedUser = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${joined.access_token}` })
+    ).json()) as Json;
     expect(joinedUser.id).toBe(owner.session.user.id);
   });
 });
 
 describe('M1: an OAuth flow finishes only in the browser that started it', () => {
-  const env = { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: 'true', AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' };
+  const env = {
+    AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+    AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: 'true',
+    AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  };
 
-  test('linking: the attacker\'s state, finished in the victim\'s browser, links nothing and signs the browser into nothing', async () => {
+  test("linking: the attacker's state, finished in the victim's browser, links nothing and signs the browser into nothing", async () => {
     const t = await h.app(env);
     // The attacker (an app calling cross-origin: no cookie kept) starts a linking flow.
-    const anon = (await (await t.app.request('/signup', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).json()) as Json;
-    const started = await t.app.request('/user/identities/authorize?provider=github&skip_http_redirect=true', { headers: { authorization: `Bearer ${anon.access_token}` } });
+    const anon = (await (
+      await t.app.request('/signup', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
+    ).json()) as Json;
+    const started = await t.app.request('/user/identities/authorize?provider=github&skip_http_redirect=true', {
+      headers: { authorization: `Bearer ${anon.access_token}` },
+    });
     const state = new URL(((await started.json()) as Json).url).searchParams.get('state')!;
     h.emails = [{ email: uniqueEmail('victim7'), primary: true, verified: true }];
     t.cookies.clear();
@@ -252,8 +319,15 @@ describe('M1: an OAuth flow finishes only in the browser that started it', () =>
     expect(`${cb.location.origin}${cb.location.pathname}`).toBe('http://localhost:3000/');
     expect(cb.location.searchParams.get('error_code')).toBe('bad_oauth_state');
     expect(fragmentOf(cb.location).access_token).toBeUndefined();
-    expect(await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.providerId, String(h.user.id)))).toHaveLength(0);
-    const refreshed = (await (await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: anon.refresh_token })).json()) as Json;
+    expect(
+      await h.db.orm
+        .select()
+        .from(h.db.t.identities)
+        .where(eq(h.db.t.identities.providerId, String(h.user.id))),
+    ).toHaveLength(0);
+    const refreshed = (await (
+      await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: anon.refresh_token })
+    ).json()) as Json;
     expect(refreshed.user).toMatchObject({ email: '', is_anonymous: true });
   });
 
@@ -273,18 +347,24 @@ describe('M1: an OAuth flow finishes only in the browser that started it', () =>
     expect(t.cookies.get('authsvc-oauth-states') ?? '').not.toContain(state);
   });
 
-  test('PKCE linking finished in the victim\'s browser: a code lands there and nothing is linked (only the verifier\'s holder completes it)', async () => {
+  test("PKCE linking finished in the victim's browser: a code lands there and nothing is linked (only the verifier's holder completes it)", async () => {
     const t = await h.app(env);
     const { session } = await signUpConfirmed(t);
     const challenge = 'c'.repeat(43);
-    const started = await t.app.request(`/user/identities/authorize?provider=github&skip_http_redirect=true&code_challenge=${challenge}&code_challenge_method=plain`, { headers: { authorization: `Bearer ${session.access_token}` } });
+    const started = await t.app.request(
+      `/user/identities/authorize?provider=github&skip_http_redirect=true&code_challenge=${challenge}&code_challenge_method=plain`,
+      { headers: { authorization: `Bearer ${session.access_token}` } },
+    );
     const state = new URL(((await started.json()) as Json).url).searchParams.get('state')!;
     t.cookies.clear();
     const cb = await callback(t, { code: 'v8', state });
     const code = cb.location.searchParams.get('code');
     expect(code).toMatch(/^[0-9a-f-]{36}$/);
     expect(await identitiesOf(session.user.id)).toEqual(['email']);
-    const wrongVerifier = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: 'd'.repeat(43) });
+    const wrongVerifier = await t.request('POST', '/token?grant_type=pkce', {
+      auth_code: code,
+      code_verifier: 'd'.repeat(43),
+    });
     expect(wrongVerifier.status).toBe(400);
     expect(await identitiesOf(session.user.id)).toEqual(['email']);
     const starter = await t.request('POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: challenge });
@@ -292,24 +372,34 @@ describe('M1: an OAuth flow finishes only in the browser that started it', () =>
     expect(await identitiesOf(session.user.id)).toEqual(['email', 'github']);
   });
 
-  test('the binding cookie: HttpOnly, Path=/, SameSite=None; Secure under https (Apple\'s cross-site form_post carries it), Lax under http', async () => {
+  test("the binding cookie: HttpOnly, Path=/, SameSite=None; Secure under https (Apple's cross-site form_post carries it), Lax under http", async () => {
     const https = await h.app({ AUTHSVC_API_EXTERNAL_URL: 'https://auth.example.com' });
     const res = await https.request('GET', '/authorize?provider=github');
     const state = new URL(res.headers.get('location')!).searchParams.get('state')!;
     const cookie = res.headers.getSetCookie().find((c) => c.startsWith('authsvc-oauth-states='))!;
     expect(cookie).toBe(`authsvc-oauth-states=${state}; Max-Age=300; Path=/; HttpOnly; Secure; SameSite=None`);
-    const posted = await https.request('POST', '/callback', new URLSearchParams({ code: 'abcd-code', state }).toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+    const posted = await https.request(
+      'POST',
+      '/callback',
+      new URLSearchParams({ code: 'abcd-code', state }).toString(),
+      { 'content-type': 'application/x-www-form-urlencoded' },
+    );
     expect(fragmentOf(new URL(posted.headers.get('location')!)).access_token).toBeTruthy();
 
     const http = await h.app();
     const plain = await http.request('GET', '/authorize?provider=github');
-    expect(plain.headers.getSetCookie().find((c) => c.startsWith('authsvc-oauth-states='))).toMatch(/; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(plain.headers.getSetCookie().find((c) => c.startsWith('authsvc-oauth-states='))).toMatch(
+      /; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
   });
 });
 
 describe('M3: RATE_LIMIT_SMS_SENT holds under SMS_AUTOCONFIRM', () => {
   test('eight POST /otp for new numbers with a cap of 4: four texts, then 429 over_sms_send_rate_limit', async () => {
-    const t = await clocked({ ...PHONE_ENV, AUTHSVC_SMS_AUTOCONFIRM: 'true', AUTHSVC_RATE_LIMIT_SMS_SENT: '4' }, Date.UTC(2031, 0, 2, 10, 0, 0));
+    const t = await clocked(
+      { ...PHONE_ENV, AUTHSVC_SMS_AUTOCONFIRM: 'true', AUTHSVC_RATE_LIMIT_SMS_SENT: '4' },
+      Date.UTC(2031, 0, 2, 10, 0, 0),
+    );
     const before = twilio.texts.length;
     const statuses: number[] = [];
     for (let i = 0; i < 8; i++) statuses.push((await t.request('POST', '/otp', { phone: `+${uniquePhone()}` })).status);
@@ -322,14 +412,23 @@ describe('L1: an unverified primary address with a verified secondary one', () =
   test('held by someone: a 4xx to the redirect target, not a 500; free: it never goes on the new account', async () => {
     const t = await h.app();
     const holder = await signUpConfirmed(await h.app({ AUTHSVC_MAILER_AUTOCONFIRM: 'true' }), uniqueEmail('victim6'));
-    h.emails = [{ email: holder.email, primary: true, verified: false }, { email: uniqueEmail('m9'), primary: false, verified: true }];
+    h.emails = [
+      { email: holder.email, primary: true, verified: false },
+      { email: uniqueEmail('m9'), primary: false, verified: true },
+    ];
     const taken = await signIn(t);
-    expect(Object.fromEntries(taken.location.searchParams)).toMatchObject({ error: 'access_denied', error_code: 'provider_email_needs_verification' });
+    expect(Object.fromEntries(taken.location.searchParams)).toMatchObject({
+      error: 'access_denied',
+      error_code: 'provider_email_needs_verification',
+    });
     expect((await usersWithEmail(holder.email)).map((u) => u.id)).toEqual([holder.session.user.id]);
 
     const free = uniqueEmail('victim99');
     h.user = { ...h.user, id: h.user.id + 1 };
-    h.emails = [{ email: free, primary: true, verified: false }, { email: uniqueEmail('m9'), primary: false, verified: true }];
+    h.emails = [
+      { email: free, primary: true, verified: false },
+      { email: uniqueEmail('m9'), primary: false, verified: true },
+    ];
     const r = await signIn(t);
     expect(r.location.searchParams.get('error_code')).toBe('provider_email_needs_verification');
     expect(await usersWithEmail(free)).toHaveLength(0);

@@ -26,13 +26,23 @@ let baseEnv: Record<string, string>;
 beforeAll(async () => {
   mailSink = await startOtlpReceiver();
   baseEnv = {
-    DATABASE_URL, AUTHSVC_JWT_SECRET: JWT_SECRET, AUTHSVC_MAILER_AUTOCONFIRM: 'true', REQUEST_ID_HEADER: 'X-Request-Id',
-    AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '0', AUTHSVC_SITE_URL: 'http://localhost:3000',
-    ...(process.env.TEST_DATABASE_URL ? {
-      AUTHSVC_DB_NAMESPACE: NAMESPACE, AUTHSVC_DB_DRIVER: 'postgres', AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
-      AUTHSVC_SMTP_ADMIN_EMAIL: 'admin@example.com', AUTHSVC_RESEND_API_KEY: RESEND_KEY, AUTHSVC_RESEND_BASE_URL: mailSink.url,
-      AUTHSVC_RATE_LIMIT_HEADER: 'X-Forwarded-For',
-    } : {}),
+    DATABASE_URL,
+    AUTHSVC_JWT_SECRET: JWT_SECRET,
+    AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+    REQUEST_ID_HEADER: 'X-Request-Id',
+    AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '0',
+    AUTHSVC_SITE_URL: 'http://localhost:3000',
+    ...(process.env.TEST_DATABASE_URL
+      ? {
+          AUTHSVC_DB_NAMESPACE: NAMESPACE,
+          AUTHSVC_DB_DRIVER: 'postgres',
+          AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
+          AUTHSVC_SMTP_ADMIN_EMAIL: 'admin@example.com',
+          AUTHSVC_RESEND_API_KEY: RESEND_KEY,
+          AUTHSVC_RESEND_BASE_URL: mailSink.url,
+          AUTHSVC_RATE_LIMIT_HEADER: 'X-Forwarded-For',
+        }
+      : {}),
   };
 });
 afterAll(async () => {
@@ -46,16 +56,28 @@ afterAll(async () => {
   }
 });
 
-async function call(server: ServerProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+async function call(
+  server: ServerProcess,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(server.url + path, {
-    method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
   return { status: res.status, json: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
 }
 
-const adminToken = () => new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h')
-  .sign(new TextEncoder().encode(JWT_SECRET));
+const adminToken = () =>
+  new SignJWT({ role: 'service_role' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
 
 /** Sign-up, sign-in, a failed sign-in, a refresh and its replay (reuse detection), a recovery email. */
 async function traffic(server: ServerProcess, email: string) {
@@ -74,11 +96,23 @@ async function traffic(server: ServerProcess, email: string) {
   expect(recover.status).toBe(200);
   // A second recovery email within SMTP_MAX_FREQUENCY: refused (429).
   const again = await call(server, 'POST', '/recover', { email });
-  expect({ status: again.status, code: again.json.error_code }).toEqual({ status: 429, code: 'over_email_send_rate_limit' });
+  expect({ status: again.status, code: again.json.error_code }).toEqual({
+    status: 429,
+    code: 'over_email_send_rate_limit',
+  });
   return {
     userId: (signup.json.user as { id: string } | undefined)?.id ?? (signup.json.id as string),
-    secrets: [PASSWORD, 'wrong-password-1', RESEND_KEY, JWT_SECRET, COLLECTOR_SECRET, refreshToken, signin.json.access_token as string,
-      refreshed.json.refresh_token as string, refreshed.json.access_token as string],
+    secrets: [
+      PASSWORD,
+      'wrong-password-1',
+      RESEND_KEY,
+      JWT_SECRET,
+      COLLECTOR_SECRET,
+      refreshToken,
+      signin.json.access_token as string,
+      refreshed.json.refresh_token as string,
+      refreshed.json.access_token as string,
+    ],
   };
 }
 
@@ -96,14 +130,23 @@ describe('traces (and pushed metrics) over OTLP/HTTP, http/protobuf', () => {
     receiver = await startOtlpReceiver();
     server = await startServer({
       env: {
-        ...baseEnv, AUTHSVC_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-        OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${COLLECTOR_SECRET}`, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=auth',
-        AUTHSVC_DEBUG: 'true', AUTHSVC_LOG_LEVEL: 'debug',
-        AUTHSVC_METRICS_ENABLED: 'true', OTEL_METRIC_EXPORT_INTERVAL: '500', // metrics pushed as OTLP http/protobuf too
+        ...baseEnv,
+        AUTHSVC_TRACING_ENABLED: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${COLLECTOR_SECRET}`,
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=auth',
+        AUTHSVC_DEBUG: 'true',
+        AUTHSVC_LOG_LEVEL: 'debug',
+        AUTHSVC_METRICS_ENABLED: 'true',
+        OTEL_METRIC_EXPORT_INTERVAL: '500', // metrics pushed as OTLP http/protobuf too
       },
     });
   });
-  afterAll(async () => { await server?.stop(); await receiver?.close(); });
+  afterAll(async () => {
+    await server?.stop();
+    await receiver?.close();
+  });
 
   test('a span per request with the parametrised route, its parameters, the request id, the incoming traceparent; child spans; no secrets', async () => {
     const { userId, secrets } = await traffic(server, 'traced@example.com');
@@ -111,22 +154,38 @@ describe('traces (and pushed metrics) over OTLP/HTTP, http/protobuf', () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const parentId = '00f067aa0ba902b7';
     const got = await call(server, 'GET', `/admin/users/${userId}`, undefined, {
-      authorization: `Bearer ${admin}`, traceparent: `00-${traceId}-${parentId}-01`, 'x-request-id': 'req-telemetry-1',
+      authorization: `Bearer ${admin}`,
+      traceparent: `00-${traceId}-${parentId}-01`,
+      'x-request-id': 'req-telemetry-1',
     });
     expect(got.status).toBe(200);
-    const prefixed = await call(server, 'GET', `/auth/v1/admin/users/${userId}`, undefined, { authorization: `Bearer ${admin}` });
+    const prefixed = await call(server, 'GET', `/auth/v1/admin/users/${userId}`, undefined, {
+      authorization: `Bearer ${admin}`,
+    });
     expect(prefixed.status).toBe(200);
 
     const span = await receiver.waitFor(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === 2));
     expect(span.name).toBe('GET /admin/users/{user_id}');
     expect(span.parentSpanId).toBe(parentId);
     expect(span.attributes).toMatchObject({
-      'http.method': 'GET', 'http.request.method': 'GET', 'http.route': '/admin/users/{user_id}',
-      'http.route.params.user_id': userId, 'http.status_code': 200, 'http.response.status_code': 200, request_id: 'req-telemetry-1',
+      'http.method': 'GET',
+      'http.request.method': 'GET',
+      'http.route': '/admin/users/{user_id}',
+      'http.route.params.user_id': userId,
+      'http.status_code': 200,
+      'http.response.status_code': 200,
+      request_id: 'req-telemetry-1',
     });
-    expect(span.resource).toMatchObject({ 'service.name': 'authsvc', 'auth.version': VERSION, 'deployment.environment': 'test', team: 'auth' });
+    expect(span.resource).toMatchObject({
+      'service.name': 'authsvc',
+      'auth.version': VERSION,
+      'deployment.environment': 'test',
+      team: 'auth',
+    });
 
-    const v1 = await receiver.waitFor(() => receiver.spans.find((s) => s.attributes['http.route'] === '/auth/v1/admin/users/{user_id}'));
+    const v1 = await receiver.waitFor(() =>
+      receiver.spans.find((s) => s.attributes['http.route'] === '/auth/v1/admin/users/{user_id}'),
+    );
     expect(v1.attributes['http.route.params.user_id']).toBe(userId);
 
     // Statements are children of the request span, named by operation and table only.
@@ -138,22 +197,36 @@ describe('traces (and pushed metrics) over OTLP/HTTP, http/protobuf', () => {
     const statement = children.find((s) => s.attributes['db.query.summary'] === 'SELECT users');
     expect(statement?.name).toMatch(/^(SELECT users|authsvc_[a-z_]+)$/);
     expect(statement?.kind).toBe(3);
-    expect(statement?.attributes).toMatchObject({ 'db.operation.name': 'SELECT', 'db.collection.name': 'users', 'db.system.name': 'postgresql' });
+    expect(statement?.attributes).toMatchObject({
+      'db.operation.name': 'SELECT',
+      'db.collection.name': 'users',
+      'db.system.name': 'postgresql',
+    });
 
     // A password sign-in shows where its time went: the hash check and its statements.
     const signIns = receiver.spans.filter((s) => s.name === 'POST /token' && s.attributes['http.status_code'] === 200);
     expect(signIns.length).toBeGreaterThan(0);
-    const under = (parent: ReceivedSpan) => receiver.spans.filter((s) => s.parentSpanId === parent.spanId).map((s) => s.name);
+    const under = (parent: ReceivedSpan) =>
+      receiver.spans.filter((s) => s.parentSpanId === parent.spanId).map((s) => s.name);
     await receiver.waitFor(() => signIns.some((p) => under(p).includes('password.verify')) || undefined);
     const signupSpan = receiver.spans.find((s) => s.name === 'POST /signup')!;
     await receiver.waitFor(() => under(signupSpan).includes('password.hash') || undefined);
-    const signupStatements = receiver.spans.filter((s) => s.parentSpanId === signupSpan.spanId).map((s) => s.attributes['db.query.summary']);
+    const signupStatements = receiver.spans
+      .filter((s) => s.parentSpanId === signupSpan.spanId)
+      .map((s) => s.attributes['db.query.summary']);
     expect(signupStatements.some((n) => n === 'INSERT users' || n === 'WITH users')).toBe(true);
 
     // The collector got our header; nothing secret in any span name, attribute or log line.
     await receiver.waitFor(() => receiver.requests.some((r) => r.path === '/v1/metrics') || undefined);
-    expect(receiver.requests.every((r) => r.headers.authorization === `Bearer ${COLLECTOR_SECRET}` && r.contentType === 'application/x-protobuf')).toBe(true);
-    const spanTexts = receiver.spans.flatMap((s) => [s.name, ...Object.entries(s.attributes).map(([k, v]) => `${k}=${String(v)}`)]);
+    expect(
+      receiver.requests.every(
+        (r) => r.headers.authorization === `Bearer ${COLLECTOR_SECRET}` && r.contentType === 'application/x-protobuf',
+      ),
+    ).toBe(true);
+    const spanTexts = receiver.spans.flatMap((s) => [
+      s.name,
+      ...Object.entries(s.attributes).map(([k, v]) => `${k}=${String(v)}`),
+    ]);
     expectNoSecret([...spanTexts, ...receiver.raw, server.output()], [...secrets, admin]);
     expect(server.output()).toContain('otel: '); // DEBUG=true: the SDK's diagnostics go through our logger
   });
@@ -166,21 +239,44 @@ describe('traces (and pushed metrics) over OTLP/HTTP, http/protobuf', () => {
     const signup = await call(server, 'POST', '/signup', { email, password: PASSWORD });
     expect(signup.status).toBe(200);
     const userId = (signup.json.user as { id: string }).id;
-    const sessions = await Promise.all(Array.from({ length: 6 }, () => call(server, 'POST', '/token?grant_type=password', { email, password: PASSWORD })));
+    const sessions = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        call(server, 'POST', '/token?grant_type=password', { email, password: PASSWORD }),
+      ),
+    );
     const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
     const reads = Array.from({ length: 16 }, (_, i) => `${hex(0xa11ce, 8)}${hex(i + 1, 24)}`);
     const refreshes = sessions.map((_, i) => `${hex(0xb0b, 8)}${hex(i + 1, 24)}`);
     const signups = Array.from({ length: 6 }, (_, i) => `${hex(0xc0de, 8)}${hex(i + 1, 24)}`);
     const answers = await Promise.all([
-      ...reads.map((traceId) => call(server, 'GET', `/admin/users/${userId}`, undefined, {
-        authorization: `Bearer ${admin}`, traceparent: `00-${traceId}-${hex(7, 16)}-01`,
-      })),
-      ...refreshes.map((traceId, i) => call(server, 'POST', '/token?grant_type=refresh_token', { refresh_token: sessions[i]!.json.refresh_token }, {
-        traceparent: `00-${traceId}-${hex(7, 16)}-01`,
-      })),
-      ...signups.map((traceId, i) => call(server, 'POST', '/signup', { email: `concurrent-${i}@example.com`, password: PASSWORD }, {
-        traceparent: `00-${traceId}-${hex(7, 16)}-01`,
-      })),
+      ...reads.map((traceId) =>
+        call(server, 'GET', `/admin/users/${userId}`, undefined, {
+          authorization: `Bearer ${admin}`,
+          traceparent: `00-${traceId}-${hex(7, 16)}-01`,
+        }),
+      ),
+      ...refreshes.map((traceId, i) =>
+        call(
+          server,
+          'POST',
+          '/token?grant_type=refresh_token',
+          { refresh_token: sessions[i]!.json.refresh_token },
+          {
+            traceparent: `00-${traceId}-${hex(7, 16)}-01`,
+          },
+        ),
+      ),
+      ...signups.map((traceId, i) =>
+        call(
+          server,
+          'POST',
+          '/signup',
+          { email: `concurrent-${i}@example.com`, password: PASSWORD },
+          {
+            traceparent: `00-${traceId}-${hex(7, 16)}-01`,
+          },
+        ),
+      ),
     ]);
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
 
@@ -201,7 +297,9 @@ describe('traces (and pushed metrics) over OTLP/HTTP, http/protobuf', () => {
       else {
         // A sign-up's statements run in a transaction (on Postgres, on a connection of its own:
         // BEGIN and COMMIT are statements there; PGlite opens its transactions itself).
-        expect([...summaries, ...children.map((s) => s.name)]).toEqual(expect.arrayContaining(['password.hash', 'WITH users']));
+        expect([...summaries, ...children.map((s) => s.name)]).toEqual(
+          expect.arrayContaining(['password.hash', 'WITH users']),
+        );
         if (process.env.TEST_DATABASE_URL) expect(summaries).toEqual(expect.arrayContaining(['BEGIN', 'COMMIT']));
       }
     }
@@ -214,19 +312,34 @@ describe('sampling and the per-signal OTLP variables', () => {
     const traces = await startOtlpReceiver();
     const server = await startServer({
       env: {
-        ...baseEnv, AUTHSVC_TRACING_ENABLED: 'true', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0',
-        OTEL_EXPORTER_OTLP_ENDPOINT: general.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_HEADERS: 'x-general=g',
+        ...baseEnv,
+        AUTHSVC_TRACING_ENABLED: 'true',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0',
+        OTEL_EXPORTER_OTLP_ENDPOINT: general.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-general=g',
         // The signal's own variables win, and its endpoint is used as given (no /v1/traces added).
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${traces.url}/collector/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
-        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-traces=t', OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${traces.url}/collector/traces`,
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-traces=t',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
       },
     });
     try {
       const sampledTrace = '5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e';
       const unsampledTrace = '0dd0dd0dd0dd0dd0dd0dd0dd0dd0dd01';
-      expect((await call(server, 'GET', '/settings', undefined, { traceparent: `00-${sampledTrace}-00f067aa0ba902b7-01` })).status).toBe(200);
-      expect((await call(server, 'GET', '/settings', undefined, { traceparent: `00-${unsampledTrace}-00f067aa0ba902b7-00` })).status).toBe(200);
-      expect((await call(server, 'POST', '/signup', { email: 'sampled-out@example.com', password: PASSWORD })).status).toBe(200);
+      expect(
+        (await call(server, 'GET', '/settings', undefined, { traceparent: `00-${sampledTrace}-00f067aa0ba902b7-01` }))
+          .status,
+      ).toBe(200);
+      expect(
+        (await call(server, 'GET', '/settings', undefined, { traceparent: `00-${unsampledTrace}-00f067aa0ba902b7-00` }))
+          .status,
+      ).toBe(200);
+      expect(
+        (await call(server, 'POST', '/signup', { email: 'sampled-out@example.com', password: PASSWORD })).status,
+      ).toBe(200);
       const span = await traces.waitFor(() => traces.spans.find((s) => s.traceId === sampledTrace));
       expect(span).toMatchObject({ name: 'GET /settings', kind: 2, parentSpanId: '00f067aa0ba902b7' });
       // Give anything else time to arrive: the ratio-0 root and the unsampled parent record nothing.
@@ -234,8 +347,12 @@ describe('sampling and the per-signal OTLP variables', () => {
       expect(traces.spans.map((s) => s.traceId)).toEqual([sampledTrace]);
       expect(traces.requests.length).toBeGreaterThan(0);
       for (const r of traces.requests) {
-        expect({ path: r.path, type: r.contentType, traces: r.headers['x-traces'], general: r.headers['x-general'] })
-          .toEqual({ path: '/collector/traces', type: 'application/json', traces: 't', general: 'g' });
+        expect({
+          path: r.path,
+          type: r.contentType,
+          traces: r.headers['x-traces'],
+          general: r.headers['x-general'],
+        }).toEqual({ path: '/collector/traces', type: 'application/json', traces: 't', general: 'g' });
       }
       expect(general.requests).toEqual([]);
     } finally {
@@ -252,18 +369,27 @@ describe('the batch processor and the exporter settings', () => {
     const slow = await startOtlpReceiver({ delayMs: 1000 });
     const server = await startServer({
       env: {
-        ...baseEnv, AUTHSVC_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: slow.url, OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
-        OTEL_BSP_MAX_QUEUE_SIZE: '2', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2', OTEL_BSP_SCHEDULE_DELAY: '50',
+        ...baseEnv,
+        AUTHSVC_TRACING_ENABLED: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: slow.url,
+        OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
+        OTEL_BSP_MAX_QUEUE_SIZE: '2',
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
       },
     });
     try {
       for (let i = 0; i < 2; i++) expect((await call(server, 'GET', '/settings')).status).toBe(200);
       await slow.waitFor(() => slow.requests.length > 0 || undefined);
-      await Promise.all(Array.from({ length: 20 }, async () => expect((await call(server, 'GET', '/settings')).status).toBe(200)));
+      await Promise.all(
+        Array.from({ length: 20 }, async () => expect((await call(server, 'GET', '/settings')).status).toBe(200)),
+      );
       // The count is logged when the next span finds room in the queue again.
       await new Promise((r) => setTimeout(r, 2500));
       expect((await call(server, 'GET', '/settings')).status).toBe(200);
-      const line = await slow.waitFor(() => server.lines.find((l) => /Dropped \d+ spans because maxQueueSize reached/.test(l)));
+      const line = await slow.waitFor(() =>
+        server.lines.find((l) => /Dropped \d+ spans because maxQueueSize reached/.test(l)),
+      );
       expect(Number(/Dropped (\d+) spans/.exec(line)![1])).toBeGreaterThanOrEqual(10);
       expect(slow.requests[0]!.headers['content-encoding']).toBe('gzip');
       expect(slow.spans.filter((s) => s.name === 'GET /settings').length).toBeGreaterThanOrEqual(2);
@@ -279,8 +405,13 @@ describe('OTLP http/json: traces and pushed metrics', () => {
     const receiver = await startOtlpReceiver();
     const server = await startServer({
       env: {
-        ...baseEnv, AUTHSVC_TRACING_ENABLED: 'true', AUTHSVC_METRICS_ENABLED: 'true', AUTHSVC_METRICS_EXPORTER: 'opentelemetry',
-        OTEL_EXPORTER_OTLP_ENDPOINT: `${receiver.url}/`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '500',
+        ...baseEnv,
+        AUTHSVC_TRACING_ENABLED: 'true',
+        AUTHSVC_METRICS_ENABLED: 'true',
+        AUTHSVC_METRICS_EXPORTER: 'opentelemetry',
+        OTEL_EXPORTER_OTLP_ENDPOINT: `${receiver.url}/`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_METRIC_EXPORT_INTERVAL: '500',
         OTEL_SERVICE_NAME: 'auth-json',
       },
     });
@@ -289,8 +420,16 @@ describe('OTLP http/json: traces and pushed metrics', () => {
       const span = await receiver.waitFor(() => receiver.spans.find((s) => s.name === 'POST /signup'));
       expect(span.attributes).toMatchObject({ 'http.route': '/signup', 'http.status_code': 200 });
       expect(span.resource).toMatchObject({ 'service.name': 'auth-json', 'auth.version': VERSION });
-      await receiver.waitFor(() => ['http.server.request.duration', 'auth.signups', 'auth.signins', 'auth.refresh_token.reuse_detections', 'process.cpu.time']
-        .every((n) => receiver.metricNames.has(n)) || undefined);
+      await receiver.waitFor(
+        () =>
+          [
+            'http.server.request.duration',
+            'auth.signups',
+            'auth.signins',
+            'auth.refresh_token.reuse_detections',
+            'process.cpu.time',
+          ].every((n) => receiver.metricNames.has(n)) || undefined,
+      );
       expect(receiver.requests.some((r) => r.path === '/v1/metrics' && r.contentType.includes('json'))).toBe(true);
     } finally {
       await server.stop();
@@ -311,8 +450,12 @@ describe('Prometheus exporter on its own listener', () => {
     const twilio = await startFakeTwilio();
     const server = await startServer({
       env: {
-        ...baseEnv, ...twilioEnv(twilio.base), AUTHSVC_METRICS_ENABLED: 'true', AUTHSVC_METRICS_EXPORTER: 'prometheus',
-        OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1', OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
+        ...baseEnv,
+        ...twilioEnv(twilio.base),
+        AUTHSVC_METRICS_ENABLED: 'true',
+        AUTHSVC_METRICS_EXPORTER: 'prometheus',
+        OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+        OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
       },
     });
     try {
@@ -337,13 +480,35 @@ describe('Prometheus exporter on its own listener', () => {
         refusals: delta('auth_rate_limit_refusals_total{error_code="over_email_send_rate_limit"}'),
         smsSent: delta('auth_sms_total{auth_outcome="sent"}'),
         smsFailed: delta('auth_sms_total{auth_outcome="failed"}'),
-      }).toEqual({ signups: 1, signinOk: 1, signinFailed: 1, refreshOk: 1, refreshFailed: 1, reuse: 1, emails: 1, refusals: 1, smsSent: 1, smsFailed: 1 });
-      const tokenCount = [...after].filter(([k]) => k.startsWith('http_server_request_duration_count{') && k.includes('http_route="/token"'))
+      }).toEqual({
+        signups: 1,
+        signinOk: 1,
+        signinFailed: 1,
+        refreshOk: 1,
+        refreshFailed: 1,
+        reuse: 1,
+        emails: 1,
+        refusals: 1,
+        smsSent: 1,
+        smsFailed: 1,
+      });
+      const tokenCount = [...after]
+        .filter(([k]) => k.startsWith('http_server_request_duration_count{') && k.includes('http_route="/token"'))
         .reduce((n, [, v]) => n + v, 0);
       expect(tokenCount).toBe(4);
-      expect(after.get('http_server_request_duration_count{http_request_method="POST",http_response_status_class="2xx",http_route="/signup"}')).toBe(1);
+      expect(
+        after.get(
+          'http_server_request_duration_count{http_request_method="POST",http_response_status_class="2xx",http_route="/signup"}',
+        ),
+      ).toBe(1);
       const names = [...after.keys()].map((k) => k.replace(/\{.*/, ''));
-      for (const n of ['nodejs_eventloop_delay_p99', 'v8js_memory_heap_used', 'v8js_gc_duration_count', 'process_cpu_time_total', 'process_memory_usage']) {
+      for (const n of [
+        'nodejs_eventloop_delay_p99',
+        'v8js_memory_heap_used',
+        'v8js_gc_duration_count',
+        'process_cpu_time_total',
+        'process_memory_usage',
+      ]) {
         expect(names, n).toContain(n);
       }
       if (process.env.TEST_DATABASE_URL) {
@@ -363,24 +528,38 @@ describe('disabled (the default)', () => {
     const port = await freePort();
     const server = await startServer({
       env: {
-        ...baseEnv, OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1', OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, NODE_OPTIONS: `--import ${REPO_ROOT}/test/helpers/record-modules.mjs`,
+        ...baseEnv,
+        OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+        OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        NODE_OPTIONS: `--import ${REPO_ROOT}/test/helpers/record-modules.mjs`,
       },
     });
     try {
       await traffic(server, 'quiet@example.com');
       const refused = await new Promise<boolean>((done) => {
         const s = connect(port, '127.0.0.1');
-        s.once('connect', () => { s.destroy(); done(false); });
+        s.once('connect', () => {
+          s.destroy();
+          done(false);
+        });
         s.once('error', () => done(true));
       });
       expect(refused).toBe(true);
       await new Promise((r) => setTimeout(r, 1500));
       expect(receiver.requests).toEqual([]);
-      const loaded = server.stderr.filter((l) => l.startsWith('module-loaded ')).map((l) => l.slice('module-loaded '.length));
+      const loaded = server.stderr
+        .filter((l) => l.startsWith('module-loaded '))
+        .map((l) => l.slice('module-loaded '.length));
       expect(loaded.length).toBeGreaterThan(5);
-      const sdk = loaded.filter((u) => /telemetry-node|@opentelemetry\/(sdk|exporter|resources|core|context)/.test(u)
-        || (u.startsWith('file:') && /class BatchSpanProcessorBase|class PrometheusExporter|class MeterProvider\b/.test(readFileSync(new URL(u), 'utf8'))));
+      const sdk = loaded.filter(
+        (u) =>
+          /telemetry-node|@opentelemetry\/(sdk|exporter|resources|core|context)/.test(u) ||
+          (u.startsWith('file:') &&
+            /class BatchSpanProcessorBase|class PrometheusExporter|class MeterProvider\b/.test(
+              readFileSync(new URL(u), 'utf8'),
+            )),
+      );
       expect(sdk).toEqual([]);
     } finally {
       await server.stop();

@@ -14,7 +14,11 @@ import { ethereumWallet, type MessageFields, signInMessage, solanaWallet } from 
 type Json = Record<string, any>;
 let db: Database;
 let t: TestApp;
-const ON = { AUTHSVC_EXTERNAL_WEB3_SOLANA_ENABLED: 'true', AUTHSVC_EXTERNAL_WEB3_ETHEREUM_ENABLED: 'true', AUTHSVC_URI_ALLOW_LIST: 'https://app.example.com/**' };
+const ON = {
+  AUTHSVC_EXTERNAL_WEB3_SOLANA_ENABLED: 'true',
+  AUTHSVC_EXTERNAL_WEB3_ETHEREUM_ENABLED: 'true',
+  AUTHSVC_URI_ALLOW_LIST: 'https://app.example.com/**',
+};
 
 beforeAll(async () => {
   db = await openTestDb();
@@ -24,7 +28,8 @@ afterAll(async () => {
   await db?.close();
 });
 
-const grant = (app: TestApp, body: Json, headers: Record<string, string> = {}) => app.request('POST', '/token?grant_type=web3', body, headers);
+const grant = (app: TestApp, body: Json, headers: Record<string, string> = {}) =>
+  app.request('POST', '/token?grant_type=web3', body, headers);
 
 async function expectGrantError(res: Response, description: string): Promise<void> {
   expect(res.status).toBe(400);
@@ -39,14 +44,31 @@ async function expectValidation(res: Response, msg: string): Promise<void> {
 describe('Solana', () => {
   test('a signed SIWS message signs in web3:solana:<address>; the next sign-in is the same user', async () => {
     const w = solanaWallet();
-    const message = signInMessage('Solana', { address: w.address, statement: 'Sign in to Acme', chainId: 'solana:mainnet' });
+    const message = signInMessage('Solana', {
+      address: w.address,
+      statement: 'Sign in to Acme',
+      chainId: 'solana:mainnet',
+    });
     const res = await grant(t, { chain: 'solana', message, signature: w.sign(message) });
     expect(res.status, await res.clone().text()).toBe(200);
     const body = (await res.json()) as Json;
-    expect(body).toMatchObject({ token_type: 'bearer', user: { email: '', app_metadata: { provider: 'web3', providers: ['web3'] } } });
+    expect(body).toMatchObject({
+      token_type: 'bearer',
+      user: { email: '', app_metadata: { provider: 'web3', providers: ['web3'] } },
+    });
     expect(body.user.identities[0]).toMatchObject({
-      provider: 'web3', id: `web3:solana:${w.address}`,
-      identity_data: { sub: `web3:solana:${w.address}`, custom_claims: { address: w.address, chain: 'solana', network: 'solana:mainnet', domain: 'localhost:3000', statement: 'Sign in to Acme' } },
+      provider: 'web3',
+      id: `web3:solana:${w.address}`,
+      identity_data: {
+        sub: `web3:solana:${w.address}`,
+        custom_claims: {
+          address: w.address,
+          chain: 'solana',
+          network: 'solana:mainnet',
+          domain: 'localhost:3000',
+          statement: 'Sign in to Acme',
+        },
+      },
     });
     const claims = JSON.parse(Buffer.from(body.access_token.split('.')[1], 'base64url').toString());
     expect(claims.amr).toEqual([expect.objectContaining({ method: 'web3' })]);
@@ -58,7 +80,7 @@ describe('Solana', () => {
     expect(((await second.json()) as Json).user.id).toBe(body.user.id);
   });
 
-  test('Ledger\'s off-chain message envelope is accepted', async () => {
+  test("Ledger's off-chain message envelope is accepted", async () => {
     const w = solanaWallet();
     const message = signInMessage('Solana', { address: w.address });
     const raw = Buffer.from(message);
@@ -66,8 +88,21 @@ describe('Solana', () => {
     domain.write('localhost:3000');
     const len = Buffer.alloc(2);
     len.writeUInt16LE(raw.length);
-    const envelope = Buffer.concat([Buffer.from([0xff]), Buffer.from('solana offchain'), Buffer.from([0]), domain, Buffer.from([0, 1]), Buffer.from(bs58Decode(w.address)), len, raw]);
-    const res = await grant(t, { chain: 'solana', message, signature: Buffer.from(w.signBytes(envelope)).toString('base64url') });
+    const envelope = Buffer.concat([
+      Buffer.from([0xff]),
+      Buffer.from('solana offchain'),
+      Buffer.from([0]),
+      domain,
+      Buffer.from([0, 1]),
+      Buffer.from(bs58Decode(w.address)),
+      len,
+      raw,
+    ]);
+    const res = await grant(t, {
+      chain: 'solana',
+      message,
+      signature: Buffer.from(w.signBytes(envelope)).toString('base64url'),
+    });
     expect(res.status, await res.clone().text()).toBe(200);
   });
 
@@ -75,28 +110,61 @@ describe('Solana', () => {
     const w = solanaWallet();
     const message = signInMessage('Solana', { address: w.address });
     const sig = w.sign(message);
-    await expectGrantError(await grant(t, { chain: 'solana', message: message.replace('Nonce: n0nce', 'Nonce: other'), signature: sig }), 'Signature does not match address in message');
-    await expectGrantError(await grant(t, { chain: 'solana', message, signature: solanaWallet().sign(message) }), 'Signature does not match address in message');
+    await expectGrantError(
+      await grant(t, { chain: 'solana', message: message.replace('Nonce: n0nce', 'Nonce: other'), signature: sig }),
+      'Signature does not match address in message',
+    );
+    await expectGrantError(
+      await grant(t, { chain: 'solana', message, signature: solanaWallet().sign(message) }),
+      'Signature does not match address in message',
+    );
     const flipped = Buffer.from(sig, 'base64url');
     flipped[10]! ^= 1;
-    await expectGrantError(await grant(t, { chain: 'solana', message, signature: flipped.toString('base64url') }), 'Signature does not match address in message');
-    const rows = await db.orm.select().from(db.t.identities).where(eq(db.t.identities.providerId, `web3:solana:${w.address}`));
+    await expectGrantError(
+      await grant(t, { chain: 'solana', message, signature: flipped.toString('base64url') }),
+      'Signature does not match address in message',
+    );
+    const rows = await db.orm
+      .select()
+      .from(db.t.identities)
+      .where(eq(db.t.identities.providerId, `web3:solana:${w.address}`));
     expect(rows).toEqual([]);
   });
 
-  test('GoTrue\'s input checks', async () => {
+  test("GoTrue's input checks", async () => {
     const w = solanaWallet();
     const message = signInMessage('Solana', { address: w.address });
-    await expectValidation(await grant(t, { chain: 'solana', message: 'short', signature: w.sign('x') }), 'message is too short');
-    await expectValidation(await grant(t, { chain: 'solana', message: 'x'.repeat(20 * 1024 + 1), signature: w.sign('x') }), 'message must not exceed 20KB');
-    await expectValidation(await grant(t, { chain: 'solana', message, signature: 'abc' }), 'signature must be 64 bytes encoded as base64 with or without padding');
-    await expectValidation(await grant(t, { chain: 'solana', message, signature: '!'.repeat(86) }), 'signature does not contain valid base64 characters');
+    await expectValidation(
+      await grant(t, { chain: 'solana', message: 'short', signature: w.sign('x') }),
+      'message is too short',
+    );
+    await expectValidation(
+      await grant(t, { chain: 'solana', message: 'x'.repeat(20 * 1024 + 1), signature: w.sign('x') }),
+      'message must not exceed 20KB',
+    );
+    await expectValidation(
+      await grant(t, { chain: 'solana', message, signature: 'abc' }),
+      'signature must be 64 bytes encoded as base64 with or without padding',
+    );
+    await expectValidation(
+      await grant(t, { chain: 'solana', message, signature: '!'.repeat(86) }),
+      'signature does not contain valid base64 characters',
+    );
     const noUri = message.replace(/URI: .*\n/, '');
-    await expectValidation(await grant(t, { chain: 'solana', message: noUri, signature: w.sign(noUri) }), 'siws: URI is not specified');
+    await expectValidation(
+      await grant(t, { chain: 'solana', message: noUri, signature: w.sign(noUri) }),
+      'siws: URI is not specified',
+    );
     const badChain = signInMessage('Solana', { address: w.address, chainId: 'solana:moonnet' });
-    await expectValidation(await grant(t, { chain: 'solana', message: badChain, signature: w.sign(badChain) }), 'siws: Chain ID is not valid');
+    await expectValidation(
+      await grant(t, { chain: 'solana', message: badChain, signature: w.sign(badChain) }),
+      'siws: Chain ID is not valid',
+    );
     const v2 = message.replace('Version: 1', 'Version: 2');
-    await expectValidation(await grant(t, { chain: 'solana', message: v2, signature: w.sign(v2) }), 'siws: Version value is not supported, expected 1 got "2"');
+    await expectValidation(
+      await grant(t, { chain: 'solana', message: v2, signature: w.sign(v2) }),
+      'siws: Version value is not supported, expected 1 got "2"',
+    );
     const unsupported = await grant(t, { chain: 'bitcoin', message, signature: w.sign(message) });
     expect(unsupported.status).toBe(400);
     expect(await unsupported.json()).toMatchObject({ error_code: 'web3_unsupported_chain', msg: 'Unsupported chain' });
@@ -108,15 +176,36 @@ describe('Solana', () => {
       const message = signInMessage('Solana', { ...f, address: w.address });
       return grant(t, { chain: 'solana', message, signature: w.sign(message) });
     };
-    await expectGrantError(await signed({ domain: 'app.example.com', uri: 'http://app.example.com/' }), 'Signed Solana message is using URI which does not use HTTPS');
-    await expectGrantError(await signed({ domain: 'evil.example.org', uri: 'https://evil.example.org/' }), 'Signed Solana message is using URI which is not allowed on this server, message was signed for another app');
-    await expectGrantError(await signed({ domain: 'evil.example.org', uri: 'https://app.example.com/login' }), 'Signed Solana message is using a Domain that does not match the one in URI which is not allowed on this server');
+    await expectGrantError(
+      await signed({ domain: 'app.example.com', uri: 'http://app.example.com/' }),
+      'Signed Solana message is using URI which does not use HTTPS',
+    );
+    await expectGrantError(
+      await signed({ domain: 'evil.example.org', uri: 'https://evil.example.org/' }),
+      'Signed Solana message is using URI which is not allowed on this server, message was signed for another app',
+    );
+    await expectGrantError(
+      await signed({ domain: 'evil.example.org', uri: 'https://app.example.com/login' }),
+      'Signed Solana message is using a Domain that does not match the one in URI which is not allowed on this server',
+    );
     expect((await signed({ domain: 'app.example.com', uri: 'https://app.example.com/login' })).status).toBe(200);
     const now = Date.now();
-    await expectGrantError(await signed({ notBefore: new Date(now + 60_000), expirationTime: new Date(now + 120_000) }), 'Signed Solana message becomes valid in the future');
-    await expectGrantError(await signed({ issuedAt: new Date(now - 120_000), expirationTime: new Date(now - 60_000) }), 'Signed Solana message is expired');
-    await expectGrantError(await signed({ issuedAt: new Date(now - 11 * 60_000) }), 'Solana message was issued too long ago');
-    await expectGrantError(await signed({ issuedAt: new Date(now + 11 * 60_000) }), 'Solana message was issued too far in the future');
+    await expectGrantError(
+      await signed({ notBefore: new Date(now + 60_000), expirationTime: new Date(now + 120_000) }),
+      'Signed Solana message becomes valid in the future',
+    );
+    await expectGrantError(
+      await signed({ issuedAt: new Date(now - 120_000), expirationTime: new Date(now - 60_000) }),
+      'Signed Solana message is expired',
+    );
+    await expectGrantError(
+      await signed({ issuedAt: new Date(now - 11 * 60_000) }),
+      'Solana message was issued too long ago',
+    );
+    await expectGrantError(
+      await signed({ issuedAt: new Date(now + 11 * 60_000) }),
+      'Solana message was issued too far in the future',
+    );
   });
 });
 
@@ -125,8 +214,12 @@ describe('Ethereum', () => {
     const key = Uint8Array.from(Buffer.from('ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80', 'hex'));
     expect(ethereumWallet(key).address).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
     // EIP-55's own examples.
-    expect(checksumAddress('0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed')).toBe('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed');
-    expect(checksumAddress('0xFB6916095CA1DF60BB79CE92CE3EA74C37C5D359')).toBe('0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359');
+    expect(checksumAddress('0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed')).toBe(
+      '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+    );
+    expect(checksumAddress('0xFB6916095CA1DF60BB79CE92CE3EA74C37C5D359')).toBe(
+      '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359',
+    );
   });
 
   test('an EIP-4361 message signed with personal_sign signs in web3:ethereum:<EIP-55 address>, whatever the case in the message', async () => {
@@ -136,8 +229,17 @@ describe('Ethereum', () => {
     expect(res.status, await res.clone().text()).toBe(200);
     const body = (await res.json()) as Json;
     expect(body.user.identities[0]).toMatchObject({
-      provider: 'web3', id: `web3:ethereum:${w.address}`,
-      identity_data: { custom_claims: { address: w.address, chain: 'ethereum', network: '1', domain: 'localhost:3000', statement: 'Hello' } },
+      provider: 'web3',
+      id: `web3:ethereum:${w.address}`,
+      identity_data: {
+        custom_claims: {
+          address: w.address,
+          chain: 'ethereum',
+          network: '1',
+          domain: 'localhost:3000',
+          statement: 'Hello',
+        },
+      },
     });
     const lower = signInMessage('Ethereum', { address: w.address.toLowerCase(), chainId: '1' });
     const again = await grant(t, { chain: 'ethereum', message: lower, signature: w.sign(lower) });
@@ -149,25 +251,51 @@ describe('Ethereum', () => {
     const w = ethereumWallet();
     const message = signInMessage('Ethereum', { address: w.address, chainId: '1' });
     const sig = w.sign(message);
-    await expectGrantError(await grant(t, { chain: 'ethereum', message: message.replace('Chain ID: 1', 'Chain ID: 5'), signature: sig }), 'Signature does not match address in message');
-    await expectGrantError(await grant(t, { chain: 'ethereum', message, signature: ethereumWallet().sign(message) }), 'Signature does not match address in message');
+    await expectGrantError(
+      await grant(t, { chain: 'ethereum', message: message.replace('Chain ID: 1', 'Chain ID: 5'), signature: sig }),
+      'Signature does not match address in message',
+    );
+    await expectGrantError(
+      await grant(t, { chain: 'ethereum', message, signature: ethereumWallet().sign(message) }),
+      'Signature does not match address in message',
+    );
     // v as 0/1 is normalised like 27/28.
     const v01 = `${sig.slice(0, 130)}${(Number.parseInt(sig.slice(130), 16) - 27).toString(16).padStart(2, '0')}`;
     expect((await grant(t, { chain: 'ethereum', message, signature: v01 })).status).toBe(200);
     // go-ethereum's hexutil.Decode needs the prefix: without it the signature never verifies.
-    await expectGrantError(await grant(t, { chain: 'ethereum', message, signature: sig.slice(2) }), 'Signature does not match address in message');
-    await expectValidation(await grant(t, { chain: 'ethereum', message, signature: '0x1234' }), 'signature must be 65 bytes long, encoded as a 130 character-long hexadecimal string');
+    await expectGrantError(
+      await grant(t, { chain: 'ethereum', message, signature: sig.slice(2) }),
+      'Signature does not match address in message',
+    );
+    await expectValidation(
+      await grant(t, { chain: 'ethereum', message, signature: '0x1234' }),
+      'signature must be 65 bytes long, encoded as a 130 character-long hexadecimal string',
+    );
     const badChain = signInMessage('Ethereum', { address: w.address, chainId: '0' });
-    await expectValidation(await grant(t, { chain: 'ethereum', message: badChain, signature: w.sign(badChain) }), 'siwe: Chain ID is not valid');
+    await expectValidation(
+      await grant(t, { chain: 'ethereum', message: badChain, signature: w.sign(badChain) }),
+      'siwe: Chain ID is not valid',
+    );
     const badAddress = message.replace(w.address, '0x1234');
-    await expectValidation(await grant(t, { chain: 'ethereum', message: badAddress, signature: sig }), 'siwe: wallet address is not a valid Ethereum address');
+    await expectValidation(
+      await grant(t, { chain: 'ethereum', message: badAddress, signature: sig }),
+      'siwe: wallet address is not a valid Ethereum address',
+    );
   });
 
   test('an expired message is refused even without Not Before (stricter than GoTrue)', async () => {
     const w = ethereumWallet();
     const now = Date.now();
-    const message = signInMessage('Ethereum', { address: w.address, chainId: '1', issuedAt: new Date(now - 120_000), expirationTime: new Date(now - 60_000) });
-    await expectGrantError(await grant(t, { chain: 'ethereum', message, signature: w.sign(message) }), 'Signed Ethereum message is expired');
+    const message = signInMessage('Ethereum', {
+      address: w.address,
+      chainId: '1',
+      issuedAt: new Date(now - 120_000),
+      expirationTime: new Date(now - 60_000),
+    });
+    await expectGrantError(
+      await grant(t, { chain: 'ethereum', message, signature: w.sign(message) }),
+      'Signed Ethereum message is expired',
+    );
   });
 });
 
@@ -179,10 +307,19 @@ describe('supabase-js signInWithWeb3 with the messages it builds itself', () => 
       signMessage: async (bytes: Uint8Array) => w.signBytes(bytes),
     };
     const { data, error } = await supabaseClientFor(t.app).auth.signInWithWeb3({
-      chain: 'solana', wallet, statement: 'Welcome to Acme', options: { url: 'http://localhost:3000/login', signInWithSolana: { chainId: 'solana:devnet', nonce: 'abc12345' } },
+      chain: 'solana',
+      wallet,
+      statement: 'Welcome to Acme',
+      options: {
+        url: 'http://localhost:3000/login',
+        signInWithSolana: { chainId: 'solana:devnet', nonce: 'abc12345' },
+      },
     } as never);
     expect(error).toBeNull();
-    expect(data.user!.identities![0]).toMatchObject({ id: `web3:solana:${w.address}`, identity_data: { custom_claims: { network: 'solana:devnet', statement: 'Welcome to Acme' } } });
+    expect(data.user!.identities![0]).toMatchObject({
+      id: `web3:solana:${w.address}`,
+      identity_data: { custom_claims: { network: 'solana:devnet', statement: 'Welcome to Acme' } },
+    });
   });
 
   test('Ethereum: an EIP-1193 wallet (eth_requestAccounts, eth_chainId, personal_sign)', async () => {
@@ -195,9 +332,17 @@ describe('supabase-js signInWithWeb3 with the messages it builds itself', () => 
         throw new Error(`unexpected ${method}`);
       },
     };
-    const { data, error } = await supabaseClientFor(t.app).auth.signInWithWeb3({ chain: 'ethereum', wallet, statement: 'Hi', options: { url: 'http://localhost:3000/login' } } as never);
+    const { data, error } = await supabaseClientFor(t.app).auth.signInWithWeb3({
+      chain: 'ethereum',
+      wallet,
+      statement: 'Hi',
+      options: { url: 'http://localhost:3000/login' },
+    } as never);
     expect(error).toBeNull();
-    expect(data.user!.identities![0]).toMatchObject({ id: `web3:ethereum:${w.address}`, identity_data: { custom_claims: { network: '137' } } });
+    expect(data.user!.identities![0]).toMatchObject({
+      id: `web3:ethereum:${w.address}`,
+      identity_data: { custom_claims: { network: '137' } },
+    });
   });
 });
 
@@ -210,7 +355,10 @@ describe('gates and limits', () => {
     const solanaOnly = await buildTestApp(db, { AUTHSVC_EXTERNAL_WEB3_SOLANA_ENABLED: 'true' });
     const eth = await grant(solanaOnly, { chain: 'ethereum', message: 'm', signature: 's' });
     expect(eth.status).toBe(422);
-    expect(await eth.json()).toMatchObject({ error_code: 'web3_provider_disabled', msg: 'Ethereum Web3 provider is disabled' });
+    expect(await eth.json()).toMatchObject({
+      error_code: 'web3_provider_disabled',
+      msg: 'Ethereum Web3 provider is disabled',
+    });
     const bad = await grant(solanaOnly, { chain: 'solana', message: 'm', signature: { not: 'a string' } });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error_code: 'bad_json' });
@@ -220,10 +368,16 @@ describe('gates and limits', () => {
     const limited = await buildTestApp(db, { ...ON, AUTHSVC_RATE_LIMIT_HEADER: 'x-ip', AUTHSVC_RATE_LIMIT_WEB3: '1' });
     const w = solanaWallet();
     let last: Response | undefined;
-    for (let i = 0; i < 31; i++) last = await grant(limited, { chain: 'solana', message: 'm', signature: 's' }, { 'x-ip': '203.0.113.9' });
+    for (let i = 0; i < 31; i++)
+      last = await grant(limited, { chain: 'solana', message: 'm', signature: 's' }, { 'x-ip': '203.0.113.9' });
     expect(last!.status).toBe(429);
     // Password grants from the same IP are not counted against it.
-    const pw = await limited.request('POST', '/token?grant_type=password', { email: 'nobody@example.com', password: 'x' }, { 'x-ip': '203.0.113.9' });
+    const pw = await limited.request(
+      'POST',
+      '/token?grant_type=password',
+      { email: 'nobody@example.com', password: 'x' },
+      { 'x-ip': '203.0.113.9' },
+    );
     expect(pw.status).toBe(400);
 
     const closed = await buildTestApp(db, { ...ON, AUTHSVC_DISABLE_SIGNUP: 'true' });
@@ -235,11 +389,21 @@ describe('gates and limits', () => {
 });
 
 // H3: SITE_URL and URI_ALLOW_LIST of the review's server A (a production site, not on loopback).
-const SERVER_A = { ...ON, AUTHSVC_SITE_URL: 'https://app.example.org', AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**' };
-const URI_NOT_ALLOWED = (name: string) => `Signed ${name} message is using URI which is not allowed on this server, message was signed for another app`;
-const DOMAIN_NOT_ALLOWED = (name: string) => `Signed ${name} message is using a Domain that does not match the one in URI which is not allowed on this server`;
+const SERVER_A = {
+  ...ON,
+  AUTHSVC_SITE_URL: 'https://app.example.org',
+  AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**',
+};
+const URI_NOT_ALLOWED = (name: string) =>
+  `Signed ${name} message is using URI which is not allowed on this server, message was signed for another app`;
+const DOMAIN_NOT_ALLOWED = (name: string) =>
+  `Signed ${name} message is using a Domain that does not match the one in URI which is not allowed on this server`;
 
-async function signedGrant(app: TestApp, chain: 'ethereum' | 'solana', f: Omit<MessageFields, 'address'>): Promise<Response> {
+async function signedGrant(
+  app: TestApp,
+  chain: 'ethereum' | 'solana',
+  f: Omit<MessageFields, 'address'>,
+): Promise<Response> {
   const w = chain === 'ethereum' ? ethereumWallet() : solanaWallet();
   const message = signInMessage(chain === 'ethereum' ? 'Ethereum' : 'Solana', { ...f, address: w.address });
   return grant(app, { chain, message, signature: w.sign(message) });
@@ -262,28 +426,55 @@ describe('H3 (security review 2026-12-01): a message signed for another site is 
 
   test('the legitimate message (domain app.example.org, URI https://app.example.org/login) → 200', async () => {
     const a = await buildTestApp(db, SERVER_A);
-    const res = await signedGrant(a, 'ethereum', { domain: 'app.example.org', uri: 'https://app.example.org/login', chainId: '1' });
+    const res = await signedGrant(a, 'ethereum', {
+      domain: 'app.example.org',
+      uri: 'https://app.example.org/login',
+      chainId: '1',
+    });
     expect(res.status, await res.clone().text()).toBe(200);
-    expect((await signedGrant(a, 'solana', { domain: 'app.example.org', uri: 'https://app.example.org/login' })).status).toBe(200);
+    expect(
+      (await signedGrant(a, 'solana', { domain: 'app.example.org', uri: 'https://app.example.org/login' })).status,
+    ).toBe(200);
   });
 
-  test('the domain is checked whatever the URI says: a listed loopback URI does not admit another site\'s domain', async () => {
-    const a = await buildTestApp(db, { ...SERVER_A, AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**,http://localhost:3000/**' });
+  test("the domain is checked whatever the URI says: a listed loopback URI does not admit another site's domain", async () => {
+    const a = await buildTestApp(db, {
+      ...SERVER_A,
+      AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**,http://localhost:3000/**',
+    });
     for (const chain of ['ethereum', 'solana'] as const) {
       const name = chain === 'ethereum' ? 'Ethereum' : 'Solana';
-      await expectGrantError(await signedGrant(a, chain, { domain: 'evil.example.net', uri: 'http://localhost:3000/login' }), DOMAIN_NOT_ALLOWED(name));
-      await expectGrantError(await signedGrant(a, chain, { domain: 'localhost:4000', uri: 'http://localhost:3000/login' }), DOMAIN_NOT_ALLOWED(name));
+      await expectGrantError(
+        await signedGrant(a, chain, { domain: 'evil.example.net', uri: 'http://localhost:3000/login' }),
+        DOMAIN_NOT_ALLOWED(name),
+      );
+      await expectGrantError(
+        await signedGrant(a, chain, { domain: 'localhost:4000', uri: 'http://localhost:3000/login' }),
+        DOMAIN_NOT_ALLOWED(name),
+      );
       // Listed on purpose (a developer's machine against this project): its own domain, or the site's.
-      expect((await signedGrant(a, chain, { domain: 'localhost:3000', uri: 'http://localhost:3000/login' })).status).toBe(200);
-      expect((await signedGrant(a, chain, { domain: 'app.example.org', uri: 'http://localhost:3000/login' })).status).toBe(200);
+      expect(
+        (await signedGrant(a, chain, { domain: 'localhost:3000', uri: 'http://localhost:3000/login' })).status,
+      ).toBe(200);
+      expect(
+        (await signedGrant(a, chain, { domain: 'app.example.org', uri: 'http://localhost:3000/login' })).status,
+      ).toBe(200);
     }
     // Unlisted, a loopback domain is refused too.
-    await expectGrantError(await signedGrant(await buildTestApp(db, SERVER_A), 'ethereum', { domain: 'localhost', uri: 'https://app.example.org/login' }), DOMAIN_NOT_ALLOWED('Ethereum'));
+    await expectGrantError(
+      await signedGrant(await buildTestApp(db, SERVER_A), 'ethereum', {
+        domain: 'localhost',
+        uri: 'https://app.example.org/login',
+      }),
+      DOMAIN_NOT_ALLOWED('Ethereum'),
+    );
   });
 
   test('local development (SITE_URL on loopback) still accepts loopback messages', async () => {
     for (const chain of ['ethereum', 'solana'] as const) {
-      expect((await signedGrant(t, chain, { domain: 'localhost:5173', uri: 'http://localhost:5173/' })).status).toBe(200);
+      expect((await signedGrant(t, chain, { domain: 'localhost:5173', uri: 'http://localhost:5173/' })).status).toBe(
+        200,
+      );
     }
   });
 });
@@ -295,12 +486,24 @@ describe('a signed message is accepted once (authsvc; GoTrue replays it while va
     const message = signInMessage('Ethereum', { address: w.address, chainId: '1', issuedAt });
     const sig = w.sign(message);
     expect((await grant(t, { chain: 'ethereum', message, signature: sig })).status).toBe(200);
-    await expectGrantError(await grant(t, { chain: 'ethereum', message, signature: sig }), 'Signed Ethereum message has already been used');
+    await expectGrantError(
+      await grant(t, { chain: 'ethereum', message, signature: sig }),
+      'Signed Ethereum message has already been used',
+    );
     const v01 = `${sig.slice(0, 130)}${(Number.parseInt(sig.slice(130), 16) - 27).toString(16).padStart(2, '0')}`;
-    await expectGrantError(await grant(t, { chain: 'ethereum', message, signature: v01 }), 'Signed Ethereum message has already been used');
+    await expectGrantError(
+      await grant(t, { chain: 'ethereum', message, signature: v01 }),
+      'Signed Ethereum message has already been used',
+    );
     // At another instance over the same database too.
-    await expectGrantError(await grant(await buildTestApp(db, ON), { chain: 'ethereum', message, signature: sig }), 'Signed Ethereum message has already been used');
-    const used = await db.orm.select().from(db.t.web3UsedMessages).where(eq(db.t.web3UsedMessages.messageHash, createHash('sha256').update(`ethereum\n${message}`).digest('hex')));
+    await expectGrantError(
+      await grant(await buildTestApp(db, ON), { chain: 'ethereum', message, signature: sig }),
+      'Signed Ethereum message has already been used',
+    );
+    const used = await db.orm
+      .select()
+      .from(db.t.web3UsedMessages)
+      .where(eq(db.t.web3UsedMessages.messageHash, createHash('sha256').update(`ethereum\n${message}`).digest('hex')));
     expect(used.map((u) => u.expiresAt.getTime())).toEqual([issuedAt.getTime() + 600_000]);
 
     const s = solanaWallet();
@@ -308,8 +511,14 @@ describe('a signed message is accepted once (authsvc; GoTrue replays it while va
     const sm = signInMessage('Solana', { address: s.address, expirationTime: expires });
     expect((await grant(t, { chain: 'solana', message: sm, signature: s.sign(sm) })).status).toBe(200);
     const padded = Buffer.from(s.sign(sm), 'base64url').toString('base64');
-    await expectGrantError(await grant(t, { chain: 'solana', message: sm, signature: padded }), 'Signed Solana message has already been used');
-    const kept = await db.orm.select().from(db.t.web3UsedMessages).where(eq(db.t.web3UsedMessages.messageHash, createHash('sha256').update(`solana\n${sm}`).digest('hex')));
+    await expectGrantError(
+      await grant(t, { chain: 'solana', message: sm, signature: padded }),
+      'Signed Solana message has already been used',
+    );
+    const kept = await db.orm
+      .select()
+      .from(db.t.web3UsedMessages)
+      .where(eq(db.t.web3UsedMessages.messageHash, createHash('sha256').update(`solana\n${sm}`).digest('hex')));
     expect(kept.map((u) => u.expiresAt.getTime())).toEqual([expires.getTime()]);
   });
 
@@ -336,14 +545,24 @@ describe('a signed message is accepted once (authsvc; GoTrue replays it while va
     const other = await buildTestApp(db, ON);
     for (const chain of ['ethereum', 'solana'] as const) {
       const w = chain === 'ethereum' ? ethereumWallet() : solanaWallet();
-      const message = signInMessage(chain === 'ethereum' ? 'Ethereum' : 'Solana', { address: w.address, chainId: chain === 'ethereum' ? '1' : undefined });
+      const message = signInMessage(chain === 'ethereum' ? 'Ethereum' : 'Solana', {
+        address: w.address,
+        chainId: chain === 'ethereum' ? '1' : undefined,
+      });
       const body = { chain, message, signature: w.sign(message) };
       const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => grant(i % 2 ? other : t, body)));
-      const results = await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as Json })));
+      const results = await Promise.all(
+        answers.map(async (r) => ({ status: r.status, body: (await r.json()) as Json })),
+      );
       const won = results.filter((r) => r.status === 200);
       expect(won, JSON.stringify(results.map((r) => r.status))).toHaveLength(1);
       const name = chain === 'ethereum' ? 'Ethereum' : 'Solana';
-      expect(results.filter((r) => r.status !== 200)).toEqual(Array(7).fill({ status: 400, body: { error: 'invalid_grant', error_description: `Signed ${name} message has already been used` } }));
+      expect(results.filter((r) => r.status !== 200)).toEqual(
+        Array(7).fill({
+          status: 400,
+          body: { error: 'invalid_grant', error_description: `Signed ${name} message has already been used` },
+        }),
+      );
       const sessions = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, won[0]!.body.user.id));
       expect(sessions).toHaveLength(1);
     }
@@ -366,8 +585,12 @@ describe('EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS pins the Ethereum chain (authsvc)', (
   });
 
   test('a value that is not a list of positive integers stops the start', async () => {
-    await expect(buildTestApp(db, { ...ON, AUTHSVC_EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: 'mainnet' })).rejects.toThrow(/EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS.*"mainnet" is not a chain id/);
-    await expect(buildTestApp(db, { ...ON, AUTHSVC_EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: '1,0' })).rejects.toThrow(/"0" is not a chain id/);
+    await expect(buildTestApp(db, { ...ON, AUTHSVC_EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: 'mainnet' })).rejects.toThrow(
+      /EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS.*"mainnet" is not a chain id/,
+    );
+    await expect(buildTestApp(db, { ...ON, AUTHSVC_EXTERNAL_WEB3_ETHEREUM_CHAIN_IDS: '1,0' })).rejects.toThrow(
+      /"0" is not a chain id/,
+    );
   });
 });
 

@@ -12,7 +12,16 @@ import { migrate } from '../../src/db/migrate.ts';
 import { gotrueSchemaSql } from '../fixtures/gotrue-schema.ts';
 import { BASE_ENV } from '../helpers/app.ts';
 import { openTestDb, uniqueNamespace } from '../helpers/db.ts';
-import { exec, insertGoTrueSession, insertGoTrueUser, insertLegacyChain, insertLegacyToken, legacyToken, lit, signingKey } from '../helpers/gotrue-rows.ts';
+import {
+  exec,
+  insertGoTrueSession,
+  insertGoTrueUser,
+  insertLegacyChain,
+  insertLegacyToken,
+  legacyToken,
+  lit,
+  signingKey,
+} from '../helpers/gotrue-rows.ts';
 import { runCli, tempDir } from '../helpers/server.ts';
 
 const MASTER = Buffer.alloc(32, 9).toString('base64url');
@@ -26,8 +35,12 @@ function config(env: Record<string, string> = {}): Config {
 
 describe('authsvc doctor over GoTrue v2.196.0', () => {
   let db: Database;
-  const snapshot = async () => exec(db, `select table_name, (xpath('/row/n/text()', query_to_xml(format('select count(*) as n from %I.%I', table_schema, table_name), false, true, '')))[1]::text::int as n
-    from information_schema.tables where table_schema = '${db.namespace}' order by 1`);
+  const snapshot = async () =>
+    exec(
+      db,
+      `select table_name, (xpath('/row/n/text()', query_to_xml(format('select count(*) as n from %I.%I', table_schema, table_name), false, true, '')))[1]::text::int as n
+    from information_schema.tables where table_schema = '${db.namespace}' order by 1`,
+    );
 
   beforeAll(async () => {
     db = await openTestDb({ migrate: false, namespace: uniqueNamespace() });
@@ -38,12 +51,21 @@ describe('authsvc doctor over GoTrue v2.196.0', () => {
     await insertLegacyChain(db, user.id, session, 3);
     await insertLegacyToken(db, { userId: user.id, sessionId: null, token: legacyToken() });
     const signed = await insertGoTrueSession(db, user.id, { hmacKey: signingKey(), counter: 2 });
-    await exec(db, `update ${ns}.sessions set refresh_token_hmac_key = ${lit(await encryptString(signed, signingKey(), 'k1', MASTER, random))} where id = ${lit(signed)}`);
+    await exec(
+      db,
+      `update ${ns}.sessions set refresh_token_hmac_key = ${lit(await encryptString(signed, signingKey(), 'k1', MASTER, random))} where id = ${lit(signed)}`,
+    );
     const factor = crypto.randomUUID();
-    await exec(db, `insert into ${ns}.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
-      values (${lit(factor)}, ${lit(user.id)}, 'app', 'totp', 'verified', now(), now(), ${lit(await encryptString(factor, 'JBSWY3DPEHPK3PXP', 'k1', MASTER, random))})`);
-    await exec(db, `insert into ${ns}.webauthn_credentials (user_id, credential_id, public_key) values (${lit(user.id)}, '\\x01', '\\x02');
-      insert into ${ns}.sso_providers (id, resource_id) values (gen_random_uuid(), 'acme')`);
+    await exec(
+      db,
+      `insert into ${ns}.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
+      values (${lit(factor)}, ${lit(user.id)}, 'app', 'totp', 'verified', now(), now(), ${lit(await encryptString(factor, 'JBSWY3DPEHPK3PXP', 'k1', MASTER, random))})`,
+    );
+    await exec(
+      db,
+      `insert into ${ns}.webauthn_credentials (user_id, credential_id, public_key) values (${lit(user.id)}, '\\x01', '\\x02');
+      insert into ${ns}.sso_providers (id, resource_id) values (gen_random_uuid(), 'acme')`,
+    );
   });
   afterAll(async () => {
     await exec(db, `drop schema if exists "${db.namespace}" cascade`).catch(() => undefined);
@@ -52,7 +74,11 @@ describe('authsvc doctor over GoTrue v2.196.0', () => {
 
   test('reports the release, pending migrations, tokens, secrets and what will not carry over; changes nothing', async () => {
     const before = await snapshot();
-    const report = await doctorReport(db, config({ AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}` }), loadMigrations());
+    const report = await doctorReport(
+      db,
+      config({ AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}` }),
+      loadMigrations(),
+    );
     expect(await snapshot()).toEqual(before);
     expect(report.gotrue).toEqual({ migrations: 70, latest: '20260625000000', release: 'v2.192.0 or later' });
     expect(report.authsvc).toEqual({ applied: [], pending: loadMigrations().map((m) => m.version) });
@@ -79,26 +105,44 @@ describe('authsvc doctor over GoTrue v2.196.0', () => {
 
   test('OAuth server clients and custom providers are reported only while their feature is off', async () => {
     const ns = `"${db.namespace}"`;
-    await exec(db, `insert into ${ns}.oauth_clients (id, registration_type, redirect_uris, grant_types, token_endpoint_auth_method)
+    await exec(
+      db,
+      `insert into ${ns}.oauth_clients (id, registration_type, redirect_uris, grant_types, token_endpoint_auth_method)
         values (gen_random_uuid(), 'manual', 'https://app.example.com/cb', 'authorization_code,refresh_token', 'none');
       insert into ${ns}.custom_oauth_providers (provider_type, identifier, name, client_id, client_secret, issuer)
-        values ('oidc', 'custom:acme', 'Acme', 'client', 'secret', 'https://idp.example.com')`);
+        values ('oidc', 'custom:acme', 'Acme', 'client', 'secret', 'https://idp.example.com')`,
+    );
     // OAUTH_SERVER_ENABLED is off by default, CUSTOM_OAUTH_ENABLED on (as GoTrue's).
-    const off = await doctorReport(db, config({ AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}`, AUTHSVC_CUSTOM_OAUTH_ENABLED: 'false' }), loadMigrations());
-    expect(off.notCarried).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^1 OAuth 2.1 server clients \(OAUTH_SERVER_ENABLED is off/),
-      expect.stringMatching(/^1 custom OAuth\/OIDC providers \(CUSTOM_OAUTH_ENABLED is off/),
-    ]));
-    const on = await doctorReport(db, config({
-      AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}`, AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
-    }), loadMigrations());
+    const off = await doctorReport(
+      db,
+      config({ AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}`, AUTHSVC_CUSTOM_OAUTH_ENABLED: 'false' }),
+      loadMigrations(),
+    );
+    expect(off.notCarried).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^1 OAuth 2.1 server clients \(OAUTH_SERVER_ENABLED is off/),
+        expect.stringMatching(/^1 custom OAuth\/OIDC providers \(CUSTOM_OAUTH_ENABLED is off/),
+      ]),
+    );
+    const on = await doctorReport(
+      db,
+      config({
+        AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}`,
+        AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
+      }),
+      loadMigrations(),
+    );
     expect(on.notCarried.filter((l) => /OAuth 2\.1 server clients|custom OAuth/.test(l))).toEqual([]);
     await exec(db, `delete from ${ns}.oauth_clients; delete from ${ns}.custom_oauth_providers`);
   });
 
   test('after authsvc migrated: nothing pending, the GoTrue release unchanged', async () => {
     await migrate(db, loadMigrations());
-    const report = await doctorReport(db, config({ AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}` }), loadMigrations());
+    const report = await doctorReport(
+      db,
+      config({ AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: `k1:${MASTER}` }),
+      loadMigrations(),
+    );
     expect(report.authsvc.pending).toEqual([]);
     expect(report.gotrue?.latest).toBe('20260625000000');
   });

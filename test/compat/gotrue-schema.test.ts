@@ -9,12 +9,21 @@ import { type GoTrueRelease, gotrueSchemaSql, gotrueVersions } from '../fixtures
 import { openTestDb, uniqueNamespace } from '../helpers/db.ts';
 import { exec } from '../helpers/gotrue-rows.ts';
 
-interface Column { table: string; column: string; type: string; length: number | null; nullable: string }
+interface Column {
+  table: string;
+  column: string;
+  type: string;
+  length: number | null;
+  nullable: string;
+}
 
 async function columns(db: Database): Promise<Column[]> {
-  return await exec(db, `select table_name as table, column_name as column, data_type as type,
+  return (await exec(
+    db,
+    `select table_name as table, column_name as column, data_type as type,
       character_maximum_length as length, is_nullable as nullable
-    from information_schema.columns where table_schema = '${db.namespace}' order by 1, 2`) as unknown as Column[];
+    from information_schema.columns where table_schema = '${db.namespace}' order by 1, 2`,
+  )) as unknown as Column[];
 }
 
 for (const release of ['v2.150.0', 'v2.196.0'] as GoTrueRelease[]) {
@@ -46,9 +55,14 @@ for (const release of ['v2.150.0', 'v2.196.0'] as GoTrueRelease[]) {
       const versions = rows.map((r) => String(r.version));
       expect(versions).toEqual(expect.arrayContaining(gotrueVersions(release)));
       // pop's varchar(14) ledger keeps its type: authsvc's versions go in by number.
-      expect(versions.filter((v) => v.startsWith('authsvc_')).sort()).toEqual(loadMigrations().map((m) => `authsvc_${m.version.slice(0, 4)}`));
-      const [width] = await exec(db, `select character_maximum_length as n from information_schema.columns
-        where table_schema = '${db.namespace}' and table_name = 'schema_migrations' and column_name = 'version'`);
+      expect(versions.filter((v) => v.startsWith('authsvc_')).sort()).toEqual(
+        loadMigrations().map((m) => `authsvc_${m.version.slice(0, 4)}`),
+      );
+      const [width] = await exec(
+        db,
+        `select character_maximum_length as n from information_schema.columns
+        where table_schema = '${db.namespace}' and table_name = 'schema_migrations' and column_name = 'version'`,
+      );
       expect(width!.n).toBe(14);
     });
 
@@ -61,7 +75,11 @@ for (const release of ['v2.150.0', 'v2.196.0'] as GoTrueRelease[]) {
       }
       // Nullability: only what GoTrue itself relaxed later (20260115000000) on flow_state.
       const relaxed = before.filter((c) => now.get(key(c))!.nullable !== c.nullable).map(key);
-      expect(relaxed).toEqual(release === 'v2.150.0' ? ['flow_state.auth_code', 'flow_state.code_challenge', 'flow_state.code_challenge_method'] : []);
+      expect(relaxed).toEqual(
+        release === 'v2.150.0'
+          ? ['flow_state.auth_code', 'flow_state.code_challenge', 'flow_state.code_challenge_method']
+          : [],
+      );
     });
   });
 }

@@ -32,18 +32,34 @@ const GITHUB: ProviderScenario = {
   provider: 'github',
   async start() {
     const fake = await startFakeProvider({
-      'POST /login/oauth/access_token': () => ({ body: 'access_token=gho_e2e&scope=user%3Aemail&token_type=bearer', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
-      'GET /api/v3/user': () => ({ body: { login: 'e2e-octo', id: 4242, avatar_url: 'https://avatars.example.com/4242', name: 'E2E Octo', email: null } }),
-      'GET /api/v3/user/emails': () => ({ body: [
-        { email: 'secondary-e2e@example.com', primary: false, verified: true, visibility: null },
-        { email: 'Octo-E2E@example.com', primary: true, verified: true, visibility: 'public' },
-      ] }),
+      'POST /login/oauth/access_token': () => ({
+        body: 'access_token=gho_e2e&scope=user%3Aemail&token_type=bearer',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      'GET /api/v3/user': () => ({
+        body: {
+          login: 'e2e-octo',
+          id: 4242,
+          avatar_url: 'https://avatars.example.com/4242',
+          name: 'E2E Octo',
+          email: null,
+        },
+      }),
+      'GET /api/v3/user/emails': () => ({
+        body: [
+          { email: 'secondary-e2e@example.com', primary: false, verified: true, visibility: null },
+          { email: 'Octo-E2E@example.com', primary: true, verified: true, visibility: 'public' },
+        ],
+      }),
     });
     return {
       fake,
       env: {
-        GOTRUE_EXTERNAL_GITHUB_ENABLED: 'true', GOTRUE_EXTERNAL_GITHUB_CLIENT_ID: 'gh-id', GOTRUE_EXTERNAL_GITHUB_SECRET: 'gh-secret',
-        GOTRUE_EXTERNAL_GITHUB_REDIRECT_URI: 'https://auth.example.com/callback', GOTRUE_EXTERNAL_GITHUB_URL: fake.base,
+        GOTRUE_EXTERNAL_GITHUB_ENABLED: 'true',
+        GOTRUE_EXTERNAL_GITHUB_CLIENT_ID: 'gh-id',
+        GOTRUE_EXTERNAL_GITHUB_SECRET: 'gh-secret',
+        GOTRUE_EXTERNAL_GITHUB_REDIRECT_URI: 'https://auth.example.com/callback',
+        GOTRUE_EXTERNAL_GITHUB_URL: fake.base,
       },
     };
   },
@@ -51,20 +67,44 @@ const GITHUB: ProviderScenario = {
   checkRequests(reqs, loc, fake) {
     expect(`${loc.origin}${loc.pathname}`).toBe(`${fake.base}/login/oauth/authorize`);
     expect(Object.fromEntries(loc.searchParams)).toEqual({
-      client_id: 'gh-id', redirect_uri: 'https://auth.example.com/callback', response_type: 'code', scope: 'user:email',
-      state: expect.stringMatching(/^[0-9a-f-]{36}$/), redirect_to: 'https://app.example.com/done',
+      client_id: 'gh-id',
+      redirect_uri: 'https://auth.example.com/callback',
+      response_type: 'code',
+      scope: 'user:email',
+      state: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      redirect_to: 'https://app.example.com/done',
     });
-    expect(reqs.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /login/oauth/access_token', 'GET /api/v3/user', 'GET /api/v3/user/emails']);
+    expect(reqs.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /login/oauth/access_token',
+      'GET /api/v3/user',
+      'GET /api/v3/user/emails',
+    ]);
     expect(reqs[0]!.headers.authorization).toBe(`Basic ${btoa('gh-id:gh-secret')}`);
     expect(reqs[0]!.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect(reqs[0]!.form).toEqual({ grant_type: 'authorization_code', code: 'gh-code', redirect_uri: 'https://auth.example.com/callback' });
+    expect(reqs[0]!.form).toEqual({
+      grant_type: 'authorization_code',
+      code: 'gh-code',
+      redirect_uri: 'https://auth.example.com/callback',
+    });
     for (const r of reqs.slice(1)) expect(r.headers.authorization).toBe('Bearer gho_e2e');
   },
   expected: {
-    sub: '4242', email: 'Octo-E2E@example.com', emailVerified: true, providerToken: 'gho_e2e',
+    sub: '4242',
+    email: 'Octo-E2E@example.com',
+    emailVerified: true,
+    providerToken: 'gho_e2e',
     identityData: {
-      iss: '{base}/api/v3', sub: '4242', name: 'E2E Octo', preferred_username: 'e2e-octo', avatar_url: 'https://avatars.example.com/4242',
-      full_name: 'E2E Octo', provider_id: '4242', user_name: 'e2e-octo', email: 'Octo-E2E@example.com', email_verified: true, phone_verified: false,
+      iss: '{base}/api/v3',
+      sub: '4242',
+      name: 'E2E Octo',
+      preferred_username: 'e2e-octo',
+      avatar_url: 'https://avatars.example.com/4242',
+      full_name: 'E2E Octo',
+      provider_id: '4242',
+      user_name: 'e2e-octo',
+      email: 'Octo-E2E@example.com',
+      email_verified: true,
+      phone_verified: false,
     },
   },
 };
@@ -84,18 +124,36 @@ test('every provider of the configuration has a scenario', () => {
 });
 
 /** authorize → the fake → callback; the callback's redirect. */
-async function run(s: ProviderScenario, database: Database, env: Record<string, string>, fake: FakeProvider, fetch?: typeof globalThis.fetch) {
+async function run(
+  s: ProviderScenario,
+  database: Database,
+  env: Record<string, string>,
+  fake: FakeProvider,
+  fetch?: typeof globalThis.fetch,
+) {
   const name = s.provider;
-  const t: TestApp = await buildTestApp(database, { ...env, AUTHSVC_URI_ALLOW_LIST: 'https://app.example.com/**' }, fetch ? { fetch } : {});
+  const t: TestApp = await buildTestApp(
+    database,
+    { ...env, AUTHSVC_URI_ALLOW_LIST: 'https://app.example.com/**' },
+    fetch ? { fetch } : {},
+  );
   const started = await t.request('GET', `/authorize?provider=${name}&redirect_to=https://app.example.com/done`);
   expect(started.status).toBe(302);
   const authorizeLocation = new URL(started.headers.get('location')!);
   // The state is the newest flow_state row of this provider (Twitter carries it inside its own callback URL).
-  const [flow] = await database.orm.select().from(database.t.flowState).where(eq(database.t.flowState.providerType, name)).orderBy(desc(database.t.flowState.createdAt)).limit(1);
+  const [flow] = await database.orm
+    .select()
+    .from(database.t.flowState)
+    .where(eq(database.t.flowState.providerType, name))
+    .orderBy(desc(database.t.flowState.createdAt))
+    .limit(1);
   const params = new URLSearchParams({ ...s.callback.params, state: flow!.id });
-  const res = s.callback.method === 'GET'
-    ? await t.request('GET', `/callback?${params}`)
-    : await t.request('POST', '/callback', params.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+  const res =
+    s.callback.method === 'GET'
+      ? await t.request('GET', `/callback?${params}`)
+      : await t.request('POST', '/callback', params.toString(), {
+          'content-type': 'application/x-www-form-urlencoded',
+        });
   expect(res.status).toBe(302);
   // authsvc/<version> on every request to the provider (GitHub's API refuses requests without a User-Agent).
   expect(fake.requests.length).toBeGreaterThan(0);
@@ -107,7 +165,13 @@ describe.each(ALL.map((s) => [s.provider, s] as const))('%s', (name, s) => {
   test('authorize → callback → session, identity as GoTrue stores it', async () => {
     const { fake, env, fetch } = await s.start();
     try {
-      const { t, authorizeLocation, loc } = await run(s, db, { ...env, AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, fake, fetch);
+      const { t, authorizeLocation, loc } = await run(
+        s,
+        db,
+        { ...env, AUTHSVC_MAILER_AUTOCONFIRM: 'true' },
+        fake,
+        fetch,
+      );
       expect(loc.searchParams.get('error_description')).toBeNull();
       expect(`${loc.origin}${loc.pathname}`).toBe('https://app.example.com/done');
       const f = Object.fromEntries(new URLSearchParams(loc.hash.slice(1)));
@@ -116,10 +180,12 @@ describe.each(ALL.map((s) => [s.provider, s] as const))('%s', (name, s) => {
 
       s.checkRequests?.(fake.requests, authorizeLocation, fake);
 
-      const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
+      const me = (await (
+        await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })
+      ).json()) as Json;
       // An address the provider does not vouch for is no account's address, MAILER_AUTOCONFIRM
       // or not (GoTrue confirms it here: review 2026-11-25, H2); identity_data keeps it.
-      expect(me.email).toBe(s.expected.emailVerified ? s.expected.email?.toLowerCase() ?? '' : '');
+      expect(me.email).toBe(s.expected.emailVerified ? (s.expected.email?.toLowerCase() ?? '') : '');
       expect(me.app_metadata.providers).toContain(name);
       const identity = me.identities.find((i: Json) => i.provider === name);
       expect(identity.id).toBe(s.expected.sub);
@@ -130,26 +196,32 @@ describe.each(ALL.map((s) => [s.provider, s] as const))('%s', (name, s) => {
     }
   });
 
-  test('without MAILER_AUTOCONFIRM the provider\'s email_verified decides: a confirmed user, or a confirmation email and no session', async () => {
+  test("without MAILER_AUTOCONFIRM the provider's email_verified decides: a confirmed user, or a confirmation email and no session", async () => {
     const { fake, env, fetch } = await s.start();
     try {
       const { t, loc } = await run(s, strictDb, env, fake, fetch);
       if (s.expected.emailVerified) {
         expect(loc.searchParams.get('error_description')).toBeNull();
         const f = Object.fromEntries(new URLSearchParams(loc.hash.slice(1)));
-        const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
+        const me = (await (
+          await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })
+        ).json()) as Json;
         expect(me.email).toBe(s.expected.email?.toLowerCase() ?? '');
         expect(me.email_confirmed_at).toBeTruthy();
         expect(me.identities.find((i: Json) => i.provider === name).identity_data.email_verified).toBe(true);
       } else {
         expect(Object.fromEntries(loc.searchParams)).toEqual({
-          error: 'access_denied', error_code: 'provider_email_needs_verification',
+          error: 'access_denied',
+          error_code: 'provider_email_needs_verification',
           error_description: `Unverified email with ${name}. A confirmation email has been sent to your ${name} email`,
         });
         expect(loc.hash).not.toContain('access_token');
         expect(t.mails.at(-1)).toMatchObject({ kind: 'confirmation', to: s.expected.email!.toLowerCase() });
         // Pending until confirmed: not users.email yet (H2).
-        const users = await strictDb.orm.select().from(strictDb.t.users).where(eq(strictDb.t.users.emailChange, s.expected.email!.toLowerCase()));
+        const users = await strictDb.orm
+          .select()
+          .from(strictDb.t.users)
+          .where(eq(strictDb.t.users.emailChange, s.expected.email!.toLowerCase()));
         expect(users.map((u) => u.email)).toEqual([null]);
       }
     } finally {

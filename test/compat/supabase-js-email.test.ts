@@ -3,9 +3,7 @@
 // inside the test, and the test reads that email as a mail client would — it follows the link
 // (`fetch(link, { redirect: 'manual' })`, session or error in the Location fragment) or types in
 // the code (`verifyOtp`). Nothing is read from the server's database or log.
-import {
-  type Session, type SupabaseClient, type User, isAuthApiError,
-} from '@supabase/supabase-js';
+import { type Session, type SupabaseClient, type User, isAuthApiError } from '@supabase/supabase-js';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freePort } from '../helpers/free-port.ts';
@@ -44,11 +42,12 @@ function client(base: ServerProcess = server, key = anonKey): SupabaseClient {
 let n = 0;
 const email = (tag: string) => `${tag}-${Date.now().toString(36)}-${++n}@example.com`;
 
-const sign = (role: string) => new SignJWT({ role, iss: 'supabase-demo' })
-  .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-  .setIssuedAt()
-  .setExpirationTime('1h')
-  .sign(new TextEncoder().encode(JWT_SECRET));
+const sign = (role: string) =>
+  new SignJWT({ role, iss: 'supabase-demo' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
 
 async function start(extra: Record<string, string>): Promise<ServerProcess> {
   // The port is chosen first so that API_EXTERNAL_URL (the base of every link) points at this process.
@@ -77,7 +76,10 @@ beforeAll(async () => {
   [anonKey, serviceKey] = await Promise.all([sign('anon'), sign('service_role')]);
   server = await start({});
   // Booting takes a few seconds of CPU: the second process starts while the first one's tests run.
-  strictStarting = start({ AUTHSVC_SMTP_MAX_FREQUENCY: '1', AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true' });
+  strictStarting = start({
+    AUTHSVC_SMTP_MAX_FREQUENCY: '1',
+    AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
+  });
   strictStarting.catch(() => undefined); // reported by the beforeAll that awaits it
 }, 60_000);
 
@@ -164,15 +166,24 @@ async function followLink(link: URL, type: string, redirectTo: string): Promise<
   expect(again.target).toBe(redirectTo);
   expect([...again.fragment.keys()]).toEqual(ERROR_KEYS);
   expect(Object.fromEntries(again.fragment)).toEqual({
-    error: 'access_denied', error_code: 'otp_expired', error_description: 'Email link is invalid or has expired', sb: '',
+    error: 'access_denied',
+    error_code: 'otp_expired',
+    error_description: 'Email link is invalid or has expired',
+    sb: '',
   });
   return first.fragment;
 }
 
 /** The session from a link's fragment, installed in a fresh client the way an app does it. */
-async function adopt(fragment: URLSearchParams, base: ServerProcess = server): Promise<{ sb: SupabaseClient; session: Session; user: User }> {
+async function adopt(
+  fragment: URLSearchParams,
+  base: ServerProcess = server,
+): Promise<{ sb: SupabaseClient; session: Session; user: User }> {
   const sb = client(base);
-  const set = await sb.auth.setSession({ access_token: fragment.get('access_token')!, refresh_token: fragment.get('refresh_token')! });
+  const set = await sb.auth.setSession({
+    access_token: fragment.get('access_token')!,
+    refresh_token: fragment.get('refresh_token')!,
+  });
   expect(set.error).toBeNull();
   const got = await sb.auth.getUser();
   expect(got.error).toBeNull();
@@ -196,7 +207,11 @@ describe('signup confirmation', () => {
   test('signUp → email with link and code → the link confirms and signs in; works once', async () => {
     const address = email('signup-link');
     const redirectTo = `${SITE_URL}/welcome`;
-    const up = await client().auth.signUp({ email: address, password: PASSWORD, options: { emailRedirectTo: redirectTo, data: { name: 'Ada' } } });
+    const up = await client().auth.signUp({
+      email: address,
+      password: PASSWORD,
+      options: { emailRedirectTo: redirectTo, data: { name: 'Ada' } },
+    });
     expect(up.error).toBeNull();
     expect(up.data.session).toBeNull();
     expect(up.data.user?.email_confirmed_at).toBeFalsy();
@@ -211,7 +226,11 @@ describe('signup confirmation', () => {
     const fragment = await followLink(link, 'signup', redirectTo);
 
     const { sb, session, user } = await adopt(fragment);
-    expect(user).toMatchObject({ id: up.data.user!.id, email: address, user_metadata: expect.objectContaining({ name: 'Ada' }) });
+    expect(user).toMatchObject({
+      id: up.data.user!.id,
+      email: address,
+      user_metadata: expect.objectContaining({ name: 'Ada' }),
+    });
     expect(user.email_confirmed_at).toBeTruthy();
     expect(session.user.id).toBe(user.id);
     // The refresh token from the fragment is a real one.
@@ -229,33 +248,40 @@ describe('signup confirmation', () => {
     expect(mailbox.to(address)).toHaveLength(1);
   });
 
-  test.each(['signup', 'email'] as const)('signUp → the code typed into verifyOtp({ type: %j }) confirms and signs in; works once', async (type) => {
-    const address = email(`signup-code-${type}`);
-    // A redirect_to off the site and the allow list is replaced by SITE_URL.
-    const up = await client().auth.signUp({ email: address, password: PASSWORD, options: { emailRedirectTo: 'https://evil.example/steal' } });
-    expect(up.error).toBeNull();
-    const letter = await receive(address, SUBJECTS.confirmation);
-    expectVerifyLink(letter.link, server, 'signup', SITE_URL);
+  test.each(['signup', 'email'] as const)(
+    'signUp → the code typed into verifyOtp({ type: %j }) confirms and signs in; works once',
+    async (type) => {
+      const address = email(`signup-code-${type}`);
+      // A redirect_to off the site and the allow list is replaced by SITE_URL.
+      const up = await client().auth.signUp({
+        email: address,
+        password: PASSWORD,
+        options: { emailRedirectTo: 'https://evil.example/steal' },
+      });
+      expect(up.error).toBeNull();
+      const letter = await receive(address, SUBJECTS.confirmation);
+      expectVerifyLink(letter.link, server, 'signup', SITE_URL);
 
-    const sb = client();
-    const v = await sb.auth.verifyOtp({ email: address, token: letter.code, type });
-    expect(v.error).toBeNull();
-    expect(v.data.session?.access_token).toBeTruthy();
-    expect(v.data.user).toMatchObject({ id: up.data.user!.id, email: address });
-    expect(v.data.user?.email_confirmed_at).toBeTruthy();
-    const got = await sb.auth.getUser();
-    expect(got.data.user?.id).toBe(up.data.user!.id);
+      const sb = client();
+      const v = await sb.auth.verifyOtp({ email: address, token: letter.code, type });
+      expect(v.error).toBeNull();
+      expect(v.data.session?.access_token).toBeTruthy();
+      expect(v.data.user).toMatchObject({ id: up.data.user!.id, email: address });
+      expect(v.data.user?.email_confirmed_at).toBeTruthy();
+      const got = await sb.auth.getUser();
+      expect(got.data.user?.id).toBe(up.data.user!.id);
 
-    const again = await client().auth.verifyOtp({ email: address, token: letter.code, type });
-    expect(isAuthApiError(again.error)).toBe(true);
-    expect(again.error).toMatchObject({ status: 403, code: 'otp_expired' });
-    // And the link of the same email is spent too.
-    const late = await click(letter.link!);
-    expect(late.status).toBe(303);
-    expect(late.fragment.get('error_code')).toBe('otp_expired');
-  });
+      const again = await client().auth.verifyOtp({ email: address, token: letter.code, type });
+      expect(isAuthApiError(again.error)).toBe(true);
+      expect(again.error).toMatchObject({ status: 403, code: 'otp_expired' });
+      // And the link of the same email is spent too.
+      const late = await click(letter.link!);
+      expect(late.status).toBe(303);
+      expect(late.fragment.get('error_code')).toBe('otp_expired');
+    },
+  );
 
-  test('verifyOtp({ token_hash, type }) with the hash from the link (an app\'s own confirm page) signs in once', async () => {
+  test("verifyOtp({ token_hash, type }) with the hash from the link (an app's own confirm page) signs in once", async () => {
     const address = email('signup-hash');
     const up = await client().auth.signUp({ email: address, password: PASSWORD });
     expect(up.error).toBeNull();
@@ -274,23 +300,29 @@ describe('signup confirmation', () => {
 });
 
 describe('signInWithOtp', () => {
-  test.each(['magiclink', 'email'] as const)('a confirmed user gets a magic link whose code verifies as %j', async (type) => {
-    const address = await confirmedUser(server, `otp-${type}`);
-    const redirectTo = `${SITE_URL}/app`;
-    const sent = await client().auth.signInWithOtp({ email: address, options: { shouldCreateUser: false, emailRedirectTo: redirectTo } });
-    expect(sent.error).toBeNull();
-    const letter = await receive(address, SUBJECTS.magicLink);
-    expectVerifyLink(letter.link, server, 'magiclink', redirectTo);
+  test.each(['magiclink', 'email'] as const)(
+    'a confirmed user gets a magic link whose code verifies as %j',
+    async (type) => {
+      const address = await confirmedUser(server, `otp-${type}`);
+      const redirectTo = `${SITE_URL}/app`;
+      const sent = await client().auth.signInWithOtp({
+        email: address,
+        options: { shouldCreateUser: false, emailRedirectTo: redirectTo },
+      });
+      expect(sent.error).toBeNull();
+      const letter = await receive(address, SUBJECTS.magicLink);
+      expectVerifyLink(letter.link, server, 'magiclink', redirectTo);
 
-    const sb = client();
-    const v = await sb.auth.verifyOtp({ email: address, token: letter.code, type });
-    expect(v.error).toBeNull();
-    expect(v.data.user?.email).toBe(address);
-    expect((await sb.auth.getUser()).data.user?.email).toBe(address);
+      const sb = client();
+      const v = await sb.auth.verifyOtp({ email: address, token: letter.code, type });
+      expect(v.error).toBeNull();
+      expect(v.data.user?.email).toBe(address);
+      expect((await sb.auth.getUser()).data.user?.email).toBe(address);
 
-    const again = await client().auth.verifyOtp({ email: address, token: letter.code, type });
-    expect(again.error).toMatchObject({ status: 403, code: 'otp_expired' });
-  });
+      const again = await client().auth.verifyOtp({ email: address, token: letter.code, type });
+      expect(again.error).toMatchObject({ status: 403, code: 'otp_expired' });
+    },
+  );
 
   test('a new address gets a confirmation; once confirmed, a magic link whose link signs in once', async () => {
     const address = email('otp-new');
@@ -375,7 +407,11 @@ describe('invite', () => {
     const link = expectVerifyLink(letter.link, server, 'invite', redirectTo);
     const fragment = await followLink(link, 'invite', redirectTo);
     const { sb, user } = await adopt(fragment);
-    expect(user).toMatchObject({ id: invited.data.user!.id, email: address, user_metadata: expect.objectContaining({ team: 'blue' }) });
+    expect(user).toMatchObject({
+      id: invited.data.user!.id,
+      email: address,
+      user_metadata: expect.objectContaining({ team: 'blue' }),
+    });
     expect(user.email_confirmed_at).toBeTruthy();
 
     expect((await sb.auth.updateUser({ password: PASSWORD })).error).toBeNull();
@@ -401,7 +437,11 @@ describe('with SMTP_MAX_FREQUENCY=1 and reauthentication required', () => {
 
     await new Promise((r) => setTimeout(r, 1_100));
     const redirectTo = `${SITE_URL}/again`;
-    const again = await client(strict).auth.resend({ type: 'signup', email: address, options: { emailRedirectTo: redirectTo } });
+    const again = await client(strict).auth.resend({
+      type: 'signup',
+      email: address,
+      options: { emailRedirectTo: redirectTo },
+    });
     expect(again.error).toBeNull();
     const second = await receive(address, SUBJECTS.confirmation);
     expectVerifyLink(second.link, strict, 'signup', redirectTo);
@@ -437,7 +477,10 @@ describe('with SMTP_MAX_FREQUENCY=1 and reauthentication required', () => {
     const letter = await receive(address, SUBJECTS.reauthentication);
     expect(letter.link).toBeUndefined(); // a nonce is typed in, never clicked
 
-    const wrong = await sb.auth.updateUser({ password: NEW_PASSWORD, nonce: letter.code === '000000' ? '111111' : '000000' });
+    const wrong = await sb.auth.updateUser({
+      password: NEW_PASSWORD,
+      nonce: letter.code === '000000' ? '111111' : '000000',
+    });
     expect(wrong.error).toMatchObject({ status: 422, code: 'reauthentication_not_valid' });
 
     const ok = await sb.auth.updateUser({ password: NEW_PASSWORD, nonce: letter.code });
@@ -455,8 +498,17 @@ describe('PKCE (flowType: "pkce")', () => {
     const store = new Map<string, string>();
     const sb = supabaseClient(server.url, anonKey, {
       auth: {
-        flowType: 'pkce', persistSession: true,
-        storage: { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => { store.set(k, v); }, removeItem: (k) => { store.delete(k); } },
+        flowType: 'pkce',
+        persistSession: true,
+        storage: {
+          getItem: (k) => store.get(k) ?? null,
+          setItem: (k, v) => {
+            store.set(k, v);
+          },
+          removeItem: (k) => {
+            store.delete(k);
+          },
+        },
       },
     });
     const address = email('pkce');
@@ -480,7 +532,8 @@ describe('PKCE (flowType: "pkce")', () => {
     expect((await sb.auth.getUser()).data.user?.email_confirmed_at).toBeTruthy();
     // The flow state is gone: the same code cannot be traded again.
     const replay = await fetch(`${server.url}/token?grant_type=pkce`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ auth_code: code, code_verifier: 'x'.repeat(43) }),
     });
     expect(replay.status).toBe(404);

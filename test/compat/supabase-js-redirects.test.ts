@@ -7,8 +7,12 @@ import { openTestDb } from '../helpers/db.ts';
 
 const SITE_URL = 'http://localhost:3000';
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 /** Signs a user up, requests a magic link with `redirectTo` in the query, follows the mailed link. */
 async function followMagicLink(t: TestApp, redirectTo: string): Promise<{ mailRedirect: string; location: string }> {
@@ -26,7 +30,10 @@ async function followMagicLink(t: TestApp, redirectTo: string): Promise<{ mailRe
 
 describe('redirect_to through a magic link (issue 11)', () => {
   test('a host WHATWG reads as evil.com falls back to SITE_URL', async () => {
-    const t = await buildTestApp(db, { AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**', AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+    const t = await buildTestApp(db, {
+      AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**',
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+    });
     const attack = 'https://evil%2ecom?.example.com/?x=1';
     expect(new URL(attack).hostname).toBe('evil.com'); // what a browser would visit
     const { mailRedirect, location } = await followMagicLink(t, attack);
@@ -38,7 +45,10 @@ describe('redirect_to through a magic link (issue 11)', () => {
   });
 
   test('an allow-listed redirect_to is honoured, with the session in the fragment', async () => {
-    const t = await buildTestApp(db, { AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**', AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+    const t = await buildTestApp(db, {
+      AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**',
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+    });
     const { mailRedirect, location } = await followMagicLink(t, 'https://app.example.com/cb');
     expect(mailRedirect).toBe('https://app.example.com/cb');
     expect(location.startsWith('https://app.example.com/cb#')).toBe(true);
@@ -47,7 +57,10 @@ describe('redirect_to through a magic link (issue 11)', () => {
   });
 
   test('a redirect_to with + or %xx reaches the browser unchanged (the link escapes it)', async () => {
-    const t = await buildTestApp(db, { AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**', AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
+    const t = await buildTestApp(db, {
+      AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**',
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+    });
     for (const target of ['https://app.example.com/a+b', 'https://app.example.com/p%2Fq']) {
       const { location } = await followMagicLink(t, target);
       expect(location.startsWith(`${target}#`), location).toBe(true);

@@ -13,7 +13,6 @@ let server: ServerProcess;
 let confirmServer: ServerProcess;
 let anonKey: string;
 
-
 function client(base: ServerProcess = server): SupabaseClient {
   return supabaseClient(base.url, anonKey);
 }
@@ -29,9 +28,11 @@ beforeAll(async () => {
     .setExpirationTime('1h')
     .sign(new TextEncoder().encode(JWT_SECRET));
   const env = {
-    AUTHSVC_JWT_SECRET: JWT_SECRET, AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+    AUTHSVC_JWT_SECRET: JWT_SECRET,
+    AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
     // GoTrue's code defaults both to "", Supabase deployments set them; the client does not care.
-    AUTHSVC_JWT_AUD: 'authenticated', AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'authenticated',
+    AUTHSVC_JWT_AUD: 'authenticated',
+    AUTHSVC_JWT_DEFAULT_GROUP_NAME: 'authenticated',
   };
   // Each in its own empty working directory, so each on its own embedded database.
   [server, confirmServer] = await Promise.all([
@@ -123,7 +124,11 @@ describe('supabase-js against the real server', () => {
     const anon = await sb.auth.signInAnonymously({ options: { data: { color: 'blue' } } });
     expect(anon.error).toBeNull();
     expect(anon.data.session?.access_token).toBeTruthy();
-    expect(anon.data.user).toMatchObject({ is_anonymous: true, role: 'authenticated', user_metadata: { color: 'blue' } });
+    expect(anon.data.user).toMatchObject({
+      is_anonymous: true,
+      role: 'authenticated',
+      user_metadata: { color: 'blue' },
+    });
     const got = await sb.auth.getUser();
     expect(got.error).toBeNull();
     expect(got.data.user?.id).toBe(anon.data.user?.id);
@@ -148,7 +153,9 @@ describe('supabase-js against the real server', () => {
     expect(up.data.user?.confirmation_sent_at).toBeTruthy();
     expect(up.data.user?.email_confirmed_at).toBeFalsy();
 
-    const line = await confirmServer.waitForLine((l) => l.includes('email (log transport: not sent)') && l.includes(address));
+    const line = await confirmServer.waitForLine(
+      (l) => l.includes('email (log transport: not sent)') && l.includes(address),
+    );
     const mail = JSON.parse(line) as Record<string, unknown>;
     expect(mail).toMatchObject({ msg: 'email (log transport: not sent)', to: address });
     expect(mail.code).toMatch(/^\d{6}$/);

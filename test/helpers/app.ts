@@ -57,25 +57,44 @@ function keepCookies(jar: Map<string, string>, res: Response): void {
  */
 const TEST_HASHER = createNodeHasher({ cost: 4 });
 
-export async function buildTestApp(db: Database, env: Record<string, string> = {}, over: Partial<Deps> = {}): Promise<TestApp> {
+export async function buildTestApp(
+  db: Database,
+  env: Record<string, string> = {},
+  over: Partial<Deps> = {},
+): Promise<TestApp> {
   const parsed = parseConfig({ ...BASE_ENV, ...env }, { local: true });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const config = { ...parsed.config, db: { ...parsed.config.db, namespace: db.namespace } };
   const mails: MailRequest[] = [];
   const logs: string[] = [];
-  const mailer: Mailer = { async send(m) { mails.push(m); } };
+  const mailer: Mailer = {
+    async send(m) {
+      mails.push(m);
+    },
+  };
   const deps: Deps = {
-    config, db, mailer, keys: await loadKeySet(config.jwt), hasher: TEST_HASHER,
+    config,
+    db,
+    mailer,
+    keys: await loadKeySet(config.jwt),
+    hasher: TEST_HASHER,
     sms: createSmsProvider(config.sms, globalThis.fetch.bind(globalThis)),
-    fetch: globalThis.fetch.bind(globalThis), now: () => new Date(), randomBytes: cryptoRandomBytes,
-    logger: createLogger(config.log.level, (l) => logs.push(l)), version: '0.0.0-test',
+    fetch: globalThis.fetch.bind(globalThis),
+    now: () => new Date(),
+    randomBytes: cryptoRandomBytes,
+    logger: createLogger(config.log.level, (l) => logs.push(l)),
+    version: '0.0.0-test',
     samlXml: () => import('../../src/adapters/saml-xml.ts').then((m) => m.samlXml),
     ...over,
   };
   const app = createApp(deps);
   const cookies = new Map<string, string>();
   return {
-    app, deps, mails, logs, cookies,
+    app,
+    deps,
+    mails,
+    logs,
+    cookies,
     async request(method, path, body, headers = {}) {
       const sent = { ...headers };
       if (cookies.size > 0 && !Object.keys(sent).some((k) => k.toLowerCase() === 'cookie')) {
@@ -100,7 +119,11 @@ export function uniqueEmail(prefix = 'user'): string {
 }
 
 /** Signs a user up under autoconfirm and returns the session body. */
-export async function signUpConfirmed(t: TestApp, email = uniqueEmail(), password = 'correct-horse-1'): Promise<{ email: string; password: string; session: Record<string, any> }> {
+export async function signUpConfirmed(
+  t: TestApp,
+  email = uniqueEmail(),
+  password = 'correct-horse-1',
+): Promise<{ email: string; password: string; session: Record<string, any> }> {
   const res = await t.request('POST', '/signup', { email, password });
   if (res.status !== 200) throw new Error(`signup failed: ${res.status} ${await res.text()}`);
   return { email, password, session: (await res.json()) as Record<string, any> };

@@ -18,7 +18,8 @@ const BACKGROUND_ROWS = Number(process.env.TEST_BACKGROUND_ROWS ?? '0');
 async function writeBackgroundRows(db: Database, namespace: string, n: number): Promise<void> {
   const ns = `"${namespace}"`;
   const old = `now() - interval '1 day'`;
-  await db.withSession((s) => s.exec(`
+  await db.withSession((s) =>
+    s.exec(`
     insert into ${ns}.users (instance_id, id, aud, role, email, phone, encrypted_password, email_confirmed_at,
                              raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
     select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', 'authenticated',
@@ -34,7 +35,8 @@ async function writeBackgroundRows(db: Database, namespace: string, n: number): 
     select md5(s.id::text), s.user_id::text, false, ${old}, ${old}, s.id from ${ns}.sessions s;
     insert into ${ns}.audit_log_entries (instance_id, id, payload, created_at, ip_address)
     select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), '{}', ${old}, '' from generate_series(1, ${Math.floor(n)});
-    analyze ${ns}.users, ${ns}.identities, ${ns}.sessions, ${ns}.refresh_tokens, ${ns}.audit_log_entries;`));
+    analyze ${ns}.users, ${ns}.identities, ${ns}.sessions, ${ns}.refresh_tokens, ${ns}.audit_log_entries;`),
+  );
 }
 
 export function uniqueNamespace(): string {

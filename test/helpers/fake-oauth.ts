@@ -40,25 +40,37 @@ export async function startFakeProvider(routes: Record<string, FakeRoute> = {}):
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = '';
     req.setEncoding('utf8');
-    req.on('data', (d: string) => { body += d; });
+    req.on('data', (d: string) => {
+      body += d;
+    });
     req.on('end', async () => {
       const seen: SeenRequest = {
-        method: req.method!, path: req.url!, headers: req.headers, body,
+        method: req.method!,
+        path: req.url!,
+        headers: req.headers,
+        body,
         form: Object.fromEntries(new URLSearchParams(body)),
         url: typeof req.headers['x-fake-original-url'] === 'string' ? req.headers['x-fake-original-url'] : undefined,
       };
       requests.push(seen);
       const route = table.get(`${req.method} ${req.url!.split('?')[0]}`);
-      const answer: FakeAnswer = route ? await route(seen) : { status: 404, body: { error: 'no such route in the fake' } };
+      const answer: FakeAnswer = route
+        ? await route(seen)
+        : { status: 404, body: { error: 'no such route in the fake' } };
       const isText = typeof answer.body === 'string';
-      res.writeHead(answer.status ?? 200, { 'content-type': isText ? 'text/plain' : 'application/json', ...answer.headers });
+      res.writeHead(answer.status ?? 200, {
+        'content-type': isText ? 'text/plain' : 'application/json',
+        ...answer.headers,
+      });
       res.end(isText ? (answer.body as string) : JSON.stringify(answer.body ?? {}));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    base, requests, routes: table,
+    base,
+    requests,
+    routes: table,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

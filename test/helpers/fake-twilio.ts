@@ -31,7 +31,9 @@ export async function startFakeTwilio(): Promise<FakeTwilio> {
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
     req.setEncoding('utf8');
-    req.on('data', (d: string) => { raw += d; });
+    req.on('data', (d: string) => {
+      raw += d;
+    });
     req.on('end', () => {
       const form = new URLSearchParams(raw);
       fake.texts.push({ to: (form.get('To') ?? '').replace(/^\+/, ''), body: form.get('Body') ?? '' });
@@ -53,8 +55,13 @@ export async function startFakeTwilio(): Promise<FakeTwilio> {
 /** The phone settings for the real Twilio client pointed at `base` (credentials are the fake's). */
 export function twilioEnv(base: string): Record<string, string> {
   return {
-    AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_PROVIDER: 'twilio', AUTHSVC_SMS_TWILIO_BASE_URL: base,
-    AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-fake', AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'fake-token', AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-fake',
-    AUTHSVC_RATE_LIMIT_SMS_SENT: '100000', AUTHSVC_INTERNAL_HTTP_TIMEOUT: '300ms',
+    AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true',
+    AUTHSVC_SMS_PROVIDER: 'twilio',
+    AUTHSVC_SMS_TWILIO_BASE_URL: base,
+    AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-fake',
+    AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'fake-token',
+    AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-fake',
+    AUTHSVC_RATE_LIMIT_SMS_SENT: '100000',
+    AUTHSVC_INTERNAL_HTTP_TIMEOUT: '300ms',
   };
 }

@@ -50,13 +50,22 @@ export function useGithubFake(): GithubFake {
   beforeEach(() => {
     h.n += 1;
     const n = h.n;
-    h.user = { id: 90_000 + n + Math.floor(Math.random() * 1e6), login: `octo${n}`, name: `Octo Cat ${n}`, avatar_url: `https://avatars.example.com/${n}` };
+    h.user = {
+      id: 90_000 + n + Math.floor(Math.random() * 1e6),
+      login: `octo${n}`,
+      name: `Octo Cat ${n}`,
+      avatar_url: `https://avatars.example.com/${n}`,
+    };
     h.emails = [{ email: uniqueEmail('gh'), primary: true, verified: true }];
-    h.tokenAnswer = { status: 200, body: { access_token: `gho_token_${n}`, token_type: 'bearer', scope: 'user:email' } };
+    h.tokenAnswer = {
+      status: 200,
+      body: { access_token: `gho_token_${n}`, token_type: 'bearer', scope: 'user:email' },
+    };
     h.tokenRoute = undefined;
     h.fake.requests.length = 0;
   });
-  h.app = (env = {}, over = {}) => buildTestApp(h.db, { ...GITHUB_ENV, GOTRUE_EXTERNAL_GITHUB_URL: h.fake.base, ...env }, over);
+  h.app = (env = {}, over = {}) =>
+    buildTestApp(h.db, { ...GITHUB_ENV, GOTRUE_EXTERNAL_GITHUB_URL: h.fake.base, ...env }, over);
   return h;
 }
 

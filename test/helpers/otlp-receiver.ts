@@ -56,9 +56,13 @@ function fields(buf: Uint8Array): Fields {
     const wire = Number(tag & 7n);
     let value: bigint | Uint8Array;
     if (wire === 0) [value, pos] = readVarint(buf, pos);
-    else if (wire === 1) { value = new DataView(buf.buffer, buf.byteOffset + pos, 8).getBigUint64(0, true); pos += 8; }
-    else if (wire === 5) { value = BigInt(new DataView(buf.buffer, buf.byteOffset + pos, 4).getUint32(0, true)); pos += 4; }
-    else if (wire === 2) {
+    else if (wire === 1) {
+      value = new DataView(buf.buffer, buf.byteOffset + pos, 8).getBigUint64(0, true);
+      pos += 8;
+    } else if (wire === 5) {
+      value = BigInt(new DataView(buf.buffer, buf.byteOffset + pos, 4).getUint32(0, true));
+      pos += 4;
+    } else if (wire === 2) {
       const [len, q] = readVarint(buf, pos);
       value = buf.subarray(q, q + Number(len));
       pos = q + Number(len);
@@ -77,7 +81,11 @@ function anyValue(f: Fields): unknown {
   if (f.has(1)) return str(f, 1);
   if (f.has(2)) return (f.get(2)![0] as bigint) !== 0n;
   if (f.has(3)) return Number(BigInt.asIntN(64, f.get(3)![0] as bigint));
-  if (f.has(4)) { const dv = new DataView(new ArrayBuffer(8)); dv.setBigUint64(0, f.get(4)![0] as bigint, true); return dv.getFloat64(0, true); }
+  if (f.has(4)) {
+    const dv = new DataView(new ArrayBuffer(8));
+    dv.setBigUint64(0, f.get(4)![0] as bigint, true);
+    return dv.getFloat64(0, true);
+  }
   if (f.has(5)) return bytes(fields(bytes(f, 5)[0]!), 1).map((v) => anyValue(fields(v)));
   return undefined;
 }
@@ -101,8 +109,13 @@ export function decodeTraceProto(body: Uint8Array): ReceivedSpan[] {
       for (const s of bytes(fields(ss), 2)) {
         const f = fields(s);
         spans.push({
-          traceId: hex(f, 1), spanId: hex(f, 2), parentSpanId: hex(f, 4), name: str(f, 5),
-          kind: Number((f.get(6)?.[0] as bigint | undefined) ?? 0n), attributes: keyValues(bytes(f, 9)), resource,
+          traceId: hex(f, 1),
+          spanId: hex(f, 2),
+          parentSpanId: hex(f, 4),
+          name: str(f, 5),
+          kind: Number((f.get(6)?.[0] as bigint | undefined) ?? 0n),
+          attributes: keyValues(bytes(f, 9)),
+          resource,
         });
       }
     }
@@ -110,7 +123,13 @@ export function decodeTraceProto(body: Uint8Array): ReceivedSpan[] {
   return spans;
 }
 
-type JsonAny = { stringValue?: string; boolValue?: boolean; intValue?: string | number; doubleValue?: number; arrayValue?: { values?: JsonAny[] } };
+type JsonAny = {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: string | number;
+  doubleValue?: number;
+  arrayValue?: { values?: JsonAny[] };
+};
 type JsonKv = { key: string; value: JsonAny };
 
 function jsonValue(v: JsonAny): unknown {
@@ -122,19 +141,27 @@ function jsonValue(v: JsonAny): unknown {
   return undefined;
 }
 
-const jsonKvs = (list: JsonKv[] | undefined) => Object.fromEntries((list ?? []).map((kv) => [kv.key, jsonValue(kv.value)]));
+const jsonKvs = (list: JsonKv[] | undefined) =>
+  Object.fromEntries((list ?? []).map((kv) => [kv.key, jsonValue(kv.value)]));
 
 /** ExportTraceServiceRequest (OTLP/JSON: ids in hex) → spans. */
 export function decodeTraceJson(body: string): ReceivedSpan[] {
-  const doc = JSON.parse(body) as { resourceSpans?: { resource?: { attributes?: JsonKv[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[] };
+  const doc = JSON.parse(body) as {
+    resourceSpans?: { resource?: { attributes?: JsonKv[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[];
+  };
   const spans: ReceivedSpan[] = [];
   for (const rs of doc.resourceSpans ?? []) {
     const resource = jsonKvs(rs.resource?.attributes);
     for (const ss of rs.scopeSpans ?? []) {
       for (const s of ss.spans ?? []) {
         spans.push({
-          traceId: String(s.traceId), spanId: String(s.spanId), parentSpanId: String(s.parentSpanId ?? ''), name: String(s.name),
-          kind: Number(s.kind), attributes: jsonKvs(s.attributes as JsonKv[]), resource,
+          traceId: String(s.traceId),
+          spanId: String(s.spanId),
+          parentSpanId: String(s.parentSpanId ?? ''),
+          name: String(s.name),
+          kind: Number(s.kind),
+          attributes: jsonKvs(s.attributes as JsonKv[]),
+          resource,
         });
       }
     }
@@ -159,10 +186,14 @@ export async function startOtlpReceiver(opts: { delayMs?: number } = {}): Promis
       requests.push({ path, contentType, headers: req.headers });
       raw.push(body.toString('latin1'));
       const json = contentType.includes('json');
-      if (path.endsWith('/traces')) spans.push(...(json ? decodeTraceJson(body.toString('utf8')) : decodeTraceProto(new Uint8Array(body))));
+      if (path.endsWith('/traces'))
+        spans.push(...(json ? decodeTraceJson(body.toString('utf8')) : decodeTraceProto(new Uint8Array(body))));
       if (path.endsWith('/metrics') && json) {
-        const doc = JSON.parse(body.toString('utf8')) as { resourceMetrics?: { scopeMetrics?: { metrics?: { name: string }[] }[] }[] };
-        for (const rm of doc.resourceMetrics ?? []) for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metricNames.add(m.name);
+        const doc = JSON.parse(body.toString('utf8')) as {
+          resourceMetrics?: { scopeMetrics?: { metrics?: { name: string }[] }[] }[];
+        };
+        for (const rm of doc.resourceMetrics ?? [])
+          for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metricNames.add(m.name);
       }
       setTimeout(() => {
         res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
@@ -174,17 +205,26 @@ export async function startOtlpReceiver(opts: { delayMs?: number } = {}): Promis
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   return {
-    url: `http://127.0.0.1:${port}`, spans, metricNames, requests, raw,
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    metricNames,
+    requests,
+    raw,
     async waitFor(find, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;
       for (;;) {
         const found = find();
         if (found !== undefined && found !== false) return found;
-        if (Date.now() > until) throw new Error(`not received within ${timeoutMs} ms; spans: ${spans.map((s) => s.name).join(', ')}`);
+        if (Date.now() > until)
+          throw new Error(`not received within ${timeoutMs} ms; spans: ${spans.map((s) => s.name).join(', ')}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },
-    close: () => new Promise<void>((done) => { server.closeAllConnections(); server.close(() => done()); }),
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
   };
 }
 
@@ -195,7 +235,10 @@ export function parsePrometheus(text: string): Map<string, number> {
     if (!line || line.startsWith('#')) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (!m) continue;
-    const labels = [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].filter(([, k]) => k !== 'otel_scope_name').map(([, k, v]) => `${k}="${v}"`).sort();
+    const labels = [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)]
+      .filter(([, k]) => k !== 'otel_scope_name')
+      .map(([, k, v]) => `${k}="${v}"`)
+      .sort();
     out.set(labels.length ? `${m[1]}{${labels.join(',')}}` : m[1]!, Number(m[3]));
   }
   return out;

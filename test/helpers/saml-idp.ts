@@ -62,23 +62,35 @@ function encryptAssertion(assertion: string, to: KeyObject, cipher: 'aes256-gcm'
   const iv = randomBytes(gcm ? 12 : 16);
   const c = createCipheriv(gcm ? 'aes-256-gcm' : 'aes-128-cbc', key, iv);
   const body = Buffer.concat([c.update(assertion, 'utf8'), c.final()]);
-  const data = gcm ? Buffer.concat([iv, body, (c as ReturnType<typeof createCipheriv> & { getAuthTag(): Buffer }).getAuthTag()]) : Buffer.concat([iv, body]);
+  const data = gcm
+    ? Buffer.concat([iv, body, (c as ReturnType<typeof createCipheriv> & { getAuthTag(): Buffer }).getAuthTag()])
+    : Buffer.concat([iv, body]);
   const wrapped = publicEncrypt({ key: to, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' }, key);
   const alg = gcm ? 'http://www.w3.org/2009/xmlenc11#aes256-gcm' : `${XENC}aes128-cbc`;
-  return `<saml:EncryptedAssertion><xenc:EncryptedData xmlns:xenc="${XENC}" Type="${XENC}Element"><xenc:EncryptionMethod Algorithm="${alg}"/>`
-    + `<ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><xenc:EncryptedKey><xenc:EncryptionMethod Algorithm="${XENC}rsa-oaep-mgf1p"><ds:DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"/></xenc:EncryptionMethod>`
-    + `<xenc:CipherData><xenc:CipherValue>${wrapped.toString('base64')}</xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey></ds:KeyInfo>`
-    + `<xenc:CipherData><xenc:CipherValue>${data.toString('base64')}</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData></saml:EncryptedAssertion>`;
+  return (
+    `<saml:EncryptedAssertion><xenc:EncryptedData xmlns:xenc="${XENC}" Type="${XENC}Element"><xenc:EncryptionMethod Algorithm="${alg}"/>` +
+    `<ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><xenc:EncryptedKey><xenc:EncryptionMethod Algorithm="${XENC}rsa-oaep-mgf1p"><ds:DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"/></xenc:EncryptionMethod>` +
+    `<xenc:CipherData><xenc:CipherValue>${wrapped.toString('base64')}</xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey></ds:KeyInfo>` +
+    `<xenc:CipherData><xenc:CipherValue>${data.toString('base64')}</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData></saml:EncryptedAssertion>`
+  );
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const newId = () => `_${crypto.randomUUID().replaceAll('-', '')}`;
 
 function signElement(xml: string, localName: string, key: string, certB64: string): string {
-  const sig = new SignedXml({ privateKey: key, publicCert: certB64, canonicalizationAlgorithm: EXC_C14N, signatureAlgorithm: RSA_SHA256 });
+  const sig = new SignedXml({
+    privateKey: key,
+    publicCert: certB64,
+    canonicalizationAlgorithm: EXC_C14N,
+    signatureAlgorithm: RSA_SHA256,
+  });
   const xpath = `//*[local-name(.)='${localName}']`;
   sig.addReference({ xpath, digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] });
-  sig.computeSignature(xml, { prefix: 'ds', location: { reference: `${xpath}/*[local-name(.)='Issuer']`, action: 'after' } });
+  sig.computeSignature(xml, {
+    prefix: 'ds',
+    location: { reference: `${xpath}/*[local-name(.)='Issuer']`, action: 'after' },
+  });
   return sig.getSignedXml();
 }
 
@@ -102,32 +114,49 @@ export function createTestIdp(name = 'idp'): TestIdp {
     const until = new Date(now.getTime() + (o.validFor ?? 300) * 1000);
     const before = new Date(now.getTime() - 60_000);
     const irt = o.inResponseTo ? ` InResponseTo="${esc(o.inResponseTo)}"` : '';
-    const attrs = Object.entries(o.attributes ?? {}).map(([n, vs]) => `<saml:Attribute Name="${esc(n)}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic">${
-      vs.map((v) => `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${esc(v)}</saml:AttributeValue>`).join('')
-    }</saml:Attribute>`).join('');
+    const attrs = Object.entries(o.attributes ?? {})
+      .map(
+        ([n, vs]) =>
+          `<saml:Attribute Name="${esc(n)}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic">${vs
+            .map(
+              (v) =>
+                `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${esc(v)}</saml:AttributeValue>`,
+            )
+            .join('')}</saml:Attribute>`,
+      )
+      .join('');
     const issuer = o.issuer ?? entityId;
     const session = o.sessionNotOnOrAfter ? ` SessionNotOnOrAfter="${iso(o.sessionNotOnOrAfter)}"` : '';
-    const assertion = `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${o.assertionId ?? newId()}" Version="2.0" IssueInstant="${iso(now)}">`
-      + `<saml:Issuer>${esc(issuer)}</saml:Issuer>`
-      + `<saml:Subject><saml:NameID Format="${o.nameIdFormat ?? PERSISTENT}">${o.nameIdXml ?? esc(o.nameId ?? 'user-1')}</saml:NameID>`
-      + `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${irt} NotOnOrAfter="${iso(until)}" Recipient="${esc(o.recipient ?? o.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>`
-      + `<saml:Conditions NotBefore="${iso(before)}" NotOnOrAfter="${iso(until)}"><saml:AudienceRestriction><saml:Audience>${esc(o.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>`
-      + `<saml:AuthnStatement AuthnInstant="${iso(now)}" SessionIndex="${newId()}"${session}><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`
-      + (attrs ? `<saml:AttributeStatement>${attrs}</saml:AttributeStatement>` : '')
-      + '</saml:Assertion>';
+    const assertion =
+      `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${o.assertionId ?? newId()}" Version="2.0" IssueInstant="${iso(now)}">` +
+      `<saml:Issuer>${esc(issuer)}</saml:Issuer>` +
+      `<saml:Subject><saml:NameID Format="${o.nameIdFormat ?? PERSISTENT}">${o.nameIdXml ?? esc(o.nameId ?? 'user-1')}</saml:NameID>` +
+      `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${irt} NotOnOrAfter="${iso(until)}" Recipient="${esc(o.recipient ?? o.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>` +
+      `<saml:Conditions NotBefore="${iso(before)}" NotOnOrAfter="${iso(until)}"><saml:AudienceRestriction><saml:Audience>${esc(o.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+      `<saml:AuthnStatement AuthnInstant="${iso(now)}" SessionIndex="${newId()}"${session}><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+      (attrs ? `<saml:AttributeStatement>${attrs}</saml:AttributeStatement>` : '') +
+      '</saml:Assertion>';
     const sign = o.sign ?? 'assertion';
     const signingKey = o.signingKey ?? key;
-    const signedAssertion = sign === 'assertion' || sign === 'both' ? signElement(assertion, 'Assertion', signingKey, certB64) : assertion;
-    const response = `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${newId()}" Version="2.0" IssueInstant="${iso(now)}" Destination="${esc(o.destination ?? o.acsUrl)}"${irt}>`
-      + `<saml:Issuer>${esc(issuer)}</saml:Issuer>`
-      + '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>'
-      + (o.encryptTo ? encryptAssertion(signedAssertion.replace(/^<\?xml[^>]*>/, ''), o.encryptTo, o.dataCipher ?? 'aes256-gcm') : signedAssertion.replace(/^<\?xml[^>]*>/, ''))
-      + '</samlp:Response>';
+    const signedAssertion =
+      sign === 'assertion' || sign === 'both' ? signElement(assertion, 'Assertion', signingKey, certB64) : assertion;
+    const response =
+      `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${newId()}" Version="2.0" IssueInstant="${iso(now)}" Destination="${esc(o.destination ?? o.acsUrl)}"${irt}>` +
+      `<saml:Issuer>${esc(issuer)}</saml:Issuer>` +
+      '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>' +
+      (o.encryptTo
+        ? encryptAssertion(signedAssertion.replace(/^<\?xml[^>]*>/, ''), o.encryptTo, o.dataCipher ?? 'aes256-gcm')
+        : signedAssertion.replace(/^<\?xml[^>]*>/, '')) +
+      '</samlp:Response>';
     return sign === 'response' || sign === 'both' ? signElement(response, 'Response', signingKey, certB64) : response;
   }
 
   return {
-    entityId, ssoUrl, certB64, metadataXml, responseXml,
+    entityId,
+    ssoUrl,
+    certB64,
+    metadataXml,
+    responseXml,
     response: (o) => Buffer.from(responseXml(o)).toString('base64'),
   };
 }

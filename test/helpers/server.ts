@@ -72,7 +72,9 @@ export function spawnCli(opts: SpawnOptions = {}): CliProcess {
   const cwd = opts.cwd ?? tempDir();
   const [program, ...leading] = opts.command ?? [process.execPath, CLI];
   const proc = spawn(program!, [...leading, ...(opts.args ?? [])], {
-    cwd, env: childEnv(opts.env ?? {}), stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
+    env: childEnv(opts.env ?? {}),
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(proc);
   const lines: string[] = [];
@@ -85,20 +87,32 @@ export function spawnCli(opts: SpawnOptions = {}): CliProcess {
     const push = (line: string) => {
       into.push(line);
       lines.push(line);
-      for (const w of waiters) if (w.pred(line)) { waiters.delete(w); w.done(line); }
+      for (const w of waiters)
+        if (w.pred(line)) {
+          waiters.delete(w);
+          w.done(line);
+        }
     };
     stream?.on('data', (chunk: string) => {
       const parts = (rest + chunk).split('\n');
       rest = parts.pop() ?? '';
       for (const p of parts) push(p);
     });
-    stream?.on('end', () => { if (rest) push(rest); rest = ''; });
+    stream?.on('end', () => {
+      if (rest) push(rest);
+      rest = '';
+    });
   };
   collect(proc.stdout, stdout);
   collect(proc.stderr, stderr);
 
   const handle: CliProcess = {
-    proc, pid: proc.pid ?? -1, cwd, lines, stdout, stderr,
+    proc,
+    pid: proc.pid ?? -1,
+    cwd,
+    lines,
+    stdout,
+    stderr,
     exited: new Promise<Exit>((done) => {
       // 'close' (not 'exit') so every output line has been read when this resolves.
       proc.once('close', (code, signal) => {
@@ -129,7 +143,13 @@ export function spawnCli(opts: SpawnOptions = {}): CliProcess {
       const seen = lines.find(pred);
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise<string>((done, fail) => {
-        const w = { pred, done: (l: string) => { clearTimeout(timer); done(l); } };
+        const w = {
+          pred,
+          done: (l: string) => {
+            clearTimeout(timer);
+            done(l);
+          },
+        };
         const timer = setTimeout(() => {
           waiters.delete(w);
           fail(new Error(`no matching output line within ${timeoutMs} ms; output so far:\n${handle.output()}`));
@@ -138,7 +158,11 @@ export function spawnCli(opts: SpawnOptions = {}): CliProcess {
         void handle.exited.then(() => {
           if (!waiters.delete(w)) return;
           clearTimeout(timer);
-          fail(new Error(`process exited (${JSON.stringify(handle.exit)}) without a matching line; output:\n${handle.output()}`));
+          fail(
+            new Error(
+              `process exited (${JSON.stringify(handle.exit)}) without a matching line; output:\n${handle.output()}`,
+            ),
+          );
         });
       });
     },
@@ -147,7 +171,10 @@ export function spawnCli(opts: SpawnOptions = {}): CliProcess {
       proc.kill(signal);
       let timer: NodeJS.Timeout | undefined;
       const killed = new Promise<void>((done) => {
-        timer = setTimeout(() => { proc.kill('SIGKILL'); done(); }, timeoutMs);
+        timer = setTimeout(() => {
+          proc.kill('SIGKILL');
+          done();
+        }, timeoutMs);
       });
       const result = await Promise.race([handle.exited, killed.then(() => handle.exited)]);
       clearTimeout(timer);
@@ -164,7 +191,10 @@ export interface RunResult extends Exit {
 }
 
 /** Runs a command to completion (killed after `timeoutMs`). */
-export async function runCli(args: string[], opts: Omit<SpawnOptions, 'args'> & { timeoutMs?: number } = {}): Promise<RunResult> {
+export async function runCli(
+  args: string[],
+  opts: Omit<SpawnOptions, 'args'> & { timeoutMs?: number } = {},
+): Promise<RunResult> {
   const p = spawnCli({ ...opts, args });
   const timer = setTimeout(() => p.proc.kill('SIGKILL'), opts.timeoutMs ?? 90_000);
   const exit = await p.exited;
@@ -206,7 +236,8 @@ export async function startServer(opts: StartOptions = {}): Promise<ServerProces
 async function waitForHealth(p: CliProcess, port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (p.exit) throw new Error(`server exited (${JSON.stringify(p.exit)}) before answering /health; output:\n${p.output()}`);
+    if (p.exit)
+      throw new Error(`server exited (${JSON.stringify(p.exit)}) before answering /health; output:\n${p.output()}`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(1_000) });
       await res.body?.cancel();
@@ -221,13 +252,15 @@ async function waitForHealth(p: CliProcess, port: number, timeoutMs: number): Pr
 
 /** Stops every process still running (SIGTERM, then SIGKILL) and removes the temp directories. */
 export async function cleanupProcesses(): Promise<void> {
-  await Promise.all([...live].map(async (proc) => {
-    const closed = new Promise<void>((done) => proc.once('close', () => done()));
-    proc.kill('SIGTERM');
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-    await closed;
-    clearTimeout(timer);
-  }));
+  await Promise.all(
+    [...live].map(async (proc) => {
+      const closed = new Promise<void>((done) => proc.once('close', () => done()));
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+      await closed;
+      clearTimeout(timer);
+    }),
+  );
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
   dirs.clear();
 }

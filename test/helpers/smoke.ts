@@ -10,12 +10,20 @@ export interface SmokeTarget {
 
 type Json = Record<string, any>;
 
-async function call(t: SmokeTarget, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json; headers: Headers }> {
+async function call(
+  t: SmokeTarget,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json; headers: Headers }> {
   const res = await fetch(`${t.baseUrl}${path}`, {
-    method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) as Json : {}, headers: res.headers };
+  return { status: res.status, body: text ? (JSON.parse(text) as Json) : {}, headers: res.headers };
 }
 
 /** Runs the whole conversation; fails with the first unexpected answer. */
@@ -59,12 +67,18 @@ export async function runSmoke(t: SmokeTarget): Promise<void> {
   const me = await call(t, 'GET', '/user', undefined, auth);
   expect(me.status).toBe(200);
   expect(me.body.email).toBe(email);
-  const refreshed = await call(t, 'POST', '/token?grant_type=refresh_token', { refresh_token: signIn.body.refresh_token });
+  const refreshed = await call(t, 'POST', '/token?grant_type=refresh_token', {
+    refresh_token: signIn.body.refresh_token,
+  });
   expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
   expect(refreshed.body.refresh_token).not.toBe(signIn.body.refresh_token);
-  const logout = await call(t, 'POST', '/logout', undefined, { authorization: `Bearer ${refreshed.body.access_token}` });
+  const logout = await call(t, 'POST', '/logout', undefined, {
+    authorization: `Bearer ${refreshed.body.access_token}`,
+  });
   expect(logout.status).toBe(204);
-  const after = await call(t, 'POST', '/token?grant_type=refresh_token', { refresh_token: refreshed.body.refresh_token });
+  const after = await call(t, 'POST', '/token?grant_type=refresh_token', {
+    refresh_token: refreshed.body.refresh_token,
+  });
   expect(after.status).toBe(400);
   expect(after.body.error_code).toBe('refresh_token_not_found');
 }

@@ -7,7 +7,11 @@ export default {
     const opts = (await request.json()) as WorkerSmtpOptions;
     try {
       await createWorkerSmtpTransport(opts).deliver({
-        from: 'auth@example.com', to: 'user@example.com', subject: 'Hello', html: '<p>Hello</p>', text: 'Hello',
+        from: 'auth@example.com',
+        to: 'user@example.com',
+        subject: 'Hello',
+        html: '<p>Hello</p>',
+        text: 'Hello',
       });
       return Response.json({ ok: true });
     } catch (err) {

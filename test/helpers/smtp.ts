@@ -45,23 +45,26 @@ export async function startMailbox(): Promise<Mailbox> {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const raw = Buffer.concat(chunks);
-        PostalMime.parse(raw).then((parsed) => {
-          const mail: ReceivedMail = {
-            envelopeTo: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
-            envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-            raw,
-            parsed,
-          };
-          messages.push(mail);
-          for (const w of waiters) {
-            if (mail.envelopeTo.includes(w.address)) {
-              waiters.delete(w);
-              w.done(mail);
-              break;
+        PostalMime.parse(raw).then(
+          (parsed) => {
+            const mail: ReceivedMail = {
+              envelopeTo: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+              envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+              raw,
+              parsed,
+            };
+            messages.push(mail);
+            for (const w of waiters) {
+              if (mail.envelopeTo.includes(w.address)) {
+                waiters.delete(w);
+                w.done(mail);
+                break;
+              }
             }
-          }
-          cb();
-        }, (err: Error) => cb(err));
+            cb();
+          },
+          (err: Error) => cb(err),
+        );
       });
     },
   });
@@ -84,7 +87,10 @@ export async function startMailbox(): Promise<Mailbox> {
       return new Promise<ReceivedMail>((done, fail) => {
         const w = {
           address: key,
-          done: (m: ReceivedMail) => { clearTimeout(timer); done(m); },
+          done: (m: ReceivedMail) => {
+            clearTimeout(timer);
+            done(m);
+          },
         };
         const timer = setTimeout(() => {
           waiters.delete(w);
@@ -103,7 +109,10 @@ export async function startMailbox(): Promise<Mailbox> {
  */
 export function mailLink(mail: ReceivedMail): string | undefined {
   const href = mail.parsed.html?.match(/<a\s[^>]*href="([^"]+)"/i)?.[1];
-  return href?.replace(/&amp;/g, '&').replace(/&#34;|&quot;/g, '"').replace(/&#39;/g, "'");
+  return href
+    ?.replace(/&amp;/g, '&')
+    .replace(/&#34;|&quot;/g, '"')
+    .replace(/&#39;/g, "'");
 }
 
 /** The one-time code in the text part: a run of 6–10 digits standing on its own (links removed first). */

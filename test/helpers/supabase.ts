@@ -1,5 +1,10 @@
 // A supabase-js client for tests, against a server process (a URL) or an in-process app.
-import { type SupabaseClient, type SupabaseClientOptions, type WebSocketLikeConstructor, createClient } from '@supabase/supabase-js';
+import {
+  type SupabaseClient,
+  type SupabaseClientOptions,
+  type WebSocketLikeConstructor,
+  createClient,
+} from '@supabase/supabase-js';
 
 // Node 20 has no global WebSocket and supabase-js builds its realtime client eagerly; the tests
 // never open a channel, so a transport that refuses to construct is enough.
@@ -24,7 +29,9 @@ export function supabaseClient(url: string, key: string, opts: ClientOptions = {
 
 /** A client whose requests go straight to `app.request` (no server process, no port). */
 export function supabaseClientFor(
-  app: { request(path: string, init?: RequestInit): Response | Promise<Response> }, key = 'anon-key', opts: Omit<ClientOptions, 'fetch'> = {},
+  app: { request(path: string, init?: RequestInit): Response | Promise<Response> },
+  key = 'anon-key',
+  opts: Omit<ClientOptions, 'fetch'> = {},
 ): SupabaseClient {
   const base = 'http://authsvc.test';
   const viaApp = (input: RequestInfo | URL, init?: RequestInit) =>

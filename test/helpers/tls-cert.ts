@@ -48,7 +48,10 @@ export function selfSignedCert(extraIPv4: string[] = []): { key: string; cert: s
   );
   const signature = sign('sha256', tbs, privateKey);
   const certDer = seq(tbs, ecdsaSha256, der(0x03, Buffer.from([0]), signature));
-  const cert = `-----BEGIN CERTIFICATE-----\n${certDer.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+  const cert = `-----BEGIN CERTIFICATE-----\n${certDer
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END CERTIFICATE-----\n`;
   return { key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, cert };
 }
 

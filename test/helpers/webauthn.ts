@@ -59,33 +59,68 @@ export function derSignature(raw: Uint8Array): Uint8Array {
 export type Alg = 'ES256' | 'RS256' | 'EdDSA';
 export const FLAG = { UP: 0x01, UV: 0x04, BE: 0x08, BS: 0x10, AT: 0x40 } as const;
 
-export interface Key { alg: Alg; pair: CryptoKeyPair; cose: Uint8Array }
+export interface Key {
+  alg: Alg;
+  pair: CryptoKeyPair;
+  cose: Uint8Array;
+}
 
 export async function newKey(alg: Alg = 'ES256'): Promise<Key> {
   if (alg === 'ES256') {
-    const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+      'sign',
+      'verify',
+    ])) as CryptoKeyPair;
     const jwk = await crypto.subtle.exportKey('jwk', pair.publicKey);
-    const cose = cbor(new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, 'base64url')], [-3, Buffer.from(jwk.y!, 'base64url')]]));
+    const cose = cbor(
+      new Map<Cbor, Cbor>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, Buffer.from(jwk.x!, 'base64url')],
+        [-3, Buffer.from(jwk.y!, 'base64url')],
+      ]),
+    );
     return { alg, pair, cose };
   }
   if (alg === 'RS256') {
-    const pair = await crypto.subtle.generateKey(
-      { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' }, true, ['sign', 'verify'],
-    ) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey(
+      { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' },
+      true,
+      ['sign', 'verify'],
+    )) as CryptoKeyPair;
     const jwk = await crypto.subtle.exportKey('jwk', pair.publicKey);
-    const cose = cbor(new Map<Cbor, Cbor>([[1, 3], [3, -257], [-1, Buffer.from(jwk.n!, 'base64url')], [-2, Buffer.from(jwk.e!, 'base64url')]]));
+    const cose = cbor(
+      new Map<Cbor, Cbor>([
+        [1, 3],
+        [3, -257],
+        [-1, Buffer.from(jwk.n!, 'base64url')],
+        [-2, Buffer.from(jwk.e!, 'base64url')],
+      ]),
+    );
     return { alg, pair, cose };
   }
-  const pair = await crypto.subtle.generateKey({ name: 'Ed25519' }, true, ['sign', 'verify']) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, ['sign', 'verify'])) as CryptoKeyPair;
   const jwk = await crypto.subtle.exportKey('jwk', pair.publicKey);
-  const cose = cbor(new Map<Cbor, Cbor>([[1, 1], [3, -8], [-1, 6], [-2, Buffer.from(jwk.x!, 'base64url')]]));
+  const cose = cbor(
+    new Map<Cbor, Cbor>([
+      [1, 1],
+      [3, -8],
+      [-1, 6],
+      [-2, Buffer.from(jwk.x!, 'base64url')],
+    ]),
+  );
   return { alg, pair, cose };
 }
 
 async function sign(key: Key, bytes: Uint8Array): Promise<Uint8Array> {
   const data = new Uint8Array(bytes);
-  if (key.alg === 'ES256') return derSignature(new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key.pair.privateKey, data)));
-  if (key.alg === 'RS256') return new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', key.pair.privateKey, data));
+  if (key.alg === 'ES256')
+    return derSignature(
+      new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key.pair.privateKey, data)),
+    );
+  if (key.alg === 'RS256')
+    return new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', key.pair.privateKey, data));
   return new Uint8Array(await crypto.subtle.sign('Ed25519', key.pair.privateKey, data));
 }
 
@@ -106,14 +141,26 @@ export interface Overrides {
 export class SoftAuthenticator {
   counter = 0;
   userHandle?: string;
-  constructor(readonly key: Key, readonly id: Uint8Array, readonly origin: string, readonly aaguid = new Uint8Array(16)) {}
+  constructor(
+    readonly key: Key,
+    readonly id: Uint8Array,
+    readonly origin: string,
+    readonly aaguid = new Uint8Array(16),
+  ) {}
 
   static async create(origin = 'http://localhost:5173', alg: Alg = 'ES256'): Promise<SoftAuthenticator> {
     return new SoftAuthenticator(await newKey(alg), crypto.getRandomValues(new Uint8Array(32)), origin);
   }
 
   private clientData(type: string, challenge: string, o: Overrides): Uint8Array {
-    return new TextEncoder().encode(JSON.stringify({ type: o.type ?? type, challenge: o.challenge ?? challenge, origin: o.origin ?? this.origin, crossOrigin: false }));
+    return new TextEncoder().encode(
+      JSON.stringify({
+        type: o.type ?? type,
+        challenge: o.challenge ?? challenge,
+        origin: o.origin ?? this.origin,
+        crossOrigin: false,
+      }),
+    );
   }
 
   /** navigator.credentials.create() → RegistrationResponseJSON. `options` is publicKey creation options. */
@@ -121,13 +168,27 @@ export class SoftAuthenticator {
     this.userHandle = options.user?.id;
     const id = o.credentialId ?? this.id;
     const rpId = o.rpId ?? options.rp.id;
-    const flags = o.flags ?? (FLAG.UP | FLAG.UV | FLAG.AT);
+    const flags = o.flags ?? FLAG.UP | FLAG.UV | FLAG.AT;
     const attested = concat(this.aaguid, Uint8Array.of(id.length >> 8, id.length & 0xff), id, this.key.cose);
     const authData = concat(sha256(rpId), Uint8Array.of(flags), u32(o.counter ?? this.counter), attested);
-    const attestationObject = cbor(new Map<Cbor, Cbor>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
+    const attestationObject = cbor(
+      new Map<Cbor, Cbor>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', authData],
+      ]),
+    );
     return {
-      id: b64url(id), rawId: b64url(id), type: 'public-key', clientExtensionResults: {}, authenticatorAttachment: 'cross-platform',
-      response: { clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge, o)), attestationObject: b64url(attestationObject), transports: ['usb'] },
+      id: b64url(id),
+      rawId: b64url(id),
+      type: 'public-key',
+      clientExtensionResults: {},
+      authenticatorAttachment: 'cross-platform',
+      response: {
+        clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge, o)),
+        attestationObject: b64url(attestationObject),
+        transports: ['usb'],
+      },
     };
   }
 
@@ -136,14 +197,20 @@ export class SoftAuthenticator {
     const id = o.credentialId ?? this.id;
     if (o.counter === undefined) this.counter += 1;
     const rpId = o.rpId ?? options.rpId;
-    const authData = concat(sha256(rpId), Uint8Array.of(o.flags ?? (FLAG.UP | FLAG.UV)), u32(o.counter ?? this.counter));
+    const authData = concat(sha256(rpId), Uint8Array.of(o.flags ?? FLAG.UP | FLAG.UV), u32(o.counter ?? this.counter));
     const clientDataJSON = this.clientData('webauthn.get', options.challenge, o);
     const signature = await sign(o.signWith ?? this.key, concat(authData, sha256(clientDataJSON)));
     const handle = o.userHandle === undefined ? this.userHandle : o.userHandle;
     return {
-      id: b64url(id), rawId: b64url(id), type: 'public-key', clientExtensionResults: {}, authenticatorAttachment: 'cross-platform',
+      id: b64url(id),
+      rawId: b64url(id),
+      type: 'public-key',
+      clientExtensionResults: {},
+      authenticatorAttachment: 'cross-platform',
       response: {
-        clientDataJSON: b64url(clientDataJSON), authenticatorData: b64url(authData), signature: b64url(signature),
+        clientDataJSON: b64url(clientDataJSON),
+        authenticatorData: b64url(authData),
+        signature: b64url(signature),
         ...(handle ? { userHandle: handle } : {}),
       },
     };

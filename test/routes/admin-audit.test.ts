@@ -21,11 +21,16 @@ beforeAll(async () => {
     return new Date(last);
   };
   t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, { now });
-  const token = await new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(TEST_JWT_SECRET));
+  const token = await new SignJWT({ role: 'service_role' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
   admin = { authorization: `Bearer ${token}` };
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 async function audit(query: string, headers = admin): Promise<{ res: Response; entries: Json[] }> {
   const res = await t.request('GET', `/admin/audit${query}`, undefined, headers);
@@ -45,15 +50,27 @@ async function ok(res: Response, label: string): Promise<Json> {
 async function lifeOfAUser(email: string, data: Json = {}): Promise<void> {
   const ip = { 'x-forwarded-for': '203.0.113.7' };
   await ok(await t.request('POST', '/signup', { email, password: 'secret-pw-1', data }, ip), 'signup');
-  const login = await ok(await t.request('POST', '/token?grant_type=password', { email, password: 'secret-pw-1' }, ip), 'login');
-  const refreshed = await ok(await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: login.refresh_token }, ip), 'refresh');
-  const out = await t.request('POST', '/logout', undefined, { ...ip, authorization: `Bearer ${refreshed.access_token}` });
+  const login = await ok(
+    await t.request('POST', '/token?grant_type=password', { email, password: 'secret-pw-1' }, ip),
+    'login',
+  );
+  const refreshed = await ok(
+    await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: login.refresh_token }, ip),
+    'refresh',
+  );
+  const out = await t.request('POST', '/logout', undefined, {
+    ...ip,
+    authorization: `Bearer ${refreshed.access_token}`,
+  });
   expect(out.status).toBe(204);
-  await ok(await t.request('POST', '/admin/generate_link', { type: 'recovery', email }, { ...admin, ...ip }), 'generate_link');
+  await ok(
+    await t.request('POST', '/admin/generate_link', { type: 'recovery', email }, { ...admin, ...ip }),
+    'generate_link',
+  );
 }
 
 describe('GET /admin/audit', () => {
-  test('each action is recorded with its action, log_type, actor and IP, newest first, in GoTrue\'s shape', async () => {
+  test("each action is recorded with its action, log_type, actor and IP, newest first, in GoTrue's shape", async () => {
     const email = uniqueEmail('audit-life');
     await lifeOfAUser(email);
     const { res, entries } = await audit(`?${q('author', email)}`);
@@ -63,20 +80,40 @@ describe('GET /admin/audit', () => {
     // Newest first: the admin's recovery link is the last thing that happened, the signup the first.
     expect(actions[0]).toBe('user_recovery_requested');
     expect(actions.slice(-2).sort()).toEqual(['login', 'user_signedup']);
-    expect([...actions].sort()).toEqual(['login', 'login', 'logout', 'token_refreshed', 'token_revoked', 'user_recovery_requested', 'user_signedup'].sort());
+    expect([...actions].sort()).toEqual(
+      [
+        'login',
+        'login',
+        'logout',
+        'token_refreshed',
+        'token_revoked',
+        'user_recovery_requested',
+        'user_signedup',
+      ].sort(),
+    );
     const times = entries.map((e) => Date.parse(e.created_at));
     expect(times).toEqual([...times].sort((a, b) => b - a));
 
     const userId = entries[0]!.payload.actor_id;
     expect(userId).toMatch(/^[0-9a-f-]{36}$/);
     const logType: Record<string, string> = {
-      login: 'account', logout: 'account', user_signedup: 'team', token_refreshed: 'token', token_revoked: 'token', user_recovery_requested: 'user',
+      login: 'account',
+      logout: 'account',
+      user_signedup: 'team',
+      token_refreshed: 'token',
+      token_revoked: 'token',
+      user_recovery_requested: 'user',
     };
     for (const e of entries) {
       expect(Object.keys(e)).toEqual(['id', 'payload', 'created_at', 'ip_address']);
       expect(e.ip_address).toBe('203.0.113.7');
       expect(e.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
-      expect(e.payload).toMatchObject({ actor_id: userId, actor_username: email, actor_via_sso: false, log_type: logType[e.payload.action] });
+      expect(e.payload).toMatchObject({
+        actor_id: userId,
+        actor_username: email,
+        actor_via_sso: false,
+        log_type: logType[e.payload.action],
+      });
       // Go writes map keys sorted.
       expect(Object.keys(e.payload)).toEqual([...Object.keys(e.payload)].sort());
     }
@@ -87,15 +124,33 @@ describe('GET /admin/audit', () => {
     const invited = uniqueEmail('audit-invite');
     const created = uniqueEmail('audit-created');
     await ok(await t.request('POST', '/admin/generate_link', { type: 'invite', email: invited }, admin), 'invite');
-    await ok(await t.request('POST', '/admin/generate_link', { type: 'signup', email: created, password: 'secret-pw-1' }, admin), 'signup');
+    await ok(
+      await t.request(
+        'POST',
+        '/admin/generate_link',
+        { type: 'signup', email: created, password: 'secret-pw-1' },
+        admin,
+      ),
+      'signup',
+    );
     const { entries } = await audit(`?${q('author', 'service_role')}&per_page=1000`);
     const invite = entries.find((e) => e.payload.traits?.user_email === invited)!;
     expect(invite.payload).toEqual({
-      action: 'user_invited', actor_id: NIL, actor_username: 'service_role', actor_via_sso: false, log_type: 'team',
+      action: 'user_invited',
+      actor_id: NIL,
+      actor_username: 'service_role',
+      actor_via_sso: false,
+      log_type: 'team',
       traits: { user_email: invited, user_id: expect.stringMatching(/^[0-9a-f-]{36}$/) },
     });
     const signup = entries.find((e) => e.payload.traits?.user_email === created)!;
-    expect(signup.payload).toMatchObject({ action: 'user_signedup', actor_id: NIL, actor_username: 'service_role', log_type: 'team', traits: { provider: 'email' } });
+    expect(signup.payload).toMatchObject({
+      action: 'user_signedup',
+      actor_id: NIL,
+      actor_username: 'service_role',
+      log_type: 'team',
+      traits: { provider: 'email' },
+    });
   });
 
   test('paging: per_page and page, X-Total-Count and Link (next, last) with the query kept', async () => {
@@ -133,7 +188,10 @@ describe('GET /admin/audit', () => {
     expect((await audit('?per_page=0')).res.status).toBe(400);
     const { res: bad, entries: badBody } = await audit('?page=two');
     expect(bad.status).toBe(400);
-    expect(badBody[0]).toMatchObject({ error_code: 'validation_failed', msg: 'Bad Pagination Parameters: strconv.ParseUint: parsing "two": invalid syntax' });
+    expect(badBody[0]).toMatchObject({
+      error_code: 'validation_failed',
+      msg: 'Bad Pagination Parameters: strconv.ParseUint: parsing "two": invalid syntax',
+    });
   });
 
   test('scopes: author (username or full name), action, type; ILIKE substring', async () => {
@@ -141,7 +199,9 @@ describe('GET /admin/audit', () => {
     await lifeOfAUser(email, { full_name: 'Zebulon Quartermaine' });
     const { entries: byName } = await audit(`?${q('author', 'ZEBULON quarter')}`);
     expect(byName.length).toBe(7);
-    expect(byName.every((e) => e.payload.actor_name === 'Zebulon Quartermaine' && e.payload.actor_username === email)).toBe(true);
+    expect(
+      byName.every((e) => e.payload.actor_name === 'Zebulon Quartermaine' && e.payload.actor_username === email),
+    ).toBe(true);
     const { entries: byMail } = await audit(`?${q('author', email.slice(0, 20).toUpperCase())}`);
     expect(byMail.map((e) => e.id).sort()).toEqual(byName.map((e) => e.id).sort());
 
@@ -166,7 +226,11 @@ describe('GET /admin/audit', () => {
     for (const query of ['foo:bar', 'author', 'log_type:team']) {
       const { res, entries } = await audit(`?query=${encodeURIComponent(query)}`);
       expect(res.status).toBe(400);
-      expect(entries[0]).toMatchObject({ code: 400, error_code: 'validation_failed', msg: `Invalid query scope: ${query}` });
+      expect(entries[0]).toMatchObject({
+        code: 400,
+        error_code: 'validation_failed',
+        msg: `Invalid query scope: ${query}`,
+      });
     }
     const email = uniqueEmail('audit-user');
     const signup = await ok(await t.request('POST', '/signup', { email, password: 'secret-pw-1' }), 'signup');

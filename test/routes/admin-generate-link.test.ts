@@ -11,19 +11,27 @@ import { supabaseClientFor } from '../helpers/supabase.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
-
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const sha224 = (s: string) => createHash('sha224').update(s).digest('hex');
 
 async function roleToken(role: string): Promise<string> {
-  return new SignJWT({ role }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h')
+  return new SignJWT({ role })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
     .sign(new TextEncoder().encode(TEST_JWT_SECRET));
 }
 
 async function generate(t: TestApp, body: unknown, role = 'service_role'): Promise<{ status: number; body: Json }> {
-  const res = await t.request('POST', '/admin/generate_link', body, { authorization: `Bearer ${await roleToken(role)}` });
+  const res = await t.request('POST', '/admin/generate_link', body, {
+    authorization: `Bearer ${await roleToken(role)}`,
+  });
   return { status: res.status, body: (await res.json()) as Json };
 }
 
@@ -91,8 +99,14 @@ describe('POST /admin/generate_link', () => {
     const email = uniqueEmail('gl-signup');
     const body = await generateOk(t, { type: 'signup', email, password: 'secret-pw-1', data: { plan: 'pro' } });
     expect(body).toMatchObject({
-      email, aud: 'authenticated', role: 'authenticated', verification_type: 'signup', redirect_to: 'http://localhost:3000',
-      app_metadata: { provider: 'email', providers: ['email'] }, user_metadata: { plan: 'pro' }, is_anonymous: false,
+      email,
+      aud: 'authenticated',
+      role: 'authenticated',
+      verification_type: 'signup',
+      redirect_to: 'http://localhost:3000',
+      app_metadata: { provider: 'email', providers: ['email'] },
+      user_metadata: { plan: 'pro' },
+      is_anonymous: false,
     });
     expect(body.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(body.confirmation_sent_at).toBeTruthy();
@@ -101,8 +115,15 @@ describe('POST /admin/generate_link', () => {
     expect(body.identities[0]).toMatchObject({ provider: 'email', user_id: body.id });
     // As GoTrue: user_metadata is the data sent, exactly; the identity carries the address claims.
     expect(body.user_metadata).toEqual({ plan: 'pro' });
-    expect(body.identities[0].identity_data).toEqual({ sub: body.id, email, email_verified: false, phone_verified: false });
-    expect(body.action_link).toBe(`http://localhost:9999/verify?token=${body.hashed_token}&type=signup&redirect_to=http://localhost:3000`);
+    expect(body.identities[0].identity_data).toEqual({
+      sub: body.id,
+      email,
+      email_verified: false,
+      phone_verified: false,
+    });
+    expect(body.action_link).toBe(
+      `http://localhost:9999/verify?token=${body.hashed_token}&type=signup&redirect_to=http://localhost:3000`,
+    );
     expectTokenShape(body, email, 'signup');
     // Unconfirmed until the link is followed.
     const early = await passwordLogin(t, email, 'secret-pw-1');
@@ -113,7 +134,10 @@ describe('POST /admin/generate_link', () => {
     // Confirmed now: another signup link is refused.
     const dup = await generate(t, { type: 'signup', email, password: 'secret-pw-1' });
     expect(dup.status).toBe(422);
-    expect(dup.body).toMatchObject({ error_code: 'email_exists', msg: 'A user with this email address has already been registered' });
+    expect(dup.body).toMatchObject({
+      error_code: 'email_exists',
+      msg: 'A user with this email address has already been registered',
+    });
     expect(t.mails).toHaveLength(0);
   });
 
@@ -121,7 +145,12 @@ describe('POST /admin/generate_link', () => {
     const t = await buildTestApp(db);
     const email = uniqueEmail('gl-signup-code');
     const first = await generateOk(t, { type: 'signup', email, password: 'secret-pw-1', data: { a: 1, b: 2 } });
-    const second = await generateOk(t, { type: 'signup', email, password: 'ignored-password-2', data: { b: null, c: 3 } });
+    const second = await generateOk(t, {
+      type: 'signup',
+      email,
+      password: 'ignored-password-2',
+      data: { b: null, c: 3 },
+    });
     expect(second.id).toBe(first.id);
     expect(second.user_metadata).toMatchObject({ a: 1, c: 3 });
     expect(second.user_metadata).not.toHaveProperty('b');
@@ -160,7 +189,10 @@ describe('POST /admin/generate_link', () => {
 
     const other = uniqueEmail('gl-invite-code');
     const byCode = await generateOk(t, { type: 'invite', email: other });
-    expect(await verifyCode(t, { type: 'invite', email: other, token: byCode.email_otp })).toMatchObject({ type: 'invite', user: { email: other } });
+    expect(await verifyCode(t, { type: 'invite', email: other, token: byCode.email_otp })).toMatchObject({
+      type: 'invite',
+      user: { email: other },
+    });
     expect(t.mails).toHaveLength(0);
   });
 
@@ -173,7 +205,10 @@ describe('POST /admin/generate_link', () => {
     expectTokenShape(body, email, 'magiclink');
     await expectSessionLink(t, body.action_link, 'magiclink');
     const byCode = await generateOk(t, { type: 'magiclink', email });
-    expect(await verifyCode(t, { type: 'magiclink', email, token: byCode.email_otp })).toMatchObject({ type: 'magiclink', user: { email } });
+    expect(await verifyCode(t, { type: 'magiclink', email, token: byCode.email_otp })).toMatchObject({
+      type: 'magiclink',
+      user: { email },
+    });
     expect(t.mails).toHaveLength(0);
   });
 
@@ -189,7 +224,9 @@ describe('POST /admin/generate_link', () => {
     const other = uniqueEmail('gl-magic-new-code');
     const byCode = await generateOk(t, { type: 'magiclink', email: other });
     expect(byCode.verification_type).toBe('signup');
-    expect(await verifyCode(t, { type: 'signup', email: other, token: byCode.email_otp })).toMatchObject({ type: 'signup' });
+    expect(await verifyCode(t, { type: 'signup', email: other, token: byCode.email_otp })).toMatchObject({
+      type: 'signup',
+    });
     expect(t.mails).toHaveLength(0);
   });
 
@@ -204,16 +241,25 @@ describe('POST /admin/generate_link', () => {
     expect(second.hashed_token).not.toBe(body.hashed_token);
     await expectSessionLink(t, second.action_link, 'recovery');
     const byCode = await generateOk(t, { type: 'recovery', email });
-    expect(await verifyCode(t, { type: 'recovery', email, token: byCode.email_otp })).toMatchObject({ type: 'recovery' });
+    expect(await verifyCode(t, { type: 'recovery', email, token: byCode.email_otp })).toMatchObject({
+      type: 'recovery',
+    });
 
     const unknown = await generate(t, { type: 'recovery', email: uniqueEmail('nobody') });
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toMatchObject({ code: 404, error_code: 'user_not_found', msg: 'User with this email not found' });
+    expect(unknown.body).toMatchObject({
+      code: 404,
+      error_code: 'user_not_found',
+      msg: 'User with this email not found',
+    });
     expect(t.mails).toHaveLength(0);
   });
 
-  test('redirect_to: the body value when allowed, else the request\'s, else SITE_URL; the link carries it', async () => {
-    const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_URI_ALLOW_LIST: 'https://app.example.com/**' });
+  test("redirect_to: the body value when allowed, else the request's, else SITE_URL; the link carries it", async () => {
+    const t = await buildTestApp(db, {
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+      AUTHSVC_URI_ALLOW_LIST: 'https://app.example.com/**',
+    });
     const { email } = await signUpConfirmed(t, uniqueEmail('gl-redirect'));
     const allowed = await generateOk(t, { type: 'recovery', email, redirect_to: 'https://app.example.com/reset?x=1' });
     expect(allowed.redirect_to).toBe('https://app.example.com/reset?x=1');
@@ -222,38 +268,58 @@ describe('POST /admin/generate_link', () => {
     expect(location.origin + location.pathname).toBe('https://app.example.com/reset');
     const refused = await generateOk(t, { type: 'recovery', email, redirect_to: 'https://evil.example.org/' });
     expect(refused.redirect_to).toBe('http://localhost:3000');
-    const res = await t.request('POST', '/admin/generate_link?redirect_to=https://app.example.com/q', { type: 'recovery', email },
-      { authorization: `Bearer ${await roleToken('service_role')}` });
+    const res = await t.request(
+      'POST',
+      '/admin/generate_link?redirect_to=https://app.example.com/q',
+      { type: 'recovery', email },
+      { authorization: `Bearer ${await roleToken('service_role')}` },
+    );
     expect(((await res.json()) as Json).redirect_to).toBe('https://app.example.com/q');
   });
 
   describe('email change', () => {
     test('email_change_new without secure change: the code is hashed with the new address; link and code switch the address', async () => {
-      const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: 'false' });
+      const t = await buildTestApp(db, {
+        AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+        AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: 'false',
+      });
       const { email } = await signUpConfirmed(t, uniqueEmail('gl-ec'));
       const newEmail = uniqueEmail('gl-ec-new');
       const body = await generateOk(t, { type: 'email_change_new', email, new_email: newEmail });
       expect(body).toMatchObject({ email, new_email: newEmail, verification_type: 'email_change_new' });
       expect(body.email_change_sent_at).toBeTruthy();
       expectTokenShape(body, newEmail, 'email_change');
-      const [row] = await db.orm.select().from(db.t.oneTimeTokens).where(and(eq(db.t.oneTimeTokens.tokenType, 'email_change_token_new'), eq(db.t.oneTimeTokens.relatesTo, newEmail)));
+      const [row] = await db.orm
+        .select()
+        .from(db.t.oneTimeTokens)
+        .where(
+          and(eq(db.t.oneTimeTokens.tokenType, 'email_change_token_new'), eq(db.t.oneTimeTokens.relatesTo, newEmail)),
+        );
       // Stored: the code's hash with the new address (GoTrue hashes it with the current one) and
       // only the SHA-256 of the link's token.
       expect(row!.tokenHash).toBe(sha224(newEmail + body.email_otp));
       expect(row!.linkHash).toBe(createHash('sha256').update(body.hashed_token).digest('hex'));
       expect(body.hashed_token).not.toBe(sha224(email + body.email_otp));
       const fragment = await expectSessionLink(t, body.action_link, 'email_change');
-      const me = await t.request('GET', '/user', undefined, { authorization: `Bearer ${fragment.get('access_token')}` });
+      const me = await t.request('GET', '/user', undefined, {
+        authorization: `Bearer ${fragment.get('access_token')}`,
+      });
       expect(((await me.json()) as Json).email).toBe(newEmail);
       expect(await userRow(email)).toBeUndefined();
 
       const newer = uniqueEmail('gl-ec-newer');
       const byCode = await generateOk(t, { type: 'email_change_new', email: newEmail, new_email: newer });
-      expect(await verifyCode(t, { type: 'email_change', email: newer, token: byCode.email_otp })).toMatchObject({ type: 'email_change', user: { email: newer } });
+      expect(await verifyCode(t, { type: 'email_change', email: newer, token: byCode.email_otp })).toMatchObject({
+        type: 'email_change',
+        user: { email: newer },
+      });
 
       const current = await generate(t, { type: 'email_change_current', email: newer, new_email: uniqueEmail() });
       expect(current.status).toBe(400);
-      expect(current.body).toMatchObject({ error_code: 'validation_failed', msg: 'Enable secure email change to generate link for current email' });
+      expect(current.body).toMatchObject({
+        error_code: 'validation_failed',
+        msg: 'Enable secure email change to generate link for current email',
+      });
       expect(t.mails).toHaveLength(0);
     });
 
@@ -269,7 +335,9 @@ describe('POST /admin/generate_link', () => {
       expectTokenShape(nu, newEmail, 'email_change');
       // First half: the current address's link answers the message, no session.
       const half = await follow(t, cur.action_link);
-      expect(half.fragment.get('message')).toBe('Confirmation link accepted. Please proceed to confirm link sent to the other email');
+      expect(half.fragment.get('message')).toBe(
+        'Confirmation link accepted. Please proceed to confirm link sent to the other email',
+      );
       expect(half.fragment.get('access_token')).toBeNull();
       // Second half: the new address's code, with the new address.
       const done = await verifyCode(t, { type: 'email_change', email: newEmail, token: nu.email_otp });
@@ -308,7 +376,11 @@ describe('POST /admin/generate_link', () => {
       const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
       const { email } = await signUpConfirmed(t, uniqueEmail('gl-ece'));
       const { email: taken } = await signUpConfirmed(t, uniqueEmail('gl-ece-taken'));
-      const unknown = await generate(t, { type: 'email_change_new', email: uniqueEmail('nobody'), new_email: uniqueEmail() });
+      const unknown = await generate(t, {
+        type: 'email_change_new',
+        email: uniqueEmail('nobody'),
+        new_email: uniqueEmail(),
+      });
       expect(unknown.status).toBe(404);
       expect(unknown.body).toMatchObject({ error_code: 'user_not_found' });
       const missing = await generate(t, { type: 'email_change_new', email });
@@ -325,17 +397,27 @@ describe('POST /admin/generate_link', () => {
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
     const badType = await generate(t, { type: 'phone_change', email: uniqueEmail() });
     expect(badType.status).toBe(400);
-    expect(badType.body).toMatchObject({ error_code: 'validation_failed', msg: 'Invalid email action link type requested: phone_change' });
+    expect(badType.body).toMatchObject({
+      error_code: 'validation_failed',
+      msg: 'Invalid email action link type requested: phone_change',
+    });
     const noEmail = await generate(t, { type: 'signup', password: 'secret-pw-1' });
     expect(noEmail.status).toBe(400);
     expect(noEmail.body).toMatchObject({ error_code: 'validation_failed', msg: 'An email address is required' });
     const badEmail = await generate(t, { type: 'invite', email: 'not-an-email' });
     expect(badEmail.status).toBe(400);
     const { session } = await signUpConfirmed(t);
-    const asUser = await t.request('POST', '/admin/generate_link', { type: 'invite', email: uniqueEmail() }, { authorization: `Bearer ${session.access_token}` });
+    const asUser = await t.request(
+      'POST',
+      '/admin/generate_link',
+      { type: 'invite', email: uniqueEmail() },
+      { authorization: `Bearer ${session.access_token}` },
+    );
     expect(asUser.status).toBe(403);
     expect(await asUser.json()).toMatchObject({ error_code: 'not_admin' });
-    expect((await t.request('POST', '/admin/generate_link', { type: 'invite', email: uniqueEmail() })).status).toBe(401);
+    expect((await t.request('POST', '/admin/generate_link', { type: 'invite', email: uniqueEmail() })).status).toBe(
+      401,
+    );
     const admin = await generate(t, { type: 'invite', email: uniqueEmail() }, 'supabase_admin');
     expect(admin.status).toBe(200);
   });
@@ -347,14 +429,25 @@ describe('supabase-js auth.admin.generateLink', () => {
   }
 
   test('every type: properties and user come back split; the links verify', async () => {
-    const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'false', AUTHSVC_URI_ALLOW_LIST: 'https://app.example.com/**' });
+    const t = await buildTestApp(db, {
+      AUTHSVC_MAILER_AUTOCONFIRM: 'false',
+      AUTHSVC_URI_ALLOW_LIST: 'https://app.example.com/**',
+    });
     const admin = (await adminClient(t)).auth.admin;
 
     const signupEmail = uniqueEmail('js-signup');
-    const signup = await admin.generateLink({ type: 'signup', email: signupEmail, password: 'secret-pw-1', options: { data: { from: 'js' }, redirectTo: 'https://app.example.com/welcome' } });
+    const signup = await admin.generateLink({
+      type: 'signup',
+      email: signupEmail,
+      password: 'secret-pw-1',
+      options: { data: { from: 'js' }, redirectTo: 'https://app.example.com/welcome' },
+    });
     expect(signup.error).toBeNull();
     expect(signup.data.user).toMatchObject({ email: signupEmail, user_metadata: { from: 'js' } });
-    expect(signup.data.properties).toMatchObject({ verification_type: 'signup', redirect_to: 'https://app.example.com/welcome' });
+    expect(signup.data.properties).toMatchObject({
+      verification_type: 'signup',
+      redirect_to: 'https://app.example.com/welcome',
+    });
     expect(signup.data.user).not.toHaveProperty('action_link');
     const signedUp = await expectSessionLink(t, signup.data.properties!.action_link, 'signup');
     expect(signedUp.get('access_token')).toBeTruthy();
@@ -382,7 +475,11 @@ describe('supabase-js auth.admin.generateLink', () => {
     expect(nu.error).toBeNull();
     expect(nu.data.properties?.hashed_token).toMatch(/^[0-9a-f]{64}$/);
     expect(nu.data.properties?.hashed_token).not.toBe(sha224(newEmail + nu.data.properties!.email_otp));
-    const half = await t.request('POST', '/verify', { type: 'email_change', email: signupEmail, token: cur.data.properties!.email_otp });
+    const half = await t.request('POST', '/verify', {
+      type: 'email_change',
+      email: signupEmail,
+      token: cur.data.properties!.email_otp,
+    });
     expect(await half.json()).toMatchObject({ code: '200' });
     await expectSessionLink(t, nu.data.properties!.action_link, 'email_change');
     expect(await userRow(newEmail)).toBeTruthy();

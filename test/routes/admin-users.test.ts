@@ -15,11 +15,18 @@ import { supabaseClientFor } from '../helpers/supabase.ts';
 
 type Json = Record<string, any>;
 
-
 const HASHES: [string, string, string][] = [
   ['bcrypt', '$2a$10$XajjQvNhvvRt5GSeFk1xFeyqRrsxkhBkUiQeg0dt.wU1qD4aFDcga', 'allmine'],
-  ['argon2id', '$argon2id$v=19$m=32,t=3,p=2$SFVpOWJ0eXhjRzVkdGN1RQ$RXnb8rh7LaDcn07xsssqqulZYXOM/EUCEFMVcAcyYVk', 'test'],
-  ['Firebase scrypt', '$fbscrypt$v=1,n=14,r=8,p=1,ss=Bw==,sk=jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==$42xEC+ixf3L2lw==$lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ==', 'user1password'],
+  [
+    'argon2id',
+    '$argon2id$v=19$m=32,t=3,p=2$SFVpOWJ0eXhjRzVkdGN1RQ$RXnb8rh7LaDcn07xsssqqulZYXOM/EUCEFMVcAcyYVk',
+    'test',
+  ],
+  [
+    'Firebase scrypt',
+    '$fbscrypt$v=1,n=14,r=8,p=1,ss=Bw==,sk=jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==$42xEC+ixf3L2lw==$lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ==',
+    'user1password',
+  ],
 ];
 
 let db: Database;
@@ -29,7 +36,10 @@ let sb: SupabaseClient;
 let phoneCounter = 0;
 
 async function roleToken(role: string, extra: Record<string, unknown> = {}): Promise<string> {
-  return new SignJWT({ role, ...extra }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h')
+  return new SignJWT({ role, ...extra })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
     .sign(new TextEncoder().encode(TEST_JWT_SECRET));
 }
 
@@ -39,7 +49,8 @@ function client(key: string, headers: Record<string, string> = {}): SupabaseClie
 
 const admin = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   t.request(method, path, body, { authorization: `Bearer ${serviceKey}`, ...headers });
-const uniquePhone = () => `+1555${String(Date.now() % 100000).padStart(5, '0')}${String(++phoneCounter).padStart(2, '0')}`;
+const uniquePhone = () =>
+  `+1555${String(Date.now() % 100000).padStart(5, '0')}${String(++phoneCounter).padStart(2, '0')}`;
 const signIn = (body: Json) => t.request('POST', '/token?grant_type=password', body);
 
 async function userRow(id: string) {
@@ -60,7 +71,9 @@ beforeAll(async () => {
   serviceKey = await roleToken('service_role');
   sb = client(serviceKey);
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 describe('admin access', () => {
   test('no token → 401, a user token → 403 not_admin, a bad signature → 403 bad_jwt, supabase_admin → 200', async () => {
@@ -70,9 +83,16 @@ describe('admin access', () => {
 
     const autoconfirm = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
     const { session } = await signUpConfirmed(autoconfirm);
-    for (const [method, path] of [['GET', '/admin/users'], ['POST', '/admin/users'], ['GET', `/admin/users/${session.user.id}`],
-      ['PUT', `/admin/users/${session.user.id}`], ['DELETE', `/admin/users/${session.user.id}`]] as const) {
-      const res = await t.request(method, path, method === 'GET' ? undefined : { email: uniqueEmail() }, { authorization: `Bearer ${session.access_token}` });
+    for (const [method, path] of [
+      ['GET', '/admin/users'],
+      ['POST', '/admin/users'],
+      ['GET', `/admin/users/${session.user.id}`],
+      ['PUT', `/admin/users/${session.user.id}`],
+      ['DELETE', `/admin/users/${session.user.id}`],
+    ] as const) {
+      const res = await t.request(method, path, method === 'GET' ? undefined : { email: uniqueEmail() }, {
+        authorization: `Bearer ${session.access_token}`,
+      });
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(await res.json()).toMatchObject({ error_code: 'not_admin', msg: 'User not allowed' });
     }
@@ -80,13 +100,17 @@ describe('admin access', () => {
     expect(viaClient.error?.status).toBe(403);
     expect(viaClient.error?.code).toBe('not_admin');
 
-    const forged = await new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h')
+    const forged = await new SignJWT({ role: 'service_role' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('1h')
       .sign(new TextEncoder().encode('some-other-secret-of-at-least-32-chars!'));
     const bad = await t.request('GET', '/admin/users', undefined, { authorization: `Bearer ${forged}` });
     expect(bad.status).toBe(403);
     expect(await bad.json()).toMatchObject({ error_code: 'bad_jwt' });
 
-    const ok = await t.request('GET', '/admin/users', undefined, { authorization: `Bearer ${await roleToken('supabase_admin')}` });
+    const ok = await t.request('GET', '/admin/users', undefined, {
+      authorization: `Bearer ${await roleToken('supabase_admin')}`,
+    });
     expect(ok.status).toBe(200);
     expect(await (await t.request('GET', '/admin/users')).status).toBe(401);
     expect(await userRow(session.user.id)).toBeDefined(); // the forbidden DELETE did nothing
@@ -97,14 +121,20 @@ describe('create', () => {
   test('createUser: confirmed email user with metadata; signs in; audited as the admin', async () => {
     const email = uniqueEmail('Create');
     const { data, error } = await sb.auth.admin.createUser({
-      email, password: 'pw-123456', email_confirm: true,
+      email,
+      password: 'pw-123456',
+      email_confirm: true,
       user_metadata: { full_name: 'Ada Lovelace' },
       app_metadata: { plan: 'pro', provider: 'github', providers: ['github'] },
     });
     expect(error).toBeNull();
     const user = data.user!;
     expect(user).toMatchObject({
-      email: email.toLowerCase(), phone: '', role: 'authenticated', aud: 'authenticated', is_anonymous: false,
+      email: email.toLowerCase(),
+      phone: '',
+      role: 'authenticated',
+      aud: 'authenticated',
+      is_anonymous: false,
       user_metadata: { full_name: 'Ada Lovelace', email_verified: true },
       app_metadata: { provider: 'email', providers: ['email'], plan: 'pro' },
     });
@@ -112,14 +142,19 @@ describe('create', () => {
     expect(user.confirmed_at).toBeTruthy();
     expect(user.identities).toHaveLength(1);
     expect(user.identities![0]).toMatchObject({
-      provider: 'email', id: user.id, user_id: user.id, email: email.toLowerCase(),
+      provider: 'email',
+      id: user.id,
+      user_id: user.id,
+      email: email.toLowerCase(),
       identity_data: { sub: user.id, email: email.toLowerCase(), email_verified: true, phone_verified: false },
     });
     const login = await signIn({ email, password: 'pw-123456' });
     expect(login.status).toBe(200);
     const [entry] = await auditFor(user.id, 'user_signedup');
     expect(entry).toMatchObject({
-      actor_id: '00000000-0000-0000-0000-000000000000', actor_username: 'service_role', log_type: 'team',
+      actor_id: '00000000-0000-0000-0000-000000000000',
+      actor_username: 'service_role',
+      log_type: 'team',
       traits: { user_id: user.id, user_email: email.toLowerCase(), user_phone: '' },
     });
   });
@@ -145,13 +180,23 @@ describe('create', () => {
     const { data, error } = await sb.auth.admin.createUser({ phone, password: 'phone-pass-1', phone_confirm: true });
     expect(error).toBeNull();
     const user = data.user!;
-    expect(user).toMatchObject({ phone: phone.slice(1), email: '', app_metadata: { provider: 'phone', providers: ['phone'] } });
+    expect(user).toMatchObject({
+      phone: phone.slice(1),
+      email: '',
+      app_metadata: { provider: 'phone', providers: ['phone'] },
+    });
     expect(user.phone_confirmed_at).toBeTruthy();
-    expect(user.identities![0]).toMatchObject({ provider: 'phone', identity_data: { sub: user.id, phone: phone.slice(1), phone_verified: true } });
+    expect(user.identities![0]).toMatchObject({
+      provider: 'phone',
+      identity_data: { sub: user.id, phone: phone.slice(1), phone_verified: true },
+    });
     expect((await signIn({ phone, password: 'phone-pass-1' })).status).toBe(200);
     const dup = await admin('POST', '/admin/users', { phone: phone.replace('+1', '+1 ') });
     expect(dup.status).toBe(422);
-    expect(await dup.json()).toMatchObject({ error_code: 'phone_exists', msg: 'Phone number already registered by another user' });
+    expect(await dup.json()).toMatchObject({
+      error_code: 'phone_exists',
+      msg: 'Phone number already registered by another user',
+    });
     const both = await admin('POST', '/admin/users', { email: uniqueEmail(), phone: uniquePhone() });
     expect(((await both.json()) as Json).app_metadata).toEqual({ provider: 'email', providers: ['email', 'phone'] });
   });
@@ -173,8 +218,18 @@ describe('create', () => {
       [`/admin/users/not-a-uuid`, { email: uniqueEmail() }, 404, 'user_id must be an UUID'],
       [`/admin/users/00000000-0000-0000-0000-000000000000`, { email: uniqueEmail() }, 400, 'ID cannot be a nil uuid'],
       ['/admin/users', { email: uniqueEmail(), id: 'nope' }, 400, 'ID must conform to the uuid v4 format'],
-      ['/admin/users', { email: uniqueEmail(), id: '00000000-0000-0000-0000-000000000000' }, 400, 'ID cannot be a nil uuid'],
-      [`/admin/users/${crypto.randomUUID()}`, { email: uniqueEmail(), id: crypto.randomUUID() }, 400, 'The id in the body does not match the user_id in the path'],
+      [
+        '/admin/users',
+        { email: uniqueEmail(), id: '00000000-0000-0000-0000-000000000000' },
+        400,
+        'ID cannot be a nil uuid',
+      ],
+      [
+        `/admin/users/${crypto.randomUUID()}`,
+        { email: uniqueEmail(), id: crypto.randomUUID() },
+        400,
+        'The id in the body does not match the user_id in the path',
+      ],
     ];
     for (const [path, body, status, msg] of cases) {
       const r = await admin('POST', path, body);
@@ -190,13 +245,38 @@ describe('create', () => {
       [{}, 400, 'validation_failed', 'Cannot create a user without either an email or phone'],
       [{ email: 'not-an-email' }, 400, 'validation_failed', 'Unable to validate email address: invalid format'],
       [{ phone: '+0123' }, 400, 'validation_failed', 'Invalid phone number format (E.164 required)'],
-      [{ email: email.toUpperCase() }, 422, 'email_exists', 'A user with this email address has already been registered'],
-      [{ email: uniqueEmail(), password: 'x', password_hash: HASHES[0]![1] }, 400, 'validation_failed', 'Only a password or a password hash should be provided'],
+      [
+        { email: email.toUpperCase() },
+        422,
+        'email_exists',
+        'A user with this email address has already been registered',
+      ],
+      [
+        { email: uniqueEmail(), password: 'x', password_hash: HASHES[0]![1] },
+        400,
+        'validation_failed',
+        'Only a password or a password hash should be provided',
+      ],
       [{ email: uniqueEmail(), password_hash: '$md5$abc' }, 400, 'validation_failed'],
       [{ email: uniqueEmail(), password_hash: '$2a$10$short' }, 400, 'validation_failed'],
-      [{ email: uniqueEmail(), password: 'p'.repeat(73) }, 400, 'validation_failed', 'Password cannot be longer than 72 characters'],
-      [{ email: uniqueEmail(), ban_duration: '1d' }, 400, 'validation_failed', 'invalid format for ban duration: time: unknown unit "d" in duration "1d"'],
-      [{ email: uniqueEmail(), ban_duration: 'forever' }, 400, 'validation_failed', 'invalid format for ban duration: time: invalid duration "forever"'],
+      [
+        { email: uniqueEmail(), password: 'p'.repeat(73) },
+        400,
+        'validation_failed',
+        'Password cannot be longer than 72 characters',
+      ],
+      [
+        { email: uniqueEmail(), ban_duration: '1d' },
+        400,
+        'validation_failed',
+        'invalid format for ban duration: time: unknown unit "d" in duration "1d"',
+      ],
+      [
+        { email: uniqueEmail(), ban_duration: 'forever' },
+        400,
+        'validation_failed',
+        'invalid format for ban duration: time: invalid duration "forever"',
+      ],
       [{ email: uniqueEmail(), role: 'r'.repeat(256) }, 400, 'validation_failed'],
       [{ email: uniqueEmail(), user_metadata: { a: 'nul\u0000' } }, 400, 'validation_failed'],
       [{ email: uniqueEmail(), user_metadata: ['not', 'an', 'object'] }, 400, 'bad_json'],
@@ -217,21 +297,27 @@ describe('create', () => {
     expect(await auditFor(taken.id, 'user_signedup')).toHaveLength(1);
     // The 2024 error shape applies here as everywhere.
     const v2024 = await admin('POST', '/admin/users', {}, { 'x-supabase-api-version': '2024-01-01' });
-    expect(await v2024.json()).toEqual({ code: 'validation_failed', message: 'Cannot create a user without either an email or phone' });
+    expect(await v2024.json()).toEqual({
+      code: 'validation_failed',
+      message: 'Cannot create a user without either an email or phone',
+    });
   });
 
-  test.each(HASHES)('an imported %s password_hash is stored as is and signs in with its password', async (_kind, hash, password) => {
-    const email = uniqueEmail();
-    const { data, error } = await sb.auth.admin.createUser({ email, password_hash: hash, email_confirm: true });
-    expect(error).toBeNull();
-    expect((await userRow(data.user!.id))!.encryptedPassword).toBe(hash);
-    const ok = await signIn({ email, password });
-    expect(ok.status).toBe(200);
-    expect(((await ok.json()) as Json).user.id).toBe(data.user!.id);
-    const bad = await signIn({ email, password: `${password}!` });
-    expect(bad.status).toBe(400);
-    expect(await bad.json()).toMatchObject({ error_code: 'invalid_credentials' });
-  });
+  test.each(HASHES)(
+    'an imported %s password_hash is stored as is and signs in with its password',
+    async (_kind, hash, password) => {
+      const email = uniqueEmail();
+      const { data, error } = await sb.auth.admin.createUser({ email, password_hash: hash, email_confirm: true });
+      expect(error).toBeNull();
+      expect((await userRow(data.user!.id))!.encryptedPassword).toBe(hash);
+      const ok = await signIn({ email, password });
+      expect(ok.status).toBe(200);
+      expect(((await ok.json()) as Json).user.id).toBe(data.user!.id);
+      const bad = await signIn({ email, password: `${password}!` });
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({ error_code: 'invalid_credentials' });
+    },
+  );
 });
 
 describe('list and get', () => {
@@ -240,13 +326,20 @@ describe('list and get', () => {
     const audHeader = { 'x-jwt-aud': aud };
     const ids: string[] = [];
     for (const name of ['Grace Hopper', 'Alan Turing', 'Barbara Liskov']) {
-      const res = await admin('POST', '/admin/users', { email: uniqueEmail('list'), user_metadata: { full_name: name } }, audHeader);
+      const res = await admin(
+        'POST',
+        '/admin/users',
+        { email: uniqueEmail('list'), user_metadata: { full_name: name } },
+        audHeader,
+      );
       ids.push(((await res.json()) as Json).id);
     }
     const first = await admin('GET', '/admin/users?per_page=2', undefined, audHeader);
     expect(first.status).toBe(200);
     expect(first.headers.get('x-total-count')).toBe('3');
-    expect(first.headers.get('link')).toBe('</admin/users?page=2&per_page=2>; rel="next", </admin/users?page=2&per_page=2>; rel="last"');
+    expect(first.headers.get('link')).toBe(
+      '</admin/users?page=2&per_page=2>; rel="next", </admin/users?page=2&per_page=2>; rel="last"',
+    );
     const body = (await first.json()) as Json;
     expect(body.aud).toBe(aud);
     expect(body.users.map((u: Json) => u.id)).toEqual([ids[2], ids[1]]);
@@ -309,23 +402,40 @@ describe('list and get', () => {
 
 describe('update', () => {
   test('metadata merge (null deletes), provider keys kept, role, audit with the new values', async () => {
-    const created = (await sb.auth.admin.createUser({
-      email: uniqueEmail(), user_metadata: { a: 1, b: 2 }, app_metadata: { tier: 'free', x: 1 },
-    })).data.user!;
+    const created = (
+      await sb.auth.admin.createUser({
+        email: uniqueEmail(),
+        user_metadata: { a: 1, b: 2 },
+        app_metadata: { tier: 'free', x: 1 },
+      })
+    ).data.user!;
     const { data, error } = await sb.auth.admin.updateUserById(created.id, {
-      user_metadata: { b: null, c: 3 }, app_metadata: { tier: 'pro', x: null, provider: 'google', providers: null }, role: 'editor',
+      user_metadata: { b: null, c: 3 },
+      app_metadata: { tier: 'pro', x: null, provider: 'google', providers: null },
+      role: 'editor',
     });
     expect(error).toBeNull();
     expect(data.user!.user_metadata).toEqual({ a: 1, c: 3 });
     expect(data.user!.app_metadata).toEqual({ provider: 'email', providers: ['email'], tier: 'pro' });
     expect(data.user!.role).toBe('editor');
     const [entry] = await auditFor(created.id, 'user_modified');
-    expect(entry).toMatchObject({ actor_username: 'service_role', log_type: 'user', traits: { user_email: created.email } });
+    expect(entry).toMatchObject({
+      actor_username: 'service_role',
+      log_type: 'user',
+      traits: { user_email: created.email },
+    });
   });
 
   test('email and phone change at once; identities follow; a taken email/phone → 422 and nothing changes', async () => {
     const email = uniqueEmail();
-    const created = (await sb.auth.admin.createUser({ email, password: 'pw-123456', email_confirm: true, user_metadata: { keep: true } })).data.user!;
+    const created = (
+      await sb.auth.admin.createUser({
+        email,
+        password: 'pw-123456',
+        email_confirm: true,
+        user_metadata: { keep: true },
+      })
+    ).data.user!;
     const newEmail = uniqueEmail('moved');
     const phone = uniquePhone();
     const { data, error } = await sb.auth.admin.updateUserById(created.id, { email: newEmail, phone });
@@ -334,20 +444,31 @@ describe('update', () => {
     expect(data.user!.app_metadata).toEqual({ provider: 'email', providers: ['email', 'phone'] });
     const byProvider = Object.fromEntries(data.user!.identities!.map((i) => [i.provider, i]));
     expect(byProvider.email!.identity_data).toMatchObject({ email: newEmail, email_verified: false });
-    expect(byProvider.phone!.identity_data).toMatchObject({ sub: created.id, phone: phone.slice(1), phone_verified: false });
+    expect(byProvider.phone!.identity_data).toMatchObject({
+      sub: created.id,
+      phone: phone.slice(1),
+      phone_verified: false,
+    });
     expect((await signIn({ email: newEmail, password: 'pw-123456' })).status).toBe(200);
     expect((await signIn({ email, password: 'pw-123456' })).status).toBe(400);
 
     const other = (await sb.auth.admin.createUser({ email: uniqueEmail(), phone: uniquePhone() })).data.user!;
     const modifiedBefore = (await auditFor(created.id, 'user_modified')).length;
-    const takenEmail = await admin('PUT', `/admin/users/${created.id}`, { email: other.email!.toUpperCase(), user_metadata: { keep: false } });
+    const takenEmail = await admin('PUT', `/admin/users/${created.id}`, {
+      email: other.email!.toUpperCase(),
+      user_metadata: { keep: false },
+    });
     expect(takenEmail.status).toBe(422);
     expect(await takenEmail.json()).toMatchObject({ error_code: 'email_exists' });
     const takenPhone = await admin('PUT', `/admin/users/${created.id}`, { phone: `+${other.phone}`, role: 'changed' });
     expect(takenPhone.status).toBe(422);
     expect(await takenPhone.json()).toMatchObject({ error_code: 'phone_exists' });
     const row = await userRow(created.id);
-    expect(row).toMatchObject({ email: newEmail, phone: phone.slice(1), rawUserMetaData: { keep: true, email_verified: true } });
+    expect(row).toMatchObject({
+      email: newEmail,
+      phone: phone.slice(1),
+      rawUserMetaData: { keep: true, email_verified: true },
+    });
     expect(row!.role).not.toBe('changed');
     expect(await auditFor(created.id, 'user_modified')).toHaveLength(modifiedBefore);
     // Its own current values are not "taken".
@@ -369,7 +490,8 @@ describe('update', () => {
 
   test('a new password is strength-checked and signs the user out everywhere', async () => {
     const email = uniqueEmail();
-    const created = (await sb.auth.admin.createUser({ email, password: 'old-password', email_confirm: true })).data.user!;
+    const created = (await sb.auth.admin.createUser({ email, password: 'old-password', email_confirm: true })).data
+      .user!;
     const session = (await (await signIn({ email, password: 'old-password' })).json()) as Json;
     const weak = await admin('PUT', `/admin/users/${created.id}`, { password: '123' });
     expect(weak.status).toBe(422);
@@ -380,7 +502,9 @@ describe('update', () => {
 
     const { error } = await sb.auth.admin.updateUserById(created.id, { password: 'new-password' });
     expect(error).toBeNull();
-    const refresh = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token });
+    const refresh = await t.request('POST', '/token?grant_type=refresh_token', {
+      refresh_token: session.refresh_token,
+    });
     expect(refresh.status).toBe(400);
     const me = await t.request('GET', '/user', undefined, { authorization: `Bearer ${session.access_token}` });
     expect(me.status).toBe(403);
@@ -407,9 +531,14 @@ describe('ban', () => {
     const login = await signIn({ email, password: 'pw-123456' });
     expect(login.status).toBe(400);
     expect(await login.json()).toMatchObject({ error_code: 'user_banned', msg: 'User is banned' });
-    const refresh = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token });
+    const refresh = await t.request('POST', '/token?grant_type=refresh_token', {
+      refresh_token: session.refresh_token,
+    });
     expect(refresh.status).toBe(400);
-    expect(await refresh.json()).toMatchObject({ error_code: 'user_banned', msg: 'Invalid Refresh Token: User Banned' });
+    expect(await refresh.json()).toMatchObject({
+      error_code: 'user_banned',
+      msg: 'Invalid Refresh Token: User Banned',
+    });
     const me = await t.request('GET', '/user', undefined, auth);
     expect(me.status).toBe(403);
     expect(await me.json()).toMatchObject({ error_code: 'user_banned' });
@@ -420,13 +549,17 @@ describe('ban', () => {
     expect(unban.error).toBeNull();
     expect(unban.data.user!.banned_until).toBeUndefined();
     expect((await signIn({ email, password: 'pw-123456' })).status).toBe(200);
-    expect((await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token })).status).toBe(200);
+    expect(
+      (await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token })).status,
+    ).toBe(200);
     expect((await t.request('GET', '/user', undefined, auth)).status).toBe(200);
   });
 
   test('ban on create; "0" unbans; a negative duration bans no one', async () => {
     const email = uniqueEmail();
-    const created = (await sb.auth.admin.createUser({ email, password: 'pw-123456', email_confirm: true, ban_duration: '24h' })).data.user!;
+    const created = (
+      await sb.auth.admin.createUser({ email, password: 'pw-123456', email_confirm: true, ban_duration: '24h' })
+    ).data.user!;
     expect(created.banned_until).toBeTruthy();
     expect(await (await signIn({ email, password: 'pw-123456' })).json()).toMatchObject({ error_code: 'user_banned' });
     await sb.auth.admin.updateUserById(created.id, { ban_duration: '0' });
@@ -447,7 +580,8 @@ describe('ban', () => {
     expect(parseBanDuration('1500µs')).toBe(1.5);
     expect(parseBanDuration('1000000ns')).toBe(1);
     expect(parseBanDuration('2562047h')).toBeGreaterThan(0);
-    for (const bad of ['1d', '1', 'h', '.h', '1w', '2562048h', 'None']) expect(() => parseBanDuration(bad), bad).toThrow(/invalid format for ban duration/);
+    for (const bad of ['1d', '1', 'h', '.h', '1w', '2562048h', 'None'])
+      expect(() => parseBanDuration(bad), bad).toThrow(/invalid format for ban duration/);
   });
 });
 
@@ -455,9 +589,16 @@ describe('delete', () => {
   test('soft delete obfuscates contact data, empties metadata, removes sessions, keeps the row', async () => {
     const email = uniqueEmail();
     const phone = uniquePhone();
-    const created = (await sb.auth.admin.createUser({
-      email, phone, password: 'pw-123456', email_confirm: true, user_metadata: { full_name: 'Gone' }, app_metadata: { x: 1 },
-    })).data.user!;
+    const created = (
+      await sb.auth.admin.createUser({
+        email,
+        phone,
+        password: 'pw-123456',
+        email_confirm: true,
+        user_metadata: { full_name: 'Gone' },
+        app_metadata: { x: 1 },
+      })
+    ).data.user!;
     const session = (await (await signIn({ email, password: 'pw-123456' })).json()) as Json;
 
     const { error } = await sb.auth.admin.deleteUser(created.id, true);
@@ -477,10 +618,14 @@ describe('delete', () => {
       expect(i.email).toBeNull();
     }
     expect(await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, created.id))).toHaveLength(0);
-    expect(await db.orm.select().from(db.t.refreshTokens).where(eq(db.t.refreshTokens.userId, created.id))).toHaveLength(0);
+    expect(
+      await db.orm.select().from(db.t.refreshTokens).where(eq(db.t.refreshTokens.userId, created.id)),
+    ).toHaveLength(0);
 
     expect((await signIn({ email, password: 'pw-123456' })).status).toBe(400);
-    expect((await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token })).status).toBe(400);
+    expect(
+      (await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token })).status,
+    ).toBe(400);
     const got = await sb.auth.admin.getUserById(created.id);
     expect(got.data.user!.user_metadata).toEqual({});
     expect(got.data.user!.app_metadata).toEqual({});
@@ -498,32 +643,83 @@ describe('delete', () => {
 
   test('M3 (security review 2026-12-01): soft delete removes every way back in (MFA factors with WebAuthn credentials, recovery codes, passkeys, ceremonies, flow states) and clears the confirmations', async () => {
     const email = uniqueEmail();
-    const created = (await sb.auth.admin.createUser({ email, phone: uniquePhone(), password: 'pw-123456', email_confirm: true, phone_confirm: true })).data.user!;
+    const created = (
+      await sb.auth.admin.createUser({
+        email,
+        phone: uniquePhone(),
+        password: 'pw-123456',
+        email_confirm: true,
+        phone_confirm: true,
+      })
+    ).data.user!;
     expect(created.email_confirmed_at && created.phone_confirmed_at).toBeTruthy();
     const id = created.id;
     const now = new Date();
     // What the user's own requests would have left (written directly: this app has no MFA or passkeys on).
     await db.orm.insert(db.t.mfaFactors).values([
-      { id: crypto.randomUUID(), userId: id, factorType: 'totp', status: 'verified', secret: 'JBSWY3DPEHPK3PXP', createdAt: now, updatedAt: now },
-      { id: crypto.randomUUID(), userId: id, factorType: 'webauthn', status: 'verified', webAuthnCredential: { id: 'AAAA', publicKey: 'AAAA' }, createdAt: now, updatedAt: now },
+      {
+        id: crypto.randomUUID(),
+        userId: id,
+        factorType: 'totp',
+        status: 'verified',
+        secret: 'JBSWY3DPEHPK3PXP',
+        createdAt: now,
+        updatedAt: now,
+      },
+      {
+        id: crypto.randomUUID(),
+        userId: id,
+        factorType: 'webauthn',
+        status: 'verified',
+        webAuthnCredential: { id: 'AAAA', publicKey: 'AAAA' },
+        createdAt: now,
+        updatedAt: now,
+      },
     ]);
     const setId = crypto.randomUUID();
-    await db.orm.insert(db.t.mfaRecoveryCodeSets).values({ id: setId, userId: id, friendlyName: 'Recovery codes', createdAt: now, updatedAt: now });
-    await db.orm.insert(db.t.mfaRecoveryCodes).values({ id: crypto.randomUUID(), setId, codeHash: 'x'.repeat(64), createdAt: now });
-    await db.orm.insert(db.t.webauthnCredentials).values({ userId: id, credentialId: crypto.getRandomValues(new Uint8Array(16)), publicKey: new Uint8Array(8) });
-    await db.orm.insert(db.t.webauthnChallenges).values({ userId: id, challengeType: 'registration', sessionData: {}, expiresAt: new Date(now.getTime() + 60_000) });
+    await db.orm
+      .insert(db.t.mfaRecoveryCodeSets)
+      .values({ id: setId, userId: id, friendlyName: 'Recovery codes', createdAt: now, updatedAt: now });
+    await db.orm
+      .insert(db.t.mfaRecoveryCodes)
+      .values({ id: crypto.randomUUID(), setId, codeHash: 'x'.repeat(64), createdAt: now });
+    await db.orm
+      .insert(db.t.webauthnCredentials)
+      .values({ userId: id, credentialId: crypto.getRandomValues(new Uint8Array(16)), publicKey: new Uint8Array(8) });
+    await db.orm.insert(db.t.webauthnChallenges).values({
+      userId: id,
+      challengeType: 'registration',
+      sessionData: {},
+      expiresAt: new Date(now.getTime() + 60_000),
+    });
     await db.orm.insert(db.t.flowState).values({
-      id: crypto.randomUUID(), userId: id, authCode: crypto.randomUUID(), providerType: 'github', providerAccessToken: 'gho_secret',
-      authenticationMethod: 'oauth', createdAt: now, updatedAt: now,
+      id: crypto.randomUUID(),
+      userId: id,
+      authCode: crypto.randomUUID(),
+      providerType: 'github',
+      providerAccessToken: 'gho_secret',
+      authenticationMethod: 'oauth',
+      createdAt: now,
+      updatedAt: now,
     });
 
     expect((await sb.auth.admin.deleteUser(id, true)).error).toBeNull();
     const row = (await userRow(id))!;
-    expect({ deleted: !!row.deletedAt, email: row.emailConfirmedAt, phone: row.phoneConfirmedAt, confirmed: row.confirmedAt })
-      .toEqual({ deleted: true, email: null, phone: null, confirmed: null });
+    expect({
+      deleted: !!row.deletedAt,
+      email: row.emailConfirmedAt,
+      phone: row.phoneConfirmedAt,
+      confirmed: row.confirmedAt,
+    }).toEqual({ deleted: true, email: null, phone: null, confirmed: null });
     const got = (await sb.auth.admin.getUserById(id)).data.user!;
     expect([got.email_confirmed_at, got.phone_confirmed_at, got.factors ?? []]).toEqual([undefined, undefined, []]);
-    for (const table of [db.t.mfaFactors, db.t.mfaRecoveryCodeSets, db.t.webauthnCredentials, db.t.webauthnChallenges, db.t.flowState]) {
+    for (const table of [
+      db.t.mfaFactors,
+      db.t.mfaRecoveryCodeSets,
+      db.t.webauthnCredentials,
+      db.t.webauthnChallenges,
+      db.t.flowState,
+    ]) {
       expect(await db.orm.select().from(table).where(eq(table.userId, id))).toEqual([]);
     }
     expect(await db.orm.select().from(db.t.mfaRecoveryCodes).where(eq(db.t.mfaRecoveryCodes.setId, setId))).toEqual([]);
@@ -536,8 +732,22 @@ describe('delete', () => {
     // Session-less tokens from a GoTrue database (nil instance) or written without an instance.
     const now = new Date();
     await db.orm.insert(db.t.refreshTokens).values([
-      { instanceId: '00000000-0000-0000-0000-000000000000', token: `legacy-a-${created.id}`, userId: created.id, revoked: false, createdAt: now, updatedAt: now },
-      { instanceId: null, token: `legacy-b-${created.id}`, userId: created.id, revoked: false, createdAt: now, updatedAt: now },
+      {
+        instanceId: '00000000-0000-0000-0000-000000000000',
+        token: `legacy-a-${created.id}`,
+        userId: created.id,
+        revoked: false,
+        createdAt: now,
+        updatedAt: now,
+      },
+      {
+        instanceId: null,
+        token: `legacy-b-${created.id}`,
+        userId: created.id,
+        revoked: false,
+        createdAt: now,
+        updatedAt: now,
+      },
     ]);
     const res = await admin('DELETE', `/admin/users/${created.id}`); // no body at all
     expect(res.status).toBe(200);
@@ -545,10 +755,18 @@ describe('delete', () => {
     expect(await userRow(created.id)).toBeUndefined();
     expect(await db.orm.select().from(db.t.identities).where(eq(db.t.identities.userId, created.id))).toHaveLength(0);
     expect(await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, created.id))).toHaveLength(0);
-    expect(await db.orm.select().from(db.t.refreshTokens).where(eq(db.t.refreshTokens.userId, created.id))).toHaveLength(0);
-    expect((await t.request('GET', '/user', undefined, { authorization: `Bearer ${session.access_token}` })).status).toBe(403);
+    expect(
+      await db.orm.select().from(db.t.refreshTokens).where(eq(db.t.refreshTokens.userId, created.id)),
+    ).toHaveLength(0);
+    expect(
+      (await t.request('GET', '/user', undefined, { authorization: `Bearer ${session.access_token}` })).status,
+    ).toBe(403);
     const [entry] = await auditFor(created.id, 'user_deleted');
-    expect(entry).toMatchObject({ actor_username: 'service_role', log_type: 'team', traits: { user_email: email.toLowerCase() } });
+    expect(entry).toMatchObject({
+      actor_username: 'service_role',
+      log_type: 'team',
+      traits: { user_email: email.toLowerCase() },
+    });
 
     const viaClient = (await sb.auth.admin.createUser({ email: uniqueEmail() })).data.user!;
     expect((await sb.auth.admin.deleteUser(viaClient.id)).error).toBeNull();
@@ -563,8 +781,10 @@ describe('delete', () => {
 describe('helpers', () => {
   test('parseUuid accepts the gofrs forms only', () => {
     const id = '6ba7b810-9dad-11d1-80b4-00c04fd430c8';
-    for (const form of [id, id.toUpperCase(), `{${id}}`, `urn:uuid:${id}`, id.replaceAll('-', '')]) expect(parseUuid(form), form).toBe(id);
-    for (const bad of ['', 'x', `${id}0`, `{${id}`, id.replaceAll('-', '').slice(1), `urn:uuid:{${id}}`]) expect(parseUuid(bad), bad).toBeNull();
+    for (const form of [id, id.toUpperCase(), `{${id}}`, `urn:uuid:${id}`, id.replaceAll('-', '')])
+      expect(parseUuid(form), form).toBe(id);
+    for (const bad of ['', 'x', `${id}0`, `{${id}`, id.replaceAll('-', '').slice(1), `urn:uuid:{${id}}`])
+      expect(parseUuid(bad), bad).toBeNull();
   });
 
   test('parsePage and parseSort', () => {

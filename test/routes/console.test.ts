@@ -18,7 +18,11 @@ import { CONSOLE_CSP, consoleRoutes } from '../../src/routes/console.ts';
 import { BASE_ENV, buildTestApp, signUpConfirmed, type TestApp } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';
 
-const FILES: [string, string][] = [['/console/', 'text/html; charset=utf-8'], ['/console/app.js', 'text/javascript; charset=utf-8'], ['/console/app.css', 'text/css; charset=utf-8']];
+const FILES: [string, string][] = [
+  ['/console/', 'text/html; charset=utf-8'],
+  ['/console/app.js', 'text/javascript; charset=utf-8'],
+  ['/console/app.css', 'text/css; charset=utf-8'],
+];
 
 let db: Database;
 let t: TestApp;
@@ -26,9 +30,13 @@ let admin: Record<string, string>;
 beforeAll(async () => {
   db = await openTestDb();
   t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
-  admin = { authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}` };
+  admin = {
+    authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}`,
+  };
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 describe('the bundle', () => {
   test('src/console/assets.generated.ts is what console/ builds to now (npm run build:console)', async () => {
@@ -37,7 +45,9 @@ describe('the bundle', () => {
   }, 60_000);
 
   test('stays under 100 KB gzipped in all', () => {
-    const sizes = Object.entries(CONSOLE_ASSETS).map(([name, a]) => [name, gzipSync(a.body, { level: 9 }).length] as const);
+    const sizes = Object.entries(CONSOLE_ASSETS).map(
+      ([name, a]) => [name, gzipSync(a.body, { level: 9 }).length] as const,
+    );
     const total = sizes.reduce((n, [, s]) => n + s, 0);
     console.log(`console assets gzipped: ${sizes.map(([n, s]) => `${n} ${s} B`).join(', ')}; total ${total} B`);
     expect(total).toBeLessThan(100 * 1024);
@@ -55,21 +65,26 @@ describe('the bundle', () => {
 });
 
 describe('GET /console/', () => {
-  test.each([[''], ['/auth/v1']])('%s: each file with its type, the CSP, nosniff, an ETag and no-cache', async (prefix) => {
-    for (const [path, type] of FILES) {
-      const res = await t.app.request(prefix + path);
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toBe(type);
-      expect(res.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
-      expect(CONSOLE_CSP).toBe("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
-      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-      expect(res.headers.get('x-frame-options')).toBe('DENY');
-      expect(res.headers.get('cache-control')).toBe('no-cache');
-      const name = path === '/console/' ? 'index.html' : path.slice('/console/'.length);
-      expect(res.headers.get('etag')).toBe(CONSOLE_ASSETS[name]!.etag);
-      expect(await res.text()).toBe(CONSOLE_ASSETS[name]!.body);
-    }
-  });
+  test.each([[''], ['/auth/v1']])(
+    '%s: each file with its type, the CSP, nosniff, an ETag and no-cache',
+    async (prefix) => {
+      for (const [path, type] of FILES) {
+        const res = await t.app.request(prefix + path);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe(type);
+        expect(res.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+        expect(CONSOLE_CSP).toBe(
+          "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        );
+        expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(res.headers.get('x-frame-options')).toBe('DENY');
+        expect(res.headers.get('cache-control')).toBe('no-cache');
+        const name = path === '/console/' ? 'index.html' : path.slice('/console/'.length);
+        expect(res.headers.get('etag')).toBe(CONSOLE_ASSETS[name]!.etag);
+        expect(await res.text()).toBe(CONSOLE_ASSETS[name]!.body);
+      }
+    },
+  );
 
   test('If-None-Match with the current ETag: 304 with no body; an old one: 200', async () => {
     const etag = CONSOLE_ASSETS['app.js']!.etag;
@@ -80,7 +95,7 @@ describe('GET /console/', () => {
     expect((await t.app.request('/console/app.js', { headers: { 'If-None-Match': '"old"' } })).status).toBe(200);
   });
 
-  test('/console and /auth/v1/console redirect to the slash (the page\'s links are relative)', async () => {
+  test("/console and /auth/v1/console redirect to the slash (the page's links are relative)", async () => {
     for (const p of ['/console', '/auth/v1/console']) {
       const res = await t.app.request(p);
       expect(res.status).toBe(301);
@@ -92,7 +107,9 @@ describe('GET /console/', () => {
   test('is three GET routes and no middleware: no other path runs any of it', () => {
     const routes = inspectRoutes(consoleRoutes.app);
     expect(routes.map((r) => `${r.method} ${r.path} ${r.isMiddleware}`)).toEqual([
-      'GET /console false', 'GET /console/app.js false', 'GET /console/app.css false',
+      'GET /console false',
+      'GET /console/app.js false',
+      'GET /console/app.css false',
     ]);
   });
 });
@@ -100,7 +117,10 @@ describe('GET /console/', () => {
 describe('CONSOLE_ENABLED', () => {
   test('on in local mode, off otherwise, unless set', () => {
     const parse = (env: Record<string, string>, local: boolean) => {
-      const r = parseConfig({ ...BASE_ENV, AUTHSVC_SMTP_HOST: 'smtp.example.com', AUTHSVC_SMTP_ADMIN_EMAIL: 'a@example.com', ...env }, { local });
+      const r = parseConfig(
+        { ...BASE_ENV, AUTHSVC_SMTP_HOST: 'smtp.example.com', AUTHSVC_SMTP_ADMIN_EMAIL: 'a@example.com', ...env },
+        { local },
+      );
       if (!r.ok) throw new Error(r.errors.join('\n'));
       return r.config.console.enabled;
     };
@@ -124,7 +144,9 @@ describe('CONSOLE_ENABLED', () => {
 describe('POST /admin/users/{user_id}/logout', () => {
   test('ends every session of the user: its refresh tokens stop working; recorded as logout', async () => {
     const u = await signUpConfirmed(t);
-    const second = await (await t.request('POST', '/token?grant_type=password', { email: u.email, password: u.password })).json() as Record<string, any>;
+    const second = (await (
+      await t.request('POST', '/token?grant_type=password', { email: u.email, password: u.password })
+    ).json()) as Record<string, any>;
     const id = u.session.user.id as string;
     expect((await t.request('POST', `/admin/users/${id}/logout`)).status).toBe(401);
     const res = await t.request('POST', `/admin/users/${id}/logout`, undefined, admin);
@@ -137,10 +159,17 @@ describe('POST /admin/users/{user_id}/logout', () => {
     // As docs/console.md says: the access tokens already issued are refused by authsvc from now on.
     for (const token of [u.session.access_token, second.access_token]) {
       const r = await t.request('GET', '/user', undefined, { authorization: `Bearer ${token}` });
-      expect({ status: r.status, code: (await r.json() as Record<string, unknown>).error_code }).toEqual({ status: 403, code: 'session_not_found' });
+      expect({ status: r.status, code: ((await r.json()) as Record<string, unknown>).error_code }).toEqual({
+        status: 403,
+        code: 'session_not_found',
+      });
     }
-    const audit = await (await t.request('GET', `/admin/audit?query=${encodeURIComponent('action:logout')}`, undefined, admin)).json() as any[];
-    expect(audit.some((e) => e.payload.traits?.user_id === id && e.payload.actor_username === 'service_role')).toBe(true);
+    const audit = (await (
+      await t.request('GET', `/admin/audit?query=${encodeURIComponent('action:logout')}`, undefined, admin)
+    ).json()) as any[];
+    expect(audit.some((e) => e.payload.traits?.user_id === id && e.payload.actor_username === 'service_role')).toBe(
+      true,
+    );
   });
 
   test('an unknown user: 404 user_not_found; a malformed id: 404 as GET does', async () => {
@@ -154,21 +183,38 @@ describe('POST /admin/users/{user_id}/logout', () => {
 });
 
 describe('GET /admin/users/{user_id}/sessions', () => {
-  test('the user\'s sessions, newest first, with where they were made; no key or token; empty once signed out', async () => {
+  test("the user's sessions, newest first, with where they were made; no key or token; empty once signed out", async () => {
     const u = await signUpConfirmed(t);
     const id = u.session.user.id as string;
-    const second = await t.request('POST', '/token?grant_type=password', { email: u.email, password: u.password }, { 'user-agent': 'console-test/2' });
+    const second = await t.request(
+      'POST',
+      '/token?grant_type=password',
+      { email: u.email, password: u.password },
+      { 'user-agent': 'console-test/2' },
+    );
     expect(second.status).toBe(200);
     expect((await t.request('GET', `/admin/users/${id}/sessions`)).status).toBe(401);
     const res = await t.request('GET', `/admin/users/${id}/sessions`, undefined, admin);
     expect(res.status).toBe(200);
-    const list = await res.json() as Record<string, unknown>[];
+    const list = (await res.json()) as Record<string, unknown>[];
     const stored = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, id));
     expect(list.map((s) => s.id).sort()).toEqual(stored.map((s) => s.id).sort());
     expect(list).toHaveLength(2);
     expect(Date.parse(String(list[0]!.created_at))).toBeGreaterThanOrEqual(Date.parse(String(list[1]!.created_at)));
     expect(list[0]).toMatchObject({ aal: 'aal1', user_agent: 'console-test/2' });
-    expect(Object.keys(list[0]!).sort()).toEqual(['aal', 'created_at', 'factor_id', 'id', 'ip', 'not_after', 'oauth_client_id', 'refreshed_at', 'tag', 'updated_at', 'user_agent']);
+    expect(Object.keys(list[0]!).sort()).toEqual([
+      'aal',
+      'created_at',
+      'factor_id',
+      'id',
+      'ip',
+      'not_after',
+      'oauth_client_id',
+      'refreshed_at',
+      'tag',
+      'updated_at',
+      'user_agent',
+    ]);
     expect(JSON.stringify(list)).not.toContain(u.session.refresh_token);
     await t.request('POST', `/admin/users/${id}/logout`, undefined, admin);
     expect(await (await t.request('GET', `/admin/users/${id}/sessions`, undefined, admin)).json()).toEqual([]);

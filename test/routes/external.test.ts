@@ -13,26 +13,51 @@ const h = useGithubFake();
 describe('GET /authorize', () => {
   test('redirects to the provider with client_id, redirect_uri, scopes, a flow_state id as state, and forwarded parameters', async () => {
     const t = await h.app();
-    const loc = await authorize(t, 'provider=GitHub&scopes=repo,gist&redirect_to=https://app.example.com/done&login=octo&state=forged&redirect_uri=https://evil.example');
+    const loc = await authorize(
+      t,
+      'provider=GitHub&scopes=repo,gist&redirect_to=https://app.example.com/done&login=octo&state=forged&redirect_uri=https://evil.example',
+    );
     expect(`${loc.origin}${loc.pathname}`).toBe(`${h.fake.base}/login/oauth/authorize`);
     const q = Object.fromEntries(loc.searchParams);
     expect(q).toEqual({
-      client_id: 'gh-client', redirect_uri: REDIRECT_URI, response_type: 'code', scope: 'user:email repo gist',
-      state: expect.stringMatching(/^[0-9a-f-]{36}$/), login: 'octo', redirect_to: 'https://app.example.com/done',
+      client_id: 'gh-client',
+      redirect_uri: REDIRECT_URI,
+      response_type: 'code',
+      scope: 'user:email repo gist',
+      state: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      login: 'octo',
+      redirect_to: 'https://app.example.com/done',
     });
     // Go's url.Values.Encode: keys sorted, spaces as '+'.
-    expect(loc.search).toBe(`?client_id=gh-client&login=octo&redirect_to=https%3A%2F%2Fapp.example.com%2Fdone&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code&scope=user%3Aemail+repo+gist&state=${q.state}`);
+    expect(loc.search).toBe(
+      `?client_id=gh-client&login=octo&redirect_to=https%3A%2F%2Fapp.example.com%2Fdone&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code&scope=user%3Aemail+repo+gist&state=${q.state}`,
+    );
     const [row] = await h.db.orm.select().from(h.db.t.flowState).where(eq(h.db.t.flowState.id, q.state!));
-    expect(row).toMatchObject({ providerType: 'github', authenticationMethod: 'oauth', referrer: 'https://app.example.com/done', codeChallenge: null, authCode: null, userId: null });
+    expect(row).toMatchObject({
+      providerType: 'github',
+      authenticationMethod: 'oauth',
+      referrer: 'https://app.example.com/done',
+      codeChallenge: null,
+      authCode: null,
+      userId: null,
+    });
   });
 
   test('unknown and disabled providers: 400 validation_failed, nothing stored', async () => {
     const t = await h.app();
     const unknown = await t.request('GET', '/authorize?provider=myspace');
     expect(unknown.status).toBe(400);
-    expect(await unknown.json()).toEqual({ code: 400, error_code: 'validation_failed', msg: 'Unsupported provider: Provider myspace could not be found' });
+    expect(await unknown.json()).toEqual({
+      code: 400,
+      error_code: 'validation_failed',
+      msg: 'Unsupported provider: Provider myspace could not be found',
+    });
     const off = await t.request('GET', '/authorize?provider=gitlab');
-    expect(await off.json()).toEqual({ code: 400, error_code: 'validation_failed', msg: 'Unsupported provider: provider is not enabled' });
+    expect(await off.json()).toEqual({
+      code: 400,
+      error_code: 'validation_failed',
+      msg: 'Unsupported provider: provider is not enabled',
+    });
     const missing = await t.request('GET', '/authorize');
     expect(missing.status).toBe(400);
   });
@@ -60,7 +85,16 @@ describe('GET /callback, implicit flow', () => {
     expect(`${location.origin}${location.pathname}`).toBe('https://app.example.com/done');
     const f = fragmentOf(location);
     // The spec's fragment names the provider too (GoTrue's does not).
-    expect(Object.keys(f).sort()).toEqual(['access_token', 'expires_at', 'expires_in', 'provider', 'provider_token', 'refresh_token', 'sb', 'token_type']);
+    expect(Object.keys(f).sort()).toEqual([
+      'access_token',
+      'expires_at',
+      'expires_in',
+      'provider',
+      'provider_token',
+      'refresh_token',
+      'sb',
+      'token_type',
+    ]);
     expect(f.provider).toBe('github');
     expect(f.provider_token).toBe(`gho_token_${h.n}`);
     expect(f.token_type).toBe('bearer');
@@ -73,19 +107,34 @@ describe('GET /callback, implicit flow', () => {
     expect(userReq!.headers.authorization).toBe(`Bearer gho_token_${h.n}`);
     expect(emailsReq!.path).toBe('/api/v3/user/emails');
 
-    const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })
+    ).json()) as Json;
     const email = h.emails[0]!.email.toLowerCase();
     expect(me.email).toBe(email);
     expect(me.email_confirmed_at).toBeTruthy();
     expect(me.app_metadata).toEqual({ provider: 'github', providers: ['github'] });
     const identityData = {
-      iss: `${h.fake.base}/api/v3`, sub: String(h.user.id), name: h.user.name, preferred_username: h.user.login,
-      avatar_url: h.user.avatar_url, full_name: h.user.name, provider_id: String(h.user.id), user_name: h.user.login,
-      email: h.emails[0]!.email, email_verified: true, phone_verified: false,
+      iss: `${h.fake.base}/api/v3`,
+      sub: String(h.user.id),
+      name: h.user.name,
+      preferred_username: h.user.login,
+      avatar_url: h.user.avatar_url,
+      full_name: h.user.name,
+      provider_id: String(h.user.id),
+      user_name: h.user.login,
+      email: h.emails[0]!.email,
+      email_verified: true,
+      phone_verified: false,
     };
     expect(me.user_metadata).toEqual(identityData);
     expect(me.identities).toHaveLength(1);
-    expect(me.identities[0]).toMatchObject({ provider: 'github', id: String(h.user.id), identity_data: identityData, email });
+    expect(me.identities[0]).toMatchObject({
+      provider: 'github',
+      id: String(h.user.id),
+      identity_data: identityData,
+      email,
+    });
     const claims = JSON.parse(atob(f.access_token!.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/')));
     expect(claims.amr).toEqual([{ method: 'oauth', timestamp: expect.any(Number) }]);
 
@@ -93,7 +142,11 @@ describe('GET /callback, implicit flow', () => {
     const again = await callback(t, { code: 'abcd-code', state });
     expect(again.status).toBe(303);
     expect(`${again.location.origin}${again.location.pathname}`).toBe('http://localhost:3000/');
-    expect(Object.fromEntries(again.location.searchParams)).toEqual({ error: 'invalid_request', error_code: 'bad_oauth_state', error_description: 'OAuth state not found or expired' });
+    expect(Object.fromEntries(again.location.searchParams)).toEqual({
+      error: 'invalid_request',
+      error_code: 'bad_oauth_state',
+      error_description: 'OAuth state not found or expired',
+    });
   });
 
   test('a second sign-in finds the identity and refreshes its data; the user is the same', async () => {
@@ -101,8 +154,12 @@ describe('GET /callback, implicit flow', () => {
     const first = fragmentOf((await signIn(t)).location);
     h.user = { ...h.user, name: 'Renamed Cat' };
     const second = fragmentOf((await signIn(t)).location);
-    const u1 = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${first.access_token}` })).json() as Json;
-    const u2 = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${second.access_token}` })).json() as Json;
+    const u1 = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${first.access_token}` })
+    ).json()) as Json;
+    const u2 = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${second.access_token}` })
+    ).json()) as Json;
     expect(u2.id).toBe(u1.id);
     expect(u2.user_metadata.name).toBe('Renamed Cat');
     expect(u2.identities[0].identity_data.name).toBe('Renamed Cat');
@@ -110,13 +167,31 @@ describe('GET /callback, implicit flow', () => {
 
   test('two callbacks racing with one state: one session, the other is refused', async () => {
     const t = await h.app();
-    const state = (await authorize(t, 'provider=github&redirect_to=https://app.example.com/done')).searchParams.get('state')!;
-    const both = await Promise.all([callback(t, { code: 'abcd-code', state }), callback(t, { code: 'abcd-code', state })]);
+    const state = (await authorize(t, 'provider=github&redirect_to=https://app.example.com/done')).searchParams.get(
+      'state',
+    )!;
+    const both = await Promise.all([
+      callback(t, { code: 'abcd-code', state }),
+      callback(t, { code: 'abcd-code', state }),
+    ]);
     const sessions = both.filter((r) => fragmentOf(r.location).access_token);
     expect(sessions).toHaveLength(1);
     const other = both.find((r) => !fragmentOf(r.location).access_token)!;
     expect(other.location.searchParams.get('error_code')).toBe('bad_oauth_state');
-    const rows = await h.db.orm.select().from(h.db.t.sessions).where(eq(h.db.t.sessions.userId, (await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.providerId, String(h.user.id))))[0]!.userId));
+    const rows = await h.db.orm
+      .select()
+      .from(h.db.t.sessions)
+      .where(
+        eq(
+          h.db.t.sessions.userId,
+          (
+            await h.db.orm
+              .select()
+              .from(h.db.t.identities)
+              .where(eq(h.db.t.identities.providerId, String(h.user.id)))
+          )[0]!.userId,
+        ),
+      );
     expect(rows).toHaveLength(1);
   });
 
@@ -128,10 +203,17 @@ describe('GET /callback, implicit flow', () => {
     const malformed = await callback(t, { code: 'x', state: 'not-a-uuid' });
     expect(malformed.location.searchParams.get('error_description')).toBe('OAuth state parameter is invalid');
     const missing = await callback(t, { code: 'x' });
-    expect(Object.fromEntries(missing.location.searchParams)).toEqual({ error: 'invalid_request', error_code: 'bad_oauth_callback', error_description: 'OAuth state parameter missing' });
+    expect(Object.fromEntries(missing.location.searchParams)).toEqual({
+      error: 'invalid_request',
+      error_code: 'bad_oauth_callback',
+      error_description: 'OAuth state parameter missing',
+    });
 
     const state = (await authorize(t, 'provider=github')).searchParams.get('state')!;
-    await h.db.orm.update(h.db.t.flowState).set({ createdAt: new Date(Date.now() - 301_000) }).where(eq(h.db.t.flowState.id, state));
+    await h.db.orm
+      .update(h.db.t.flowState)
+      .set({ createdAt: new Date(Date.now() - 301_000) })
+      .where(eq(h.db.t.flowState.id, state));
     const expired = await callback(t, { code: 'x', state });
     expect(expired.location.searchParams.get('error_description')).toBe('OAuth state has expired');
     expect(h.fake.requests).toHaveLength(0);
@@ -139,25 +221,49 @@ describe('GET /callback, implicit flow', () => {
 
   test('the provider refusing, the token exchange failing and a missing email come back to the redirect target', async () => {
     const t = await h.app();
-    const state1 = (await authorize(t, 'provider=github&redirect_to=https://app.example.com/done')).searchParams.get('state')!;
-    const refused = await callback(t, { error: 'access_denied', error_description: 'The user has denied your application access.', state: state1 });
+    const state1 = (await authorize(t, 'provider=github&redirect_to=https://app.example.com/done')).searchParams.get(
+      'state',
+    )!;
+    const refused = await callback(t, {
+      error: 'access_denied',
+      error_description: 'The user has denied your application access.',
+      state: state1,
+    });
     expect(refused.status).toBe(302);
     expect(`${refused.location.origin}${refused.location.pathname}`).toBe('https://app.example.com/done');
-    expect(Object.fromEntries(refused.location.searchParams)).toEqual({ error: 'access_denied', error_description: 'The user has denied your application access.' });
-    expect(fragmentOf(refused.location)).toEqual({ error: 'access_denied', error_description: 'The user has denied your application access.', sb: '' });
+    expect(Object.fromEntries(refused.location.searchParams)).toEqual({
+      error: 'access_denied',
+      error_description: 'The user has denied your application access.',
+    });
+    expect(fragmentOf(refused.location)).toEqual({
+      error: 'access_denied',
+      error_description: 'The user has denied your application access.',
+      sb: '',
+    });
 
     h.tokenAnswer = { status: 401, body: { error: 'bad_verification_code' } };
     const failed = await signIn(t);
-    expect(Object.fromEntries(failed.location.searchParams)).toEqual({ error: 'server_error', error_code: 'unexpected_failure', error_description: 'Unable to exchange external code: abcd' });
+    expect(Object.fromEntries(failed.location.searchParams)).toEqual({
+      error: 'server_error',
+      error_code: 'unexpected_failure',
+      error_description: 'Unable to exchange external code: abcd',
+    });
     // Basic first, then the credentials in the form (x/oauth2's auto-detection), then give up.
-    expect(h.fake.requests.map((r) => [r.headers.authorization ?? 'none', r.form.client_secret ?? 'none'])).toEqual([[`Basic ${btoa('gh-client:gh-secret')}`, 'none'], ['none', 'gh-secret']]);
+    expect(h.fake.requests.map((r) => [r.headers.authorization ?? 'none', r.form.client_secret ?? 'none'])).toEqual([
+      [`Basic ${btoa('gh-client:gh-secret')}`, 'none'],
+      ['none', 'gh-secret'],
+    ]);
     expect(failed.location.href).not.toContain('gh-secret');
 
     h.tokenAnswer = { status: 200, body: { access_token: 'gho_x', token_type: 'bearer' } };
     h.emails = [];
     const noEmail = await signIn(t);
-    expect(noEmail.location.searchParams.get('error_description')).toBe('Error getting user email from external provider');
-    const missingCode = await callback(t, { state: (await authorize(t, 'provider=github')).searchParams.get('state')! });
+    expect(noEmail.location.searchParams.get('error_description')).toBe(
+      'Error getting user email from external provider',
+    );
+    const missingCode = await callback(t, {
+      state: (await authorize(t, 'provider=github')).searchParams.get('state')!,
+    });
     expect(missingCode.location.searchParams.get('error_code')).toBe('bad_oauth_callback');
   });
 
@@ -165,7 +271,9 @@ describe('GET /callback, implicit flow', () => {
     const t = await h.app({ GOTRUE_EXTERNAL_GITHUB_EMAIL_OPTIONAL: 'true' });
     h.emails = [];
     const f = fragmentOf((await signIn(t)).location);
-    const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })
+    ).json()) as Json;
     expect(me.email).toBe('');
     expect(me.identities[0].identity_data.email_verified).toBe(false);
   });
@@ -173,12 +281,21 @@ describe('GET /callback, implicit flow', () => {
   test('DISABLE_SIGNUP and banned users: access_denied', async () => {
     const closed = await h.app({ AUTHSVC_DISABLE_SIGNUP: 'true' });
     const r = await signIn(closed);
-    expect(Object.fromEntries(r.location.searchParams)).toEqual({ error: 'access_denied', error_code: 'signup_disabled', error_description: 'Signups not allowed for this instance' });
+    expect(Object.fromEntries(r.location.searchParams)).toEqual({
+      error: 'access_denied',
+      error_code: 'signup_disabled',
+      error_description: 'Signups not allowed for this instance',
+    });
 
     const t = await h.app();
     const f = fragmentOf((await signIn(t)).location);
-    const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
-    await h.db.orm.update(h.db.t.users).set({ bannedUntil: new Date(Date.now() + 3600_000) }).where(eq(h.db.t.users.id, me.id));
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })
+    ).json()) as Json;
+    await h.db.orm
+      .update(h.db.t.users)
+      .set({ bannedUntil: new Date(Date.now() + 3600_000) })
+      .where(eq(h.db.t.users.id, me.id));
     const banned = await signIn(t);
     expect(banned.location.searchParams.get('error_code')).toBe('user_banned');
     expect(banned.location.searchParams.get('error')).toBe('access_denied');
@@ -191,12 +308,16 @@ describe('automatic linking', () => {
     const { email, session } = await signUpConfirmed(t);
     h.emails = [{ email: email.toUpperCase(), primary: true, verified: true }];
     const f = fragmentOf((await signIn(t)).location);
-    const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })
+    ).json()) as Json;
     expect(me.id).toBe(session.user.id);
     expect(me.app_metadata.providers).toEqual(['email', 'github']);
     expect(me.identities.map((i: Json) => i.provider)).toEqual(['email', 'github']);
     const audit = await h.db.orm.select().from(h.db.t.auditLogEntries);
-    expect(audit.some((a) => (a.payload as Json).action === 'identity_linked' && (a.payload as Json).actor_id === me.id)).toBe(true);
+    expect(
+      audit.some((a) => (a.payload as Json).action === 'identity_linked' && (a.payload as Json).actor_id === me.id),
+    ).toBe(true);
   });
 
   test('an unverified provider email never links: the owner is untouched and no session is issued', async () => {
@@ -205,11 +326,15 @@ describe('automatic linking', () => {
     h.emails = [{ email: owner.email, primary: true, verified: false }];
     const r = await signIn(t);
     expect(Object.fromEntries(r.location.searchParams)).toEqual({
-      error: 'access_denied', error_code: 'provider_email_needs_verification',
+      error: 'access_denied',
+      error_code: 'provider_email_needs_verification',
       error_description: 'Unverified email with github. Verify the email with github in order to sign in',
     });
     expect(r.location.hash).not.toContain('access_token');
-    const identities = await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.userId, owner.session.user.id));
+    const identities = await h.db.orm
+      .select()
+      .from(h.db.t.identities)
+      .where(eq(h.db.t.identities.userId, owner.session.user.id));
     expect(identities.map((i) => i.provider)).toEqual(['email']);
   });
 
@@ -220,28 +345,37 @@ describe('automatic linking', () => {
     const f = fragmentOf((await signIn(t)).location);
     // Autoconfirm still confirms the new account, so it signs in.
     expect(f.access_token).toBeTruthy();
-    const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })
+    ).json()) as Json;
     expect(me.id).not.toBe(owner.session.user.id);
     expect(me.email).toBe('');
     expect(me.identities.map((i: Json) => i.provider)).toEqual(['github']);
-    const ownerIdentities = await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.userId, owner.session.user.id));
+    const ownerIdentities = await h.db.orm
+      .select()
+      .from(h.db.t.identities)
+      .where(eq(h.db.t.identities.userId, owner.session.user.id));
     expect(ownerIdentities.map((i) => i.provider)).toEqual(['email']);
   });
 
-  test('an unverified email nobody holds: a confirmation email and no session; the address becomes the account\'s only once confirmed (H2)', async () => {
+  test("an unverified email nobody holds: a confirmation email and no session; the address becomes the account's only once confirmed (H2)", async () => {
     const t = await h.app();
     const address = uniqueEmail('unverified');
     h.emails = [{ email: address, primary: true, verified: false }];
     const r = await signIn(t);
     expect(Object.fromEntries(r.location.searchParams)).toMatchObject({
-      error: 'access_denied', error_code: 'provider_email_needs_verification',
+      error: 'access_denied',
+      error_code: 'provider_email_needs_verification',
       error_description: 'Unverified email with github. A confirmation email has been sent to your github email',
     });
     const mail = t.mails.at(-1)!;
     expect(mail).toMatchObject({ kind: 'confirmation', to: address });
     // Not users.email: a pending address (GoTrue's email_change column), with a confirmation token for it.
     expect(await h.db.orm.select().from(h.db.t.users).where(eq(h.db.t.users.email, address))).toHaveLength(0);
-    const [identity] = await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.providerId, String(h.user.id)));
+    const [identity] = await h.db.orm
+      .select()
+      .from(h.db.t.identities)
+      .where(eq(h.db.t.identities.providerId, String(h.user.id)));
     const [user] = await h.db.orm.select().from(h.db.t.users).where(eq(h.db.t.users.id, identity!.userId));
     expect(user).toMatchObject({ email: null, emailChange: address, emailConfirmedAt: null });
     expect(user!.confirmationToken).toMatch(/^[0-9a-f]{56}$/);
@@ -255,7 +389,9 @@ describe('automatic linking', () => {
     expect(body.user.identities.map((i: Json) => i.provider)).toEqual(['github']);
     // From then on GitHub signs in to that account.
     const f = fragmentOf((await signIn(t)).location);
-    const me = await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })).json() as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.access_token}` })
+    ).json()) as Json;
     expect(me).toMatchObject({ id: user!.id, email: address });
   });
 
@@ -273,7 +409,9 @@ describe('automatic linking', () => {
     expect(await late.json()).toMatchObject({ error_code: 'email_exists' });
     const holders = await h.db.orm.select().from(h.db.t.users).where(eq(h.db.t.users.email, address));
     expect(holders).toHaveLength(1);
-    expect(await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.userId, holders[0]!.id))).toHaveLength(1);
+    expect(
+      await h.db.orm.select().from(h.db.t.identities).where(eq(h.db.t.identities.userId, holders[0]!.id)),
+    ).toHaveLength(1);
   });
 
   test('an unconfirmed password signup of the address loses its password when the verified provider identity arrives', async () => {
@@ -292,4 +430,3 @@ describe('automatic linking', () => {
     expect(login.status).toBe(400);
   });
 });
-

@@ -10,26 +10,67 @@ beforeAll(async () => {
   db = await openTestDb();
   t = await buildTestApp(db, { AUTHSVC_JWT_ISSUER: 'http://localhost:9999/auth/v1' });
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 describe('GET /health and /settings', () => {
   test('health', async () => {
     const res = await t.request('GET', '/health');
-    expect(await res.json()).toEqual({ version: '0.0.0-test', name: 'GoTrue', description: 'GoTrue is a user registration and authentication API' });
+    expect(await res.json()).toEqual({
+      version: '0.0.0-test',
+      name: 'GoTrue',
+      description: 'GoTrue is a user registration and authentication API',
+    });
   });
 
   test('settings lists every provider and reflects the configuration', async () => {
     const s = await buildTestApp(db, {
-      AUTHSVC_DISABLE_SIGNUP: 'true', AUTHSVC_MAILER_AUTOCONFIRM: 'true', GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
-      GOTRUE_EXTERNAL_GITHUB_ENABLED: 'true', GOTRUE_EXTERNAL_GITHUB_CLIENT_ID: 'id', GOTRUE_EXTERNAL_GITHUB_SECRET: 'sec',
+      AUTHSVC_DISABLE_SIGNUP: 'true',
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+      GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+      GOTRUE_EXTERNAL_GITHUB_ENABLED: 'true',
+      GOTRUE_EXTERNAL_GITHUB_CLIENT_ID: 'id',
+      GOTRUE_EXTERNAL_GITHUB_SECRET: 'sec',
       GOTRUE_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost:9999/callback',
     });
-    const body = await (await s.request('GET', '/settings')).json() as Record<string, any>;
-    const providers = ['apple', 'azure', 'bitbucket', 'discord', 'facebook', 'figma', 'github', 'gitlab', 'google', 'keycloak',
-      'linkedin', 'notion', 'spotify', 'slack', 'twitch', 'twitter', 'workos', 'email', 'phone', 'anonymous_users'];
+    const body = (await (await s.request('GET', '/settings')).json()) as Record<string, any>;
+    const providers = [
+      'apple',
+      'azure',
+      'bitbucket',
+      'discord',
+      'facebook',
+      'figma',
+      'github',
+      'gitlab',
+      'google',
+      'keycloak',
+      'linkedin',
+      'notion',
+      'spotify',
+      'slack',
+      'twitch',
+      'twitter',
+      'workos',
+      'email',
+      'phone',
+      'anonymous_users',
+    ];
     for (const p of providers) expect(typeof body.external[p], p).toBe('boolean');
-    expect(body.external).toMatchObject({ github: true, google: false, email: true, phone: false, anonymous_users: true });
-    expect(body).toMatchObject({ disable_signup: true, autoconfirm: true, mailer_autoconfirm: true, phone_autoconfirm: false });
+    expect(body.external).toMatchObject({
+      github: true,
+      google: false,
+      email: true,
+      phone: false,
+      anonymous_users: true,
+    });
+    expect(body).toMatchObject({
+      disable_signup: true,
+      autoconfirm: true,
+      mailer_autoconfirm: true,
+      phone_autoconfirm: false,
+    });
     expect(JSON.stringify(body)).not.toContain('sec');
   });
 });
@@ -39,8 +80,11 @@ describe('discovery documents', () => {
     const res = await t.request('GET', '/.well-known/openid-configuration');
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('public, max-age=600');
-    const doc = await res.json() as Record<string, unknown>;
-    expect(doc).toMatchObject({ issuer: 'http://localhost:9999/auth/v1', jwks_uri: 'http://localhost:9999/auth/v1/.well-known/jwks.json' });
+    const doc = (await res.json()) as Record<string, unknown>;
+    expect(doc).toMatchObject({
+      issuer: 'http://localhost:9999/auth/v1',
+      jwks_uri: 'http://localhost:9999/auth/v1/.well-known/jwks.json',
+    });
   });
 
   test('/.well-known/jwks.json with only an HS256 secret lists no keys (the secret is never published)', async () => {

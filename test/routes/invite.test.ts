@@ -7,11 +7,18 @@ import { openTestDb } from '../helpers/db.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 async function roleToken(role: string): Promise<string> {
-  return new SignJWT({ role }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h')
+  return new SignJWT({ role })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
     .sign(new TextEncoder().encode(TEST_JWT_SECRET));
 }
 
@@ -19,9 +26,14 @@ describe('POST /invite', () => {
   test('service_role invites: user with invited_at, invite email; accepting signs in and confirms', async () => {
     const t = await buildTestApp(db);
     const email = uniqueEmail();
-    const res = await t.request('POST', '/invite', { email, data: { team: 'a' } }, { authorization: `Bearer ${await roleToken('service_role')}` });
+    const res = await t.request(
+      'POST',
+      '/invite',
+      { email, data: { team: 'a' } },
+      { authorization: `Bearer ${await roleToken('service_role')}` },
+    );
     expect(res.status).toBe(200);
-    const user = await res.json() as Json;
+    const user = (await res.json()) as Json;
     expect(user).toMatchObject({ email, user_metadata: { team: 'a' } });
     expect(user.invited_at).toBeTruthy();
     expect(user.confirmation_sent_at).toBeTruthy();
@@ -36,20 +48,37 @@ describe('POST /invite', () => {
     const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
     expect(row!.emailConfirmedAt).toBeTruthy();
     expect(row!.encryptedPassword).toMatch(/^\$2a\$10\$/); // random password until the user sets one
-    const set = await t.request('PUT', '/user', { password: 'chosen-password' }, { authorization: `Bearer ${frag.get('access_token')}` });
+    const set = await t.request(
+      'PUT',
+      '/user',
+      { password: 'chosen-password' },
+      { authorization: `Bearer ${frag.get('access_token')}` },
+    );
     expect(set.status).toBe(200);
     const audit = await db.orm.select().from(db.t.auditLogEntries);
-    expect(audit.some((a) => a.payload?.action === 'user_invited' && a.payload?.actor_username === 'service_role')).toBe(true);
+    expect(
+      audit.some((a) => a.payload?.action === 'user_invited' && a.payload?.actor_username === 'service_role'),
+    ).toBe(true);
     expect(audit.some((a) => a.payload?.action === 'invite_accepted' && a.payload?.actor_id === row!.id)).toBe(true);
   });
 
   test('a confirmed address → 422 email_exists; no admin role → 403 not_admin; no token → 401', async () => {
     const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
     const { email, session } = await signUpConfirmed(t);
-    const dup = await t.request('POST', '/invite', { email }, { authorization: `Bearer ${await roleToken('supabase_admin')}` });
+    const dup = await t.request(
+      'POST',
+      '/invite',
+      { email },
+      { authorization: `Bearer ${await roleToken('supabase_admin')}` },
+    );
     expect(dup.status).toBe(422);
     expect(await dup.json()).toMatchObject({ error_code: 'email_exists' });
-    const user = await t.request('POST', '/invite', { email: uniqueEmail() }, { authorization: `Bearer ${session.access_token}` });
+    const user = await t.request(
+      'POST',
+      '/invite',
+      { email: uniqueEmail() },
+      { authorization: `Bearer ${session.access_token}` },
+    );
     expect(user.status).toBe(403);
     expect(await user.json()).toMatchObject({ error_code: 'not_admin', msg: 'User not allowed' });
     expect((await t.request('POST', '/invite', { email: uniqueEmail() })).status).toBe(401);
@@ -59,7 +88,10 @@ describe('POST /invite', () => {
 
 describe('GET /reauthenticate', () => {
   test('emails a nonce that PUT /user accepts once for a password change', async () => {
-    const t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true' });
+    const t = await buildTestApp(db, {
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+      AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
+    });
     const { email, session } = await signUpConfirmed(t);
     const auth = { authorization: `Bearer ${session.access_token}` };
     const res = await t.request('GET', '/reauthenticate', undefined, auth);
@@ -70,7 +102,9 @@ describe('GET /reauthenticate', () => {
     const early = await t.request('GET', '/reauthenticate', undefined, auth);
     expect(early.status).toBe(429);
     expect(await early.json()).toMatchObject({ error_code: 'over_email_send_rate_limit' });
-    expect((await t.request('PUT', '/user', { password: 'next-password-1', nonce: mail.token }, auth)).status).toBe(200);
+    expect((await t.request('PUT', '/user', { password: 'next-password-1', nonce: mail.token }, auth)).status).toBe(
+      200,
+    );
     const reused = await t.request('PUT', '/user', { password: 'next-password-2', nonce: mail.token }, auth);
     expect(reused.status).toBe(422);
     expect(await reused.json()).toMatchObject({ error_code: 'reauthentication_not_valid' });

@@ -11,14 +11,16 @@ beforeAll(async () => {
   db = await openTestDb();
   t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
 async function signIn(app: TestApp, email: string, password: string): Promise<Record<string, any>> {
   const res = await app.request('POST', '/token?grant_type=password', { email, password });
   expect(res.status).toBe(200);
-  return await res.json() as Record<string, any>;
+  return (await res.json()) as Record<string, any>;
 }
 
 describe('POST /logout', () => {
@@ -26,7 +28,8 @@ describe('POST /logout', () => {
     const { email, password, session } = await signUpConfirmed(t);
     return [session, await signIn(t, email, password), await signIn(t, email, password)];
   }
-  const alive = async (s: Record<string, any>) => (await t.request('GET', '/user', undefined, auth(s.access_token))).status === 200;
+  const alive = async (s: Record<string, any>) =>
+    (await t.request('GET', '/user', undefined, auth(s.access_token))).status === 200;
 
   test('default (global) ends every session of the user → 204', async () => {
     const [a, b, c] = await threeSessions();
@@ -50,9 +53,15 @@ describe('POST /logout', () => {
     const [a] = await threeSessions();
     const bad = await t.request('POST', '/logout?scope=everything', undefined, auth(a!.access_token));
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toMatchObject({ error_code: 'validation_failed', msg: 'Unsupported logout scope "everything"' });
+    expect(await bad.json()).toMatchObject({
+      error_code: 'validation_failed',
+      msg: 'Unsupported logout scope "everything"',
+    });
     const none = await t.request('POST', '/logout');
     expect(none.status).toBe(401);
-    expect(await none.json()).toMatchObject({ error_code: 'no_authorization', msg: 'This endpoint requires a valid Bearer token' });
+    expect(await none.json()).toMatchObject({
+      error_code: 'no_authorization',
+      msg: 'This endpoint requires a valid Bearer token',
+    });
   });
 });

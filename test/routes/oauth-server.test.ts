@@ -10,7 +10,14 @@ import type { Database } from '../../src/db/database.ts';
 import { buildTestApp, signUpConfirmed, type TestApp } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';
 import {
-  authorizationCode, authorizePath, bearer, consent, pkce, type RegisteredClient, startAuthorization, tokenRequest,
+  authorizationCode,
+  authorizePath,
+  bearer,
+  consent,
+  pkce,
+  type RegisteredClient,
+  startAuthorization,
+  tokenRequest,
 } from '../helpers/oauth-client.ts';
 import { supabaseClientFor } from '../helpers/supabase.ts';
 
@@ -34,7 +41,9 @@ const OAUTH_ENV = {
   AUTHSVC_OAUTH_SERVER_AUTHORIZATION_PATH: '/oauth/consent',
   AUTHSVC_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: 'true',
   // Passkey routes answer 404 before authentication while switched off.
-  AUTHSVC_PASSKEY_ENABLED: 'true', AUTHSVC_WEBAUTHN_RP_ID: 'localhost', AUTHSVC_WEBAUTHN_RP_ORIGINS: 'http://localhost:3000',
+  AUTHSVC_PASSKEY_ENABLED: 'true',
+  AUTHSVC_WEBAUTHN_RP_ID: 'localhost',
+  AUTHSVC_WEBAUTHN_RP_ORIGINS: 'http://localhost:3000',
 };
 
 beforeAll(async () => {
@@ -42,28 +51,42 @@ beforeAll(async () => {
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'es-1', alg: 'ES256', key_ops: ['sign', 'verify'] };
   jwtKeys = JSON.stringify([jwk]);
-  t = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_JWT_KEYS: jwtKeys }, {
-    now: () => new Date(Date.now() + clockOffsetMs),
-  });
+  t = await buildTestApp(
+    db,
+    { ...OAUTH_ENV, AUTHSVC_JWT_KEYS: jwtKeys },
+    {
+      now: () => new Date(Date.now() + clockOffsetMs),
+    },
+  );
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 const adminToken = () => signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 });
 const admin = async () => bearer(await adminToken());
 
 async function adminClient(body: Json = {}): Promise<RegisteredClient & Json> {
-  const res = await t.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT], client_name: 'Third Party', ...body }, await admin());
+  const res = await t.request(
+    'POST',
+    '/admin/oauth/clients',
+    { redirect_uris: [REDIRECT], client_name: 'Third Party', ...body },
+    await admin(),
+  );
   expect(res.status).toBe(201);
-  return await res.json() as RegisteredClient & Json;
+  return (await res.json()) as RegisteredClient & Json;
 }
 
 async function publicClient(): Promise<RegisteredClient & Json> {
   const res = await t.request('POST', '/oauth/clients/register', {
-    redirect_uris: [MCP_REDIRECT], token_endpoint_auth_method: 'none', client_name: 'MCP Inspector',
-    grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+    redirect_uris: [MCP_REDIRECT],
+    token_endpoint_auth_method: 'none',
+    client_name: 'MCP Inspector',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
   });
   expect(res.status).toBe(201);
-  return await res.json() as RegisteredClient & Json;
+  return (await res.json()) as RegisteredClient & Json;
 }
 
 async function signedInUser() {
@@ -72,22 +95,30 @@ async function signedInUser() {
 }
 
 async function jwks() {
-  return createLocalJWKSet(await (await t.request('GET', '/.well-known/jwks.json')).json() as { keys: Json[] });
+  return createLocalJWKSet((await (await t.request('GET', '/.well-known/jwks.json')).json()) as { keys: Json[] });
 }
 
 async function expectOAuthError(res: Response, error: string, description: string) {
-  expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { error, error_description: description } });
+  expect({ status: res.status, body: await res.json() }).toEqual({
+    status: 400,
+    body: { error, error_description: description },
+  });
 }
 
 /** RFC 6750 §3.1: 401 invalid_token, with the Bearer challenge. */
 async function expectInvalidToken(res: Response, description: string) {
   expect({ status: res.status, challenge: res.headers.get('www-authenticate'), body: await res.json() }).toEqual({
-    status: 401, challenge: `Bearer error="invalid_token", error_description="${description}"`, body: { error: 'invalid_token', error_description: description },
+    status: 401,
+    challenge: `Bearer error="invalid_token", error_description="${description}"`,
+    body: { error: 'invalid_token', error_description: description },
   });
 }
 
 async function expectApiError(res: Response, status: number, code: string, msg: string) {
-  expect({ status: res.status, body: await res.json() }).toEqual({ status, body: { code: status, error_code: code, msg } });
+  expect({ status: res.status, body: await res.json() }).toEqual({
+    status,
+    body: { code: status, error_code: code, msg },
+  });
 }
 
 describe('discovery', () => {
@@ -95,7 +126,7 @@ describe('discovery', () => {
     const res = await t.request('GET', '/.well-known/oauth-authorization-server');
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('public, max-age=600');
-    const doc = await res.json() as Json;
+    const doc = (await res.json()) as Json;
     expect(doc).toMatchObject({
       issuer: ISSUER,
       authorization_endpoint: `${ISSUER}/oauth/authorize`,
@@ -111,53 +142,100 @@ describe('discovery', () => {
     });
     expect(doc.scopes_supported).toEqual(expect.arrayContaining(['openid', 'offline_access']));
     // RFC 8414 §2: every endpoint an absolute https/http URL on the issuer; OIDC discovery is the same document.
-    for (const k of ['authorization_endpoint', 'token_endpoint', 'jwks_uri', 'registration_endpoint']) expect(doc[k].startsWith(`${doc.issuer}/`)).toBe(true);
+    for (const k of ['authorization_endpoint', 'token_endpoint', 'jwks_uri', 'registration_endpoint'])
+      expect(doc[k].startsWith(`${doc.issuer}/`)).toBe(true);
     expect(await (await t.request('GET', '/.well-known/openid-configuration')).json()).toEqual(doc);
     // RFC 8414 §3.1 path insertion for an issuer served under /auth/v1, where MCP clients look first.
     const inserted = await t.request('GET', '/.well-known/oauth-authorization-server/auth/v1');
     expect(inserted.status).toBe(200);
     expect(await inserted.json()).toEqual(doc);
     // The JWKS it names publishes the key ID tokens are signed with.
-    const keys = (await (await t.request('GET', '/.well-known/jwks.json')).json() as Json).keys as Json[];
+    const keys = ((await (await t.request('GET', '/.well-known/jwks.json')).json()) as Json).keys as Json[];
     expect(keys.map((k) => k.kid)).toEqual(['es-1']);
     expect(keys[0]!.d).toBeUndefined();
   });
 
   test('switched on, a path the server does not have is a plain 404', async () => {
     await expectApiError(await t.request('GET', '/oauth/nope'), 404, 'not_found', 'Not Found');
-    await expectApiError(await t.request('GET', '/admin/oauth/nope', undefined, await admin()), 404, 'not_found', 'Not Found');
+    await expectApiError(
+      await t.request('GET', '/admin/oauth/nope', undefined, await admin()),
+      404,
+      'not_found',
+      'Not Found',
+    );
   });
 
   test('without dynamic registration there is no registration_endpoint, and registering is 403', async () => {
     const off = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: 'false' });
-    const doc = await (await off.request('GET', '/.well-known/oauth-authorization-server')).json() as Json;
+    const doc = (await (await off.request('GET', '/.well-known/oauth-authorization-server')).json()) as Json;
     expect(doc.registration_endpoint).toBeUndefined();
-    await expectApiError(await off.request('POST', '/oauth/clients/register', { redirect_uris: [REDIRECT] }), 403,
-      'oauth_dynamic_client_registration_disabled', 'Dynamic client registration is not enabled');
+    await expectApiError(
+      await off.request('POST', '/oauth/clients/register', { redirect_uris: [REDIRECT] }),
+      403,
+      'oauth_dynamic_client_registration_disabled',
+      'Dynamic client registration is not enabled',
+    );
   });
 
   test('switched off: every route answers 404 feature_disabled (after the admin / user check where GoTrue has one)', async () => {
     const off = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
-    const adminOff = bearer(await signJwt(off.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 }));
-    for (const [method, path] of [['GET', '/.well-known/oauth-authorization-server'], ['GET', '/oauth/authorize?client_id=x'], ['POST', '/oauth/token'], ['POST', '/oauth/clients/register']] as const) {
+    const adminOff = bearer(
+      await signJwt(off.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 }),
+    );
+    for (const [method, path] of [
+      ['GET', '/.well-known/oauth-authorization-server'],
+      ['GET', '/oauth/authorize?client_id=x'],
+      ['POST', '/oauth/token'],
+      ['POST', '/oauth/clients/register'],
+    ] as const) {
       await expectApiError(await off.request(method, path), 404, 'feature_disabled', 'OAuth server is disabled');
     }
     expect((await off.request('GET', '/admin/oauth/clients')).status).toBe(401);
-    await expectApiError(await off.request('GET', '/admin/oauth/clients', undefined, adminOff), 404, 'feature_disabled', 'OAuth server is disabled');
+    await expectApiError(
+      await off.request('GET', '/admin/oauth/clients', undefined, adminOff),
+      404,
+      'feature_disabled',
+      'OAuth server is disabled',
+    );
     expect((await off.request('GET', '/user/oauth/grants')).status).toBe(401);
   });
 });
 
 describe('admin client management through auth-js admin.oauth.*', () => {
   test('create (secret shown once, stored hashed), get, list, update, regenerate, delete', async () => {
-    const sb = supabaseClientFor(t.app, await adminToken(), { headers: { Authorization: `Bearer ${await adminToken()}` } });
-    const created = await sb.auth.admin.oauth.createClient({ client_name: 'CRM', redirect_uris: [REDIRECT], client_uri: 'https://crm.example.com' });
+    const sb = supabaseClientFor(t.app, await adminToken(), {
+      headers: { Authorization: `Bearer ${await adminToken()}` },
+    });
+    const created = await sb.auth.admin.oauth.createClient({
+      client_name: 'CRM',
+      redirect_uris: [REDIRECT],
+      client_uri: 'https://crm.example.com',
+    });
     expect(created.error).toBeNull();
     const c = created.data!;
-    expect(Object.keys(c)).toEqual(['client_id', 'client_id_issued_at', 'client_secret', 'client_secret_expires_at', 'client_type', 'redirect_uris', 'token_endpoint_auth_method', 'grant_types',
-      'response_types', 'client_name', 'client_uri', 'registration_type', 'created_at', 'updated_at']);
-    expect(c).toMatchObject({ client_type: 'confidential', token_endpoint_auth_method: 'client_secret_basic', registration_type: 'manual',
-      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
+    expect(Object.keys(c)).toEqual([
+      'client_id',
+      'client_id_issued_at',
+      'client_secret',
+      'client_secret_expires_at',
+      'client_type',
+      'redirect_uris',
+      'token_endpoint_auth_method',
+      'grant_types',
+      'response_types',
+      'client_name',
+      'client_uri',
+      'registration_type',
+      'created_at',
+      'updated_at',
+    ]);
+    expect(c).toMatchObject({
+      client_type: 'confidential',
+      token_endpoint_auth_method: 'client_secret_basic',
+      registration_type: 'manual',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    });
     expect(c.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // Stored as GoTrue stores it: base64url(SHA-256(secret)), never the secret.
     const row = await db.orm.select().from(db.t.oauthClients);
@@ -172,7 +250,10 @@ describe('admin client management through auth-js admin.oauth.*', () => {
     expect(listed.error).toBeNull();
     expect(listed.data!.clients.map((x) => x.client_id)).toContain(c.client_id);
 
-    const updated = await sb.auth.admin.oauth.updateClient(c.client_id, { client_name: 'CRM 2', token_endpoint_auth_method: 'client_secret_post' });
+    const updated = await sb.auth.admin.oauth.updateClient(c.client_id, {
+      client_name: 'CRM 2',
+      token_endpoint_auth_method: 'client_secret_post',
+    });
     expect(updated.data).toMatchObject({ client_name: 'CRM 2', token_endpoint_auth_method: 'client_secret_post' });
 
     const regenerated = await sb.auth.admin.oauth.regenerateClientSecret(c.client_id);
@@ -184,33 +265,90 @@ describe('admin client management through auth-js admin.oauth.*', () => {
     await expectApiError(gone, 404, 'oauth_client_not_found', 'OAuth client not found');
   });
 
-  test('validation answers GoTrue\'s messages', async () => {
+  test("validation answers GoTrue's messages", async () => {
     const h = await admin();
-    await expectApiError(await t.request('POST', '/admin/oauth/clients', {}, h), 400, 'validation_failed', '400: redirect_uris is required');
-    await expectApiError(await t.request('POST', '/admin/oauth/clients', { redirect_uris: ['http://evil.example.com/cb'] }, h), 400, 'validation_failed',
-      "400: invalid redirect_uri 'http://evil.example.com/cb': HTTP scheme only allowed for localhost");
-    await expectApiError(await t.request('POST', '/admin/oauth/clients', { redirect_uris: ['javascript://x/alert'] }, h), 400, 'validation_failed',
-      "400: invalid redirect_uri 'javascript://x/alert': scheme 'javascript' is not allowed for security reasons");
-    await expectApiError(await t.request('POST', '/admin/oauth/clients', { redirect_uris: ['https://a.example.com/cb#x'] }, h), 400, 'validation_failed',
-      "400: invalid redirect_uri 'https://a.example.com/cb#x': fragment not allowed in redirect URI");
-    await expectApiError(await t.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT], client_type: 'public', token_endpoint_auth_method: 'client_secret_basic' }, h), 400, 'validation_failed',
-      "400: client_type 'public' is inconsistent with token_endpoint_auth_method 'client_secret_basic' (expected client_type 'confidential')");
+    await expectApiError(
+      await t.request('POST', '/admin/oauth/clients', {}, h),
+      400,
+      'validation_failed',
+      '400: redirect_uris is required',
+    );
+    await expectApiError(
+      await t.request('POST', '/admin/oauth/clients', { redirect_uris: ['http://evil.example.com/cb'] }, h),
+      400,
+      'validation_failed',
+      "400: invalid redirect_uri 'http://evil.example.com/cb': HTTP scheme only allowed for localhost",
+    );
+    await expectApiError(
+      await t.request('POST', '/admin/oauth/clients', { redirect_uris: ['javascript://x/alert'] }, h),
+      400,
+      'validation_failed',
+      "400: invalid redirect_uri 'javascript://x/alert': scheme 'javascript' is not allowed for security reasons",
+    );
+    await expectApiError(
+      await t.request('POST', '/admin/oauth/clients', { redirect_uris: ['https://a.example.com/cb#x'] }, h),
+      400,
+      'validation_failed',
+      "400: invalid redirect_uri 'https://a.example.com/cb#x': fragment not allowed in redirect URI",
+    );
+    await expectApiError(
+      await t.request(
+        'POST',
+        '/admin/oauth/clients',
+        { redirect_uris: [REDIRECT], client_type: 'public', token_endpoint_auth_method: 'client_secret_basic' },
+        h,
+      ),
+      400,
+      'validation_failed',
+      "400: client_type 'public' is inconsistent with token_endpoint_auth_method 'client_secret_basic' (expected client_type 'confidential')",
+    );
     await expectApiError(await t.request('POST', '/admin/oauth/clients', '{', h), 400, 'bad_json', 'Invalid JSON body');
-    await expectApiError(await t.request('GET', '/admin/oauth/clients/not-a-uuid', undefined, h), 400, 'validation_failed', 'invalid client_id format');
+    await expectApiError(
+      await t.request('GET', '/admin/oauth/clients/not-a-uuid', undefined, h),
+      400,
+      'validation_failed',
+      'invalid client_id format',
+    );
     const pub = await adminClient({ client_type: 'public' });
     expect(pub.client_secret).toBeUndefined();
-    await expectApiError(await t.request('POST', `/admin/oauth/clients/${pub.client_id}/regenerate_secret`, undefined, h), 400, 'validation_failed', 'Cannot regenerate secret for public client');
-    await expectApiError(await t.request('PUT', `/admin/oauth/clients/${pub.client_id}`, {}, h), 400, 'validation_failed', 'No fields provided for update');
-    await expectApiError(await t.request('PUT', `/admin/oauth/clients/${pub.client_id}`, { token_endpoint_auth_method: 'client_secret_post' }, h), 400, 'validation_failed',
-      "token_endpoint_auth_method 'client_secret_post' is not valid for client_type 'public'; valid methods: [none]");
+    await expectApiError(
+      await t.request('POST', `/admin/oauth/clients/${pub.client_id}/regenerate_secret`, undefined, h),
+      400,
+      'validation_failed',
+      'Cannot regenerate secret for public client',
+    );
+    await expectApiError(
+      await t.request('PUT', `/admin/oauth/clients/${pub.client_id}`, {}, h),
+      400,
+      'validation_failed',
+      'No fields provided for update',
+    );
+    await expectApiError(
+      await t.request(
+        'PUT',
+        `/admin/oauth/clients/${pub.client_id}`,
+        { token_endpoint_auth_method: 'client_secret_post' },
+        h,
+      ),
+      400,
+      'validation_failed',
+      "token_endpoint_auth_method 'client_secret_post' is not valid for client_type 'public'; valid methods: [none]",
+    );
     // Nothing half-written: the refused creations left no rows.
-    const names = (await db.orm.select().from(db.t.oauthClients)).filter((r) => r.redirectUris.includes('evil') || r.redirectUris.includes('#'));
+    const names = (await db.orm.select().from(db.t.oauthClients)).filter(
+      (r) => r.redirectUris.includes('evil') || r.redirectUris.includes('#'),
+    );
     expect(names).toEqual([]);
   });
 
   test('a user token is not an admin token', async () => {
     const u = await signedInUser();
-    await expectApiError(await t.request('GET', '/admin/oauth/clients', undefined, bearer(u.token)), 403, 'not_admin', 'User not allowed');
+    await expectApiError(
+      await t.request('GET', '/admin/oauth/clients', undefined, bearer(u.token)),
+      403,
+      'not_admin',
+      'User not allowed',
+    );
   });
 });
 
@@ -231,21 +369,34 @@ describe('the authorization code flow', () => {
     // The consent page reads the request with the user's token…
     const details = await t.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, bearer(user.token));
     expect(await details.json()).toEqual({
-      authorization_id: authorizationId, redirect_uri: REDIRECT, client: { id: client.client_id, name: 'Third Party' },
-      user: { id: user.id, email: user.email }, scope: 'openid email profile',
+      authorization_id: authorizationId,
+      redirect_uri: REDIRECT,
+      client: { id: client.client_id, name: 'Third Party' },
+      user: { id: user.id, email: user.email },
+      scope: 'openid email profile',
     });
     // …and approves: the client gets its code and state back.
-    const approved = await t.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }, bearer(user.token));
-    const redirect = new URL((await approved.json() as Json).redirect_url);
+    const approved = await t.request(
+      'POST',
+      `/oauth/authorizations/${authorizationId}/consent`,
+      { action: 'approve' },
+      bearer(user.token),
+    );
+    const redirect = new URL(((await approved.json()) as Json).redirect_url);
     expect(`${redirect.origin}${redirect.pathname}`).toBe(REDIRECT);
     expect(redirect.searchParams.get('state')).toBe('st-1');
     const code = redirect.searchParams.get('code')!;
 
     // token: client_secret_basic, the verifier, the same redirect URI.
-    const tokenRes = await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p!.verifier, redirect_uri: REDIRECT });
+    const tokenRes = await tokenRequest(t, client, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: p!.verifier,
+      redirect_uri: REDIRECT,
+    });
     expect(tokenRes.status).toBe(200);
     expect(tokenRes.headers.get('cache-control')).toBe('no-store');
-    const tokens = await tokenRes.json() as Json;
+    const tokens = (await tokenRes.json()) as Json;
     expect(Object.keys(tokens)).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'token_type']);
     expect(tokens.token_type).toBe('bearer');
     expect(tokens.expires_in).toBe(3600);
@@ -253,42 +404,101 @@ describe('the authorization code flow', () => {
     // The access token is the project's JWT for the user, with client_id and scope.
     const keySet = await jwks();
     const { payload: at } = await jwtVerify(tokens.access_token, keySet, { issuer: ISSUER });
-    expect(at).toMatchObject({ sub: user.id, aud: 'authenticated', role: 'authenticated', client_id: client.client_id, scope: 'openid email profile' });
+    expect(at).toMatchObject({
+      sub: user.id,
+      aud: 'authenticated',
+      role: 'authenticated',
+      client_id: client.client_id,
+      scope: 'openid email profile',
+    });
     expect((at.amr as Json[])[0]!.method).toBe('oauth_provider/authorization_code');
 
     // The ID token: signed with the asymmetric key, for the client, with nonce, at_hash, auth_time.
-    const { payload: id, protectedHeader } = await jwtVerify(tokens.id_token, keySet, { issuer: ISSUER, audience: client.client_id });
+    const { payload: id, protectedHeader } = await jwtVerify(tokens.id_token, keySet, {
+      issuer: ISSUER,
+      audience: client.client_id,
+    });
     expect(protectedHeader).toMatchObject({ alg: 'ES256', kid: 'es-1' });
-    expect(id).toMatchObject({ sub: user.id, nonce: 'n-1', email: user.email, email_verified: true, phone_number_verified: false, name: user.email, client_id: client.client_id });
-    expect(id.at_hash).toBe(createHash('sha256').update(tokens.access_token).digest().subarray(0, 16).toString('base64url'));
+    expect(id).toMatchObject({
+      sub: user.id,
+      nonce: 'n-1',
+      email: user.email,
+      email_verified: true,
+      phone_number_verified: false,
+      name: user.email,
+      client_id: client.client_id,
+    });
+    expect(id.at_hash).toBe(
+      createHash('sha256').update(tokens.access_token).digest().subarray(0, 16).toString('base64url'),
+    );
     expect(typeof id.auth_time).toBe('number');
 
     // userinfo: what the granted scopes allow.
-    const info = await (await t.request('GET', '/oauth/userinfo', undefined, bearer(tokens.access_token))).json() as Json;
-    expect(info).toMatchObject({ sub: user.id, email: user.email, email_verified: true, name: user.email, user_metadata: {} });
+    const info = (await (
+      await t.request('GET', '/oauth/userinfo', undefined, bearer(tokens.access_token))
+    ).json()) as Json;
+    expect(info).toMatchObject({
+      sub: user.id,
+      email: user.email,
+      email_verified: true,
+      name: user.email,
+      user_metadata: {},
+    });
     expect(info.phone).toBeUndefined();
     // The same user's ordinary session token: sub only.
-    expect(await (await t.request('GET', '/oauth/userinfo', undefined, bearer(user.token))).json()).toEqual({ sub: user.id });
+    expect(await (await t.request('GET', '/oauth/userinfo', undefined, bearer(user.token))).json()).toEqual({
+      sub: user.id,
+    });
 
     // refresh: rotation through the client; the new token keeps the client and scopes.
-    const refreshed = await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const refreshed = await tokenRequest(t, client, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+    });
     expect(refreshed.status).toBe(200);
-    const r = await refreshed.json() as Json;
+    const r = (await refreshed.json()) as Json;
     expect(Object.keys(r)).toEqual(['access_token', 'expires_in', 'refresh_token', 'token_type']);
     expect(r.refresh_token).not.toBe(tokens.refresh_token);
-    expect(decodeJwt(r.access_token)).toMatchObject({ client_id: client.client_id, scope: 'openid email profile', session_id: at.session_id });
+    expect(decodeJwt(r.access_token)).toMatchObject({
+      client_id: client.client_id,
+      scope: 'openid email profile',
+      session_id: at.session_id,
+    });
 
     // The user's grants list names the client; revoking it ends the client's sessions.
-    const grants = await (await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))).json() as Json[];
-    expect(grants).toEqual([{ client: { id: client.client_id, name: 'Third Party' }, scopes: ['openid', 'email', 'profile'], granted_at: expect.any(String) }]);
-    const revoked = await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token));
+    const grants = (await (
+      await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))
+    ).json()) as Json[];
+    expect(grants).toEqual([
+      {
+        client: { id: client.client_id, name: 'Third Party' },
+        scopes: ['openid', 'email', 'profile'],
+        granted_at: expect.any(String),
+      },
+    ]);
+    const revoked = await t.request(
+      'DELETE',
+      `/user/oauth/grants?client_id=${client.client_id}`,
+      undefined,
+      bearer(user.token),
+    );
     expect(revoked.status).toBe(204);
     expect(await (await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))).json()).toEqual([]);
-    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(r.access_token)), 'Session from session_id claim in JWT does not exist');
-    expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: r.refresh_token })).status).toBe(400);
+    await expectInvalidToken(
+      await t.request('GET', '/oauth/userinfo', undefined, bearer(r.access_token)),
+      'Session from session_id claim in JWT does not exist',
+    );
+    expect(
+      (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: r.refresh_token })).status,
+    ).toBe(400);
     // The user's own session is untouched.
     expect((await t.request('GET', '/user', undefined, bearer(user.token))).status).toBe(200);
-    await expectApiError(await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token)), 404, 'oauth_consent_not_found', 'No active grant found for this client');
+    await expectApiError(
+      await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token)),
+      404,
+      'oauth_consent_not_found',
+      'No active grant found for this client',
+    );
   });
 
   test('a second authorization for scopes already granted is approved without asking', async () => {
@@ -296,18 +506,22 @@ describe('the authorization code flow', () => {
     const user = await signedInUser();
     await authorizationCode(t, client, user.token, { scope: 'email profile' });
     const again = await startAuthorization(t, client, { scope: 'email', state: 's2' });
-    const details = await (await t.request('GET', `/oauth/authorizations/${again.authorizationId}`, undefined, bearer(user.token))).json() as Json;
+    const details = (await (
+      await t.request('GET', `/oauth/authorizations/${again.authorizationId}`, undefined, bearer(user.token))
+    ).json()) as Json;
     expect(Object.keys(details)).toEqual(['redirect_url']);
     const url = new URL(details.redirect_url);
     expect(url.searchParams.get('state')).toBe('s2');
     expect(url.searchParams.get('code')).toMatch(/^[0-9a-f-]{36}$/);
     // A scope beyond the grant asks again.
     const more = await startAuthorization(t, client, { scope: 'email phone' });
-    const asked = await (await t.request('GET', `/oauth/authorizations/${more.authorizationId}`, undefined, bearer(user.token))).json() as Json;
+    const asked = (await (
+      await t.request('GET', `/oauth/authorizations/${more.authorizationId}`, undefined, bearer(user.token))
+    ).json()) as Json;
     expect(asked.scope).toBe('email phone');
   });
 
-  test('the consent page and the user\'s grants through auth-js\'s oauth.*', async () => {
+  test("the consent page and the user's grants through auth-js's oauth.*", async () => {
     const client = await adminClient();
     const user = await signedInUser();
     const sb = supabaseClientFor(t.app);
@@ -315,10 +529,16 @@ describe('the authorization code flow', () => {
     const { authorizationId, pkce: p } = await startAuthorization(t, client, { scope: 'email', state: 'js' });
     const details = await sb.auth.oauth.getAuthorizationDetails(authorizationId);
     expect(details.error).toBeNull();
-    expect(details.data).toMatchObject({ authorization_id: authorizationId, client: { id: client.client_id, name: 'Third Party' }, scope: 'email' });
+    expect(details.data).toMatchObject({
+      authorization_id: authorizationId,
+      client: { id: client.client_id, name: 'Third Party' },
+      scope: 'email',
+    });
     const approved = await sb.auth.oauth.approveAuthorization(authorizationId, { skipBrowserRedirect: true });
     const code = new URL(approved.data!.redirect_url).searchParams.get('code')!;
-    expect((await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).status).toBe(200);
+    expect(
+      (await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).status,
+    ).toBe(200);
     const grants = await sb.auth.oauth.listGrants();
     expect(grants.data!.map((g) => g.client.id)).toEqual([client.client_id]);
     expect((await sb.auth.oauth.revokeGrant({ clientId: client.client_id })).error).toBeNull();
@@ -330,33 +550,58 @@ describe('the authorization code flow', () => {
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token);
     const res = await t.request('POST', '/oauth/token', {
-      grant_type: 'authorization_code', code, code_verifier: p.verifier, client_id: client.client_id, client_secret: client.client_secret, redirect_uri: REDIRECT,
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: p.verifier,
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+      redirect_uri: REDIRECT,
     });
     expect(res.status).toBe(200);
-    expect((await res.json() as Json).id_token).toBeUndefined();
+    expect(((await res.json()) as Json).id_token).toBeUndefined();
 
     const started = await startAuthorization(t, client, { scope: 'email phone', state: 'deny-me' });
     const denied = await consent(t, started.authorizationId, user.token, 'deny');
-    expect(Object.fromEntries(denied.searchParams)).toEqual({ error: 'access_denied', error_description: 'User denied the request', state: 'deny-me', iss: ISSUER });
+    expect(Object.fromEntries(denied.searchParams)).toEqual({
+      error: 'access_denied',
+      error_description: 'User denied the request',
+      state: 'deny-me',
+      iss: ISSUER,
+    });
   });
 });
 
 describe('MCP: public clients, resource indicators, offline_access', () => {
   test('a dynamically registered public client gets tokens for the resource it names (aud), and refreshes them', async () => {
     const client = await publicClient();
-    expect(client).toMatchObject({ client_type: 'public', token_endpoint_auth_method: 'none', registration_type: 'dynamic' });
+    expect(client).toMatchObject({
+      client_type: 'public',
+      token_endpoint_auth_method: 'none',
+      registration_type: 'dynamic',
+    });
     expect(client.client_secret).toBeUndefined();
     const user = await signedInUser();
-    const { code, pkce: p } = await authorizationCode(t, client, user.token, { scope: 'openid offline_access', resource: RESOURCE });
-    const res = await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier, resource: RESOURCE, redirect_uri: MCP_REDIRECT });
+    const { code, pkce: p } = await authorizationCode(t, client, user.token, {
+      scope: 'openid offline_access',
+      resource: RESOURCE,
+    });
+    const res = await tokenRequest(t, client, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: p.verifier,
+      resource: RESOURCE,
+      redirect_uri: MCP_REDIRECT,
+    });
     expect(res.status).toBe(200);
-    const tokens = await res.json() as Json;
+    const tokens = (await res.json()) as Json;
     const keySet = await jwks();
     // The MCP server checks its own URL as the audience.
     const { payload } = await jwtVerify(tokens.access_token, keySet, { issuer: ISSUER, audience: RESOURCE });
     expect(payload).toMatchObject({ client_id: client.client_id, scope: 'openid offline_access' });
     expect(tokens.refresh_token).toBeTruthy();
-    const refreshed = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).json() as Json;
+    const refreshed = (await (
+      await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })
+    ).json()) as Json;
     await jwtVerify(refreshed.access_token, keySet, { issuer: ISSUER, audience: RESOURCE });
     // The token still works at userinfo.
     expect((await t.request('GET', '/oauth/userinfo', undefined, bearer(refreshed.access_token))).status).toBe(200);
@@ -366,15 +611,36 @@ describe('MCP: public clients, resource indicators, offline_access', () => {
     const client = await publicClient();
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token, { resource: RESOURCE });
-    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier, resource: 'https://other.example.com/mcp' }),
-      'invalid_target', 'Authorization code resource does not match the resource parameter');
+    await expectOAuthError(
+      await tokenRequest(t, client, {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: p.verifier,
+        resource: 'https://other.example.com/mcp',
+      }),
+      'invalid_target',
+      'Authorization code resource does not match the resource parameter',
+    );
   });
 
   test('dynamic registration is limited per IP (RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER, burst 30)', async () => {
-    const limited = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_RATE_LIMIT_HEADER: 'x-real-ip', AUTHSVC_RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: '1' });
+    const limited = await buildTestApp(db, {
+      ...OAUTH_ENV,
+      AUTHSVC_RATE_LIMIT_HEADER: 'x-real-ip',
+      AUTHSVC_RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: '1',
+    });
     const statuses: number[] = [];
     for (let i = 0; i < 31; i++) {
-      statuses.push((await limited.request('POST', '/oauth/clients/register', { redirect_uris: [MCP_REDIRECT] }, { 'x-real-ip': '203.0.113.9' })).status);
+      statuses.push(
+        (
+          await limited.request(
+            'POST',
+            '/oauth/clients/register',
+            { redirect_uris: [MCP_REDIRECT] },
+            { 'x-real-ip': '203.0.113.9' },
+          )
+        ).status,
+      );
     }
     expect(statuses.slice(0, 30).every((s) => s === 201)).toBe(true);
     expect(statuses[30]).toBe(429);
@@ -384,12 +650,37 @@ describe('MCP: public clients, resource indicators, offline_access', () => {
 describe('refusals', () => {
   test('authorize: JSON errors until the client and exact redirect URI are known', async () => {
     const client = await adminClient();
-    await expectApiError(await t.app.request('/oauth/authorize?redirect_uri=x'), 400, 'validation_failed', 'client_id is required');
-    await expectApiError(await t.app.request(`/oauth/authorize?client_id=${client.client_id}`), 400, 'validation_failed', 'redirect_uri is required');
-    await expectApiError(await t.app.request(`/oauth/authorize?client_id=nope&redirect_uri=${REDIRECT}`), 400, 'oauth_client_not_found', 'invalid client_id format');
-    await expectApiError(await t.app.request(`/oauth/authorize?client_id=${crypto.randomUUID()}&redirect_uri=${REDIRECT}`), 400, 'oauth_client_not_found', 'invalid client_id');
+    await expectApiError(
+      await t.app.request('/oauth/authorize?redirect_uri=x'),
+      400,
+      'validation_failed',
+      'client_id is required',
+    );
+    await expectApiError(
+      await t.app.request(`/oauth/authorize?client_id=${client.client_id}`),
+      400,
+      'validation_failed',
+      'redirect_uri is required',
+    );
+    await expectApiError(
+      await t.app.request(`/oauth/authorize?client_id=nope&redirect_uri=${REDIRECT}`),
+      400,
+      'oauth_client_not_found',
+      'invalid client_id format',
+    );
+    await expectApiError(
+      await t.app.request(`/oauth/authorize?client_id=${crypto.randomUUID()}&redirect_uri=${REDIRECT}`),
+      400,
+      'oauth_client_not_found',
+      'invalid client_id',
+    );
     // A foreign or merely similar redirect URI is never redirected to.
-    for (const foreign of ['https://evil.example.com/callback', `${REDIRECT}/`, `${REDIRECT}?x=1`, REDIRECT.toUpperCase()]) {
+    for (const foreign of [
+      'https://evil.example.com/callback',
+      `${REDIRECT}/`,
+      `${REDIRECT}?x=1`,
+      REDIRECT.toUpperCase(),
+    ]) {
       const { path } = authorizePath(client, { redirectUri: foreign });
       const res = await t.app.request(path);
       expect(res.headers.get('location')).toBeNull();
@@ -413,7 +704,12 @@ describe('refusals', () => {
       expect(res.status).toBe(302);
       const loc = new URL(res.headers.get('location')!);
       expect(`${loc.origin}${loc.pathname}`).toBe(REDIRECT);
-      expect(Object.fromEntries(loc.searchParams)).toEqual({ error: 'invalid_request', error_description: description, state: 'a', iss: ISSUER });
+      expect(Object.fromEntries(loc.searchParams)).toEqual({
+        error: 'invalid_request',
+        error_description: description,
+        state: 'a',
+        iss: ISSUER,
+      });
     }
     expect((await db.orm.select().from(db.t.oauthAuthorizations)).length).toBe(before);
   });
@@ -423,22 +719,48 @@ describe('refusals', () => {
     const other = await adminClient();
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token);
-    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: pkce().verifier }),
-      'invalid_grant', 'PKCE verification failed: code challenge does not match previously saved code verifier');
-    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code }),
-      'invalid_grant', 'PKCE verification failed: code_verifier is required when PKCE challenge is present');
-    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier, redirect_uri: 'https://evil.example.com/cb' }),
-      'invalid_grant', 'Invalid redirect_uri');
-    await expectOAuthError(await tokenRequest(t, other, { grant_type: 'authorization_code', code, code_verifier: p.verifier }),
-      'invalid_grant', 'Authorization code was not issued for this client');
+    await expectOAuthError(
+      await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: pkce().verifier }),
+      'invalid_grant',
+      'PKCE verification failed: code challenge does not match previously saved code verifier',
+    );
+    await expectOAuthError(
+      await tokenRequest(t, client, { grant_type: 'authorization_code', code }),
+      'invalid_grant',
+      'PKCE verification failed: code_verifier is required when PKCE challenge is present',
+    );
+    await expectOAuthError(
+      await tokenRequest(t, client, {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: p.verifier,
+        redirect_uri: 'https://evil.example.com/cb',
+      }),
+      'invalid_grant',
+      'Invalid redirect_uri',
+    );
+    await expectOAuthError(
+      await tokenRequest(t, other, { grant_type: 'authorization_code', code, code_verifier: p.verifier }),
+      'invalid_grant',
+      'Authorization code was not issued for this client',
+    );
     // The refusals did not use the code up.
-    expect((await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).status).toBe(200);
+    expect(
+      (await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).status,
+    ).toBe(200);
 
     const late = await authorizationCode(t, client, user.token);
     clockOffsetMs = 601_000;
     try {
-      await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code: late.code, code_verifier: late.pkce.verifier }),
-        'invalid_grant', 'Authorization code has expired');
+      await expectOAuthError(
+        await tokenRequest(t, client, {
+          grant_type: 'authorization_code',
+          code: late.code,
+          code_verifier: late.pkce.verifier,
+        }),
+        'invalid_grant',
+        'Authorization code has expired',
+      );
     } finally {
       clockOffsetMs = 0;
     }
@@ -448,19 +770,40 @@ describe('refusals', () => {
     const client = await adminClient();
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token, { scope: 'openid email' });
-    const first = await (await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).json() as Json;
+    const first = (await (
+      await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })
+    ).json()) as Json;
     expect((await t.request('GET', '/oauth/userinfo', undefined, bearer(first.access_token))).status).toBe(200);
-    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier }), 'invalid_grant', 'Invalid authorization code');
-    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(first.access_token)), 'Session from session_id claim in JWT does not exist');
-    expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: first.refresh_token })).status).toBe(400);
-    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'authorization_code', code: crypto.randomUUID(), code_verifier: p.verifier }), 'invalid_grant', 'Invalid authorization code');
+    await expectOAuthError(
+      await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier }),
+      'invalid_grant',
+      'Invalid authorization code',
+    );
+    await expectInvalidToken(
+      await t.request('GET', '/oauth/userinfo', undefined, bearer(first.access_token)),
+      'Session from session_id claim in JWT does not exist',
+    );
+    expect(
+      (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: first.refresh_token })).status,
+    ).toBe(400);
+    await expectOAuthError(
+      await tokenRequest(t, client, {
+        grant_type: 'authorization_code',
+        code: crypto.randomUUID(),
+        code_verifier: p.verifier,
+      }),
+      'invalid_grant',
+      'Invalid authorization code',
+    );
   });
 
   test('two concurrent exchanges of one code: one gets tokens, the other is refused and ends that session', async () => {
     const client = await adminClient();
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token);
-    const both = await Promise.all([1, 2].map(() => tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })));
+    const both = await Promise.all(
+      [1, 2].map(() => tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })),
+    );
     expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
     const sessions = (await db.orm.select().from(db.t.sessions)).filter((s) => s.oauthClientId === client.client_id);
     expect(sessions).toEqual([]);
@@ -471,30 +814,75 @@ describe('refusals', () => {
     const pub = await publicClient();
     const params = { grant_type: 'authorization_code', code: 'x' };
     const invalidClient = async (res: Response, description: string, basic: boolean) => {
-      expect({ status: res.status, challenge: res.headers.get('www-authenticate'), cache: res.headers.get('cache-control'), body: await res.json() }).toEqual({
-        status: basic ? 401 : 400, challenge: basic ? 'Basic realm="OAuth", charset="UTF-8"' : null, cache: 'no-store',
+      expect({
+        status: res.status,
+        challenge: res.headers.get('www-authenticate'),
+        cache: res.headers.get('cache-control'),
+        body: await res.json(),
+      }).toEqual({
+        status: basic ? 401 : 400,
+        challenge: basic ? 'Basic realm="OAuth", charset="UTF-8"' : null,
+        cache: 'no-store',
         body: { error: 'invalid_client', error_description: description },
       });
     };
     await invalidClient(await tokenRequest(t, client, params, { secret: 'wrong' }), 'invalid client credentials', true);
-    await invalidClient(await tokenRequest(t, client, params, { method: 'client_secret_post' }),
-      "invalid authentication method: client is registered for 'client_secret_basic' but 'client_secret_post' was used", false);
-    await invalidClient(await tokenRequest(t, client, params, { method: 'none' }),
-      "invalid authentication method: client is registered for 'client_secret_basic' but 'none' was used", false);
-    await invalidClient(await tokenRequest(t, pub, params, { method: 'client_secret_post', secret: 's' }),
-      "invalid authentication method: client is registered for 'none' but 'client_secret_post' was used", false);
-    await invalidClient(await t.app.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code' }),
-      'Invalid client credentials: client_id is required', false);
-    await invalidClient(await t.app.request('/oauth/token', { method: 'POST', headers: { authorization: 'Basic %%%' }, body: '' }),
-      'Invalid client credentials: invalid basic auth encoding', true);
-    await invalidClient(await tokenRequest(t, { ...pub, client_id: crypto.randomUUID() }, params), 'Invalid client credentials', false);
-    await invalidClient(await tokenRequest(t, { ...pub, client_id: 'not-a-uuid' }, params), 'Invalid client credentials', false);
+    await invalidClient(
+      await tokenRequest(t, client, params, { method: 'client_secret_post' }),
+      "invalid authentication method: client is registered for 'client_secret_basic' but 'client_secret_post' was used",
+      false,
+    );
+    await invalidClient(
+      await tokenRequest(t, client, params, { method: 'none' }),
+      "invalid authentication method: client is registered for 'client_secret_basic' but 'none' was used",
+      false,
+    );
+    await invalidClient(
+      await tokenRequest(t, pub, params, { method: 'client_secret_post', secret: 's' }),
+      "invalid authentication method: client is registered for 'none' but 'client_secret_post' was used",
+      false,
+    );
+    await invalidClient(
+      await t.app.request('/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=authorization_code',
+      }),
+      'Invalid client credentials: client_id is required',
+      false,
+    );
+    await invalidClient(
+      await t.app.request('/oauth/token', { method: 'POST', headers: { authorization: 'Basic %%%' }, body: '' }),
+      'Invalid client credentials: invalid basic auth encoding',
+      true,
+    );
+    await invalidClient(
+      await tokenRequest(t, { ...pub, client_id: crypto.randomUUID() }, params),
+      'Invalid client credentials',
+      false,
+    );
+    await invalidClient(
+      await tokenRequest(t, { ...pub, client_id: 'not-a-uuid' }, params),
+      'Invalid client credentials',
+      false,
+    );
     await expectOAuthError(await tokenRequest(t, pub, {}), 'invalid_request', 'grant_type is required');
-    await expectOAuthError(await tokenRequest(t, pub, { grant_type: 'password' }), 'unsupported_grant_type', 'Unsupported grant type: password');
+    await expectOAuthError(
+      await tokenRequest(t, pub, { grant_type: 'password' }),
+      'unsupported_grant_type',
+      'Unsupported grant type: password',
+    );
     const codeOnly = await adminClient({ grant_types: ['authorization_code'] });
-    await expectOAuthError(await tokenRequest(t, codeOnly, { grant_type: 'refresh_token', refresh_token: 'x' }), 'unauthorized_client',
-      'Client is not allowed to use grant type: refresh_token');
-    await expectOAuthError(await tokenRequest(t, pub, { grant_type: 'authorization_code' }), 'invalid_request', 'code is required for authorization_code grant');
+    await expectOAuthError(
+      await tokenRequest(t, codeOnly, { grant_type: 'refresh_token', refresh_token: 'x' }),
+      'unauthorized_client',
+      'Client is not allowed to use grant type: refresh_token',
+    );
+    await expectOAuthError(
+      await tokenRequest(t, pub, { grant_type: 'authorization_code' }),
+      'invalid_request',
+      'code is required for authorization_code grant',
+    );
   });
 
   test('refresh: an OAuth session only through its own client; reuse revokes the family', async () => {
@@ -502,21 +890,42 @@ describe('refusals', () => {
     const other = await adminClient();
     const user = await signedInUser();
     const { code, pkce: p } = await authorizationCode(t, client, user.token);
-    const tokens = await (await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })).json() as Json;
+    const tokens = (await (
+      await tokenRequest(t, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier })
+    ).json()) as Json;
     // At authsvc's own /token, GoTrue's refusal; at /oauth/token the grant is not this client's: invalid_grant.
-    await expectOAuthError(await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: tokens.refresh_token }),
-      'invalid_client', 'Client authentication required for OAuth session');
-    await expectOAuthError(await tokenRequest(t, other, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
-      'invalid_grant', 'Refresh token was not issued to this client');
-    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: user.session.refresh_token }),
-      'invalid_grant', 'Refresh token was not issued to this client');
+    await expectOAuthError(
+      await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: tokens.refresh_token }),
+      'invalid_client',
+      'Client authentication required for OAuth session',
+    );
+    await expectOAuthError(
+      await tokenRequest(t, other, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
+      'invalid_grant',
+      'Refresh token was not issued to this client',
+    );
+    await expectOAuthError(
+      await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: user.session.refresh_token }),
+      'invalid_grant',
+      'Refresh token was not issued to this client',
+    );
     // None of the refusals rotated the token: the right client still can, once.
-    const next = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).json() as Json;
+    const next = (await (
+      await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })
+    ).json()) as Json;
     expect(next.refresh_token).toBeTruthy();
-    const newer = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: next.refresh_token })).json() as Json;
+    const newer = (await (
+      await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: next.refresh_token })
+    ).json()) as Json;
     // An older token, past the reuse window's immediate-predecessor rule: the family is revoked.
-    await expectOAuthError(await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }), 'invalid_grant', 'Invalid Refresh Token: Already Used');
-    expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: newer.refresh_token })).status).toBe(400);
+    await expectOAuthError(
+      await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
+      'invalid_grant',
+      'Invalid Refresh Token: Already Used',
+    );
+    expect(
+      (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: newer.refresh_token })).status,
+    ).toBe(400);
   });
 
   test('consent: another user, a foreign Origin, a bad action, a decided request', async () => {
@@ -524,112 +933,265 @@ describe('refusals', () => {
     const owner = await signedInUser();
     const stranger = await signedInUser();
     const { authorizationId } = await startAuthorization(t, client);
-    await expectApiError(await t.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, { ...bearer(owner.token), origin: 'https://evil.example.com' }),
-      400, 'validation_failed', 'unauthorized request origin');
-    expect((await t.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, bearer(owner.token))).status).toBe(200);
-    await expectApiError(await t.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, bearer(stranger.token)), 404, 'oauth_authorization_not_found', 'authorization not found');
-    await expectApiError(await t.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }, bearer(stranger.token)), 404, 'oauth_authorization_not_found', 'authorization not found');
+    await expectApiError(
+      await t.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, {
+        ...bearer(owner.token),
+        origin: 'https://evil.example.com',
+      }),
+      400,
+      'validation_failed',
+      'unauthorized request origin',
+    );
+    expect(
+      (await t.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, bearer(owner.token))).status,
+    ).toBe(200);
+    await expectApiError(
+      await t.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, bearer(stranger.token)),
+      404,
+      'oauth_authorization_not_found',
+      'authorization not found',
+    );
+    await expectApiError(
+      await t.request(
+        'POST',
+        `/oauth/authorizations/${authorizationId}/consent`,
+        { action: 'approve' },
+        bearer(stranger.token),
+      ),
+      404,
+      'oauth_authorization_not_found',
+      'authorization not found',
+    );
     // A cookie or no token is not enough.
-    expect((await t.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' })).status).toBe(401);
-    await expectApiError(await t.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'maybe' }, bearer(owner.token)), 400, 'validation_failed', "action must be 'approve' or 'deny'");
-    await expectApiError(await t.request('POST', `/oauth/authorizations/${authorizationId}/consent`, '{', bearer(owner.token)), 400, 'bad_json', 'invalid JSON body');
-    expect((await t.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }, { ...bearer(owner.token), origin: 'http://localhost:3000' })).status).toBe(200);
-    await expectApiError(await t.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'deny' }, bearer(owner.token)), 400, 'validation_failed', 'authorization request is no longer pending');
-    await expectApiError(await t.request('GET', '/oauth/authorizations/nope', undefined, bearer(owner.token)), 404, 'oauth_authorization_not_found', 'authorization not found');
+    expect(
+      (await t.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' })).status,
+    ).toBe(401);
+    await expectApiError(
+      await t.request(
+        'POST',
+        `/oauth/authorizations/${authorizationId}/consent`,
+        { action: 'maybe' },
+        bearer(owner.token),
+      ),
+      400,
+      'validation_failed',
+      "action must be 'approve' or 'deny'",
+    );
+    await expectApiError(
+      await t.request('POST', `/oauth/authorizations/${authorizationId}/consent`, '{', bearer(owner.token)),
+      400,
+      'bad_json',
+      'invalid JSON body',
+    );
+    expect(
+      (
+        await t.request(
+          'POST',
+          `/oauth/authorizations/${authorizationId}/consent`,
+          { action: 'approve' },
+          { ...bearer(owner.token), origin: 'http://localhost:3000' },
+        )
+      ).status,
+    ).toBe(200);
+    await expectApiError(
+      await t.request(
+        'POST',
+        `/oauth/authorizations/${authorizationId}/consent`,
+        { action: 'deny' },
+        bearer(owner.token),
+      ),
+      400,
+      'validation_failed',
+      'authorization request is no longer pending',
+    );
+    await expectApiError(
+      await t.request('GET', '/oauth/authorizations/nope', undefined, bearer(owner.token)),
+      404,
+      'oauth_authorization_not_found',
+      'authorization not found',
+    );
   });
 
   test('security review 2026-12-01, section 5: under a non-loopback SITE_URL the consent API refuses a loopback Origin (http://localhost:1) unless URI_ALLOW_LIST names it', async () => {
-    const site = await buildTestApp(db, { ...OAUTH_ENV, AUTHSVC_SITE_URL: 'https://app.example.org', AUTHSVC_URI_ALLOW_LIST: 'http://localhost:5173' });
-    const res = await site.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT] },
-      bearer(await signJwt(site.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 })));
-    const client = await res.json() as RegisteredClient;
+    const site = await buildTestApp(db, {
+      ...OAUTH_ENV,
+      AUTHSVC_SITE_URL: 'https://app.example.org',
+      AUTHSVC_URI_ALLOW_LIST: 'http://localhost:5173',
+    });
+    const res = await site.request(
+      'POST',
+      '/admin/oauth/clients',
+      { redirect_uris: [REDIRECT] },
+      bearer(await signJwt(site.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 })),
+    );
+    const client = (await res.json()) as RegisteredClient;
     const user = (await signUpConfirmed(site)).session.access_token as string;
     const { authorizationId } = await startAuthorization(site, client);
     for (const origin of ['http://localhost:1', 'http://127.0.0.1:9999', 'http://[::1]:3000']) {
-      await expectApiError(await site.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, { ...bearer(user), origin }), 400, 'validation_failed', 'unauthorized request origin');
-      await expectApiError(await site.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }, { ...bearer(user), origin }), 400, 'validation_failed', 'unauthorized request origin');
+      await expectApiError(
+        await site.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, { ...bearer(user), origin }),
+        400,
+        'validation_failed',
+        'unauthorized request origin',
+      );
+      await expectApiError(
+        await site.request(
+          'POST',
+          `/oauth/authorizations/${authorizationId}/consent`,
+          { action: 'approve' },
+          { ...bearer(user), origin },
+        ),
+        400,
+        'validation_failed',
+        'unauthorized request origin',
+      );
     }
     // The site's own origin and a listed loopback one are the app's.
-    expect((await site.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, { ...bearer(user), origin: 'https://app.example.org' })).status).toBe(200);
-    expect((await site.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }, { ...bearer(user), origin: 'http://localhost:5173' })).status).toBe(200);
+    expect(
+      (
+        await site.request('GET', `/oauth/authorizations/${authorizationId}`, undefined, {
+          ...bearer(user),
+          origin: 'https://app.example.org',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await site.request(
+          'POST',
+          `/oauth/authorizations/${authorizationId}/consent`,
+          { action: 'approve' },
+          { ...bearer(user), origin: 'http://localhost:5173' },
+        )
+      ).status,
+    ).toBe(200);
   });
 
   test('an ID token needs an asymmetric key: with HS256 the openid exchange is 500 and the code stays usable', async () => {
     const hs = await buildTestApp(db, OAUTH_ENV);
-    const res = await hs.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT] },
-      bearer(await signJwt(hs.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 })));
-    const client = await res.json() as RegisteredClient;
+    const res = await hs.request(
+      'POST',
+      '/admin/oauth/clients',
+      { redirect_uris: [REDIRECT] },
+      bearer(await signJwt(hs.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 })),
+    );
+    const client = (await res.json()) as RegisteredClient;
     const u = await signUpConfirmed(hs);
     const { code, pkce: p } = await authorizationCode(hs, client, u.session.access_token, { scope: 'openid email' });
-    const failed = await tokenRequest(hs, client, { grant_type: 'authorization_code', code, code_verifier: p.verifier });
-    expect({ status: failed.status, body: await failed.json() }).toEqual({ status: 500, body: { error: 'server_error', error_description: 'Error generating ID token' } });
+    const failed = await tokenRequest(hs, client, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: p.verifier,
+    });
+    expect({ status: failed.status, body: await failed.json() }).toEqual({
+      status: 500,
+      body: { error: 'server_error', error_description: 'Error generating ID token' },
+    });
     const hsSessions = await db.orm.select().from(db.t.sessions);
     expect(hsSessions.filter((s) => s.oauthClientId === client.client_id)).toEqual([]);
     const [row] = (await db.orm.select().from(db.t.oauthAuthorizations)).filter((a) => a.authorizationCode === code);
     expect({ status: row!.status, sessionId: row!.sessionId }).toEqual({ status: 'approved', sessionId: null });
-
   });
 });
 
-describe('H1 (security review 2026-12-01): a token issued to an OAuth client is not the user\'s session at authsvc', () => {
+describe("H1 (security review 2026-12-01): a token issued to an OAuth client is not the user's session at authsvc", () => {
   /** A public MCP-style client's tokens for `scope`, approved by the user, for the resource RESOURCE unless told. */
   async function clientTokens(userToken: string, scope: string, resource: string | null = RESOURCE) {
     const client = await publicClient();
-    const { code, pkce: p } = await authorizationCode(t, client, userToken, { scope, ...(resource ? { resource } : {}) });
+    const { code, pkce: p } = await authorizationCode(t, client, userToken, {
+      scope,
+      ...(resource ? { resource } : {}),
+    });
     const res = await tokenRequest(t, client, {
-      grant_type: 'authorization_code', code, code_verifier: p.verifier, redirect_uri: MCP_REDIRECT, ...(resource ? { resource } : {}),
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: p.verifier,
+      redirect_uri: MCP_REDIRECT,
+      ...(resource ? { resource } : {}),
     });
     expect(res.status).toBe(200);
-    return { client, tokens: await res.json() as Json };
+    return { client, tokens: (await res.json()) as Json };
   }
 
-  const refusedAsClient = { status: 403, body: { code: 403, error_code: 'oauth_client_token_not_allowed', msg: 'A token issued to an OAuth client cannot be used at this endpoint' } };
+  const refusedAsClient = {
+    status: 403,
+    body: {
+      code: 403,
+      error_code: 'oauth_client_token_not_allowed',
+      msg: 'A token issued to an OAuth client cannot be used at this endpoint',
+    },
+  };
 
-  test('H1: the client\'s access token (and its refresh) is refused by every account, MFA, passkey, identity, consent and grants route', async () => {
+  test("H1: the client's access token (and its refresh) is refused by every account, MFA, passkey, identity, consent and grants route", async () => {
     const user = await signedInUser();
     const { client, tokens } = await clientTokens(user.token, 'openid email');
-    const refreshed = await (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).json() as Json;
+    const refreshed = (await (
+      await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })
+    ).json()) as Json;
     // Another client's pending authorization: approving it with client 1's token was a scope escalation.
     const other = await publicClient();
     const { authorizationId } = await startAuthorization(t, other, { scope: 'openid email profile phone' });
     const routes: [string, string, unknown?][] = [
-      ['GET', '/user'], ['PUT', '/user', { password: 'client-chose-this-1' }], ['PUT', '/user', { data: { pwned: true } }],
-      ['GET', '/reauthenticate'], ['POST', '/logout?scope=others'], ['POST', '/logout'],
-      ['POST', '/factors', { factor_type: 'totp' }], ['GET', '/factors/recovery-codes'], ['POST', '/factors/recovery-codes'],
-      ['POST', `/factors/${crypto.randomUUID()}/challenge`, {}], ['DELETE', `/factors/${crypto.randomUUID()}`],
-      ['POST', '/passkeys/registration/options', {}], ['GET', '/passkeys'],
-      ['GET', '/user/identities/authorize?provider=github&skip_http_redirect=true'], ['DELETE', `/user/identities/${crypto.randomUUID()}`],
-      ['GET', `/oauth/authorizations/${authorizationId}`], ['POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }],
-      ['GET', '/user/oauth/grants'], ['DELETE', `/user/oauth/grants?client_id=${client.client_id}`],
+      ['GET', '/user'],
+      ['PUT', '/user', { password: 'client-chose-this-1' }],
+      ['PUT', '/user', { data: { pwned: true } }],
+      ['GET', '/reauthenticate'],
+      ['POST', '/logout?scope=others'],
+      ['POST', '/logout'],
+      ['POST', '/factors', { factor_type: 'totp' }],
+      ['GET', '/factors/recovery-codes'],
+      ['POST', '/factors/recovery-codes'],
+      ['POST', `/factors/${crypto.randomUUID()}/challenge`, {}],
+      ['DELETE', `/factors/${crypto.randomUUID()}`],
+      ['POST', '/passkeys/registration/options', {}],
+      ['GET', '/passkeys'],
+      ['GET', '/user/identities/authorize?provider=github&skip_http_redirect=true'],
+      ['DELETE', `/user/identities/${crypto.randomUUID()}`],
+      ['GET', `/oauth/authorizations/${authorizationId}`],
+      ['POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }],
+      ['GET', '/user/oauth/grants'],
+      ['DELETE', `/user/oauth/grants?client_id=${client.client_id}`],
       ['POST', '/token?grant_type=id_token', { provider: 'google', id_token: 'x', link_identity: true }],
       ['GET', '/auth/v1/user'],
     ];
     for (const token of [tokens.access_token as string, refreshed.access_token as string]) {
       for (const [method, path, body] of routes) {
         const res = await t.request(method, path, body, bearer(token));
-        expect({ route: `${method} ${path}`, status: res.status, body: await res.json() }).toEqual({ route: `${method} ${path}`, ...refusedAsClient });
+        expect({ route: `${method} ${path}`, status: res.status, body: await res.json() }).toEqual({
+          route: `${method} ${path}`,
+          ...refusedAsClient,
+        });
       }
     }
     // Nothing was changed or approved: the password still signs in, the other client has no grant.
-    expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: user.password })).status).toBe(200);
-    const grants = await (await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))).json() as Json[];
+    expect(
+      (await t.request('POST', '/token?grant_type=password', { email: user.email, password: user.password })).status,
+    ).toBe(200);
+    const grants = (await (
+      await t.request('GET', '/user/oauth/grants', undefined, bearer(user.token))
+    ).json()) as Json[];
     expect(grants.map((g) => g.client.id)).toEqual([client.client_id]);
     expect(grants[0]!.scopes).toEqual(['openid', 'email']);
     // It stays valid for what it was issued: userinfo here, and the resource server (its aud).
-    expect(await (await t.request('GET', '/oauth/userinfo', undefined, bearer(refreshed.access_token))).json()).toEqual({ sub: user.id, email: user.email, email_verified: true });
+    expect(await (await t.request('GET', '/oauth/userinfo', undefined, bearer(refreshed.access_token))).json()).toEqual(
+      { sub: user.id, email: user.email, email_verified: true },
+    );
     await jwtVerify(refreshed.access_token, await jwks(), { issuer: ISSUER, audience: RESOURCE });
   });
 
-  test('H1: without a resource (aud = the user\'s audience) the client\'s token is refused just the same', async () => {
+  test("H1: without a resource (aud = the user's audience) the client's token is refused just the same", async () => {
     const user = await signedInUser();
     const { tokens } = await clientTokens(user.token, 'openid', null);
     expect(decodeJwt(tokens.access_token).aud).toBe('authenticated');
     const res = await t.request('PUT', '/user', { password: 'client-chose-this-1' }, bearer(tokens.access_token));
     expect({ status: res.status, body: await res.json() }).toEqual(refusedAsClient);
-    expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: 'client-chose-this-1' })).status).toBe(400);
+    expect(
+      (await t.request('POST', '/token?grant_type=password', { email: user.email, password: 'client-chose-this-1' }))
+        .status,
+    ).toBe(400);
   });
 
-  test('H1: an admin-role user\'s OAuth token is not an admin token, nor a captcha exemption', async () => {
+  test("H1: an admin-role user's OAuth token is not an admin token, nor a captcha exemption", async () => {
     const user = await signedInUser();
     await t.request('PUT', `/admin/users/${user.id}`, { role: 'service_role' }, await admin());
     const { tokens } = await clientTokens(user.token, 'email');
@@ -638,12 +1200,25 @@ describe('H1 (security review 2026-12-01): a token issued to an OAuth client is 
     expect({ status: res.status, body: await res.json() }).toEqual(refusedAsClient);
     // GoTrue skips the captcha for an admin's token; never for a client's (the provider is never reached here).
     const captcha = await buildTestApp(db, {
-      ...OAUTH_ENV, AUTHSVC_JWT_KEYS: jwtKeys, AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true', AUTHSVC_SECURITY_CAPTCHA_PROVIDER: 'turnstile',
-      AUTHSVC_SECURITY_CAPTCHA_SECRET: 's', AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: 'http://127.0.0.1:9/siteverify',
+      ...OAUTH_ENV,
+      AUTHSVC_JWT_KEYS: jwtKeys,
+      AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true',
+      AUTHSVC_SECURITY_CAPTCHA_PROVIDER: 'turnstile',
+      AUTHSVC_SECURITY_CAPTCHA_SECRET: 's',
+      AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: 'http://127.0.0.1:9/siteverify',
     });
-    const signup = (h: Record<string, string>) => captcha.request('POST', '/signup', { email: `cap-${crypto.randomUUID()}@example.com`, password: 'correct-horse-1' }, h);
+    const signup = (h: Record<string, string>) =>
+      captcha.request(
+        'POST',
+        '/signup',
+        { email: `cap-${crypto.randomUUID()}@example.com`, password: 'correct-horse-1' },
+        h,
+      );
     const asClient = await signup(bearer(tokens.access_token));
-    expect({ status: asClient.status, code: (await asClient.json() as Json).error_code }).toEqual({ status: 400, code: 'captcha_failed' });
+    expect({ status: asClient.status, code: ((await asClient.json()) as Json).error_code }).toEqual({
+      status: 400,
+      code: 'captcha_failed',
+    });
     expect((await signup(await admin())).status).toBe(200);
   });
 
@@ -653,13 +1228,23 @@ describe('H1 (security review 2026-12-01): a token issued to an OAuth client is 
     const claims = decodeJwt(tokens.id_token);
     expect(claims).toMatchObject({ typ: 'ID', sub: user.id, email: user.email });
     expect(claims.session_id).toBeUndefined();
-    const asBearer = { status: 403, body: { code: 403, error_code: 'bad_jwt', msg: 'invalid token: an ID token is not an access token' } };
-    for (const [method, path, body] of [['GET', '/user'], ['PUT', '/user', { password: 'id-token-chose-this-1' }], ['POST', '/factors', { factor_type: 'totp' }]] as const) {
+    const asBearer = {
+      status: 403,
+      body: { code: 403, error_code: 'bad_jwt', msg: 'invalid token: an ID token is not an access token' },
+    };
+    for (const [method, path, body] of [
+      ['GET', '/user'],
+      ['PUT', '/user', { password: 'id-token-chose-this-1' }],
+      ['POST', '/factors', { factor_type: 'totp' }],
+    ] as const) {
       const res = await t.request(method, path, body, bearer(tokens.id_token));
       expect({ route: path, status: res.status, body: await res.json() }).toEqual({ route: path, ...asBearer });
     }
     // userinfo answers RFC 6750's way (issue 40).
-    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(tokens.id_token)), 'invalid token: an ID token is not an access token');
+    await expectInvalidToken(
+      await t.request('GET', '/oauth/userinfo', undefined, bearer(tokens.id_token)),
+      'invalid token: an ID token is not an access token',
+    );
     // Signed before the mark (no typ): client_id and no session say what it is.
     const { typ: _typ, ...unmarked } = claims;
     const old = await signJwt(t.deps.keys, { ...unmarked, role: 'service_role' });
@@ -667,36 +1252,69 @@ describe('H1 (security review 2026-12-01): a token issued to an OAuth client is 
       const res = await t.request('GET', path, undefined, bearer(old));
       expect({ route: path, status: res.status, body: await res.json() }).toEqual({ route: path, ...asBearer });
     }
-    await expectInvalidToken(await t.request('GET', '/oauth/userinfo', undefined, bearer(old)), 'invalid token: an ID token is not an access token');
+    await expectInvalidToken(
+      await t.request('GET', '/oauth/userinfo', undefined, bearer(old)),
+      'invalid token: an ID token is not an access token',
+    );
     // After the grant is revoked, it was a password-changing credential; now it is nothing.
-    expect((await t.request('POST', '/token?grant_type=password', { email: user.email, password: 'id-token-chose-this-1' })).status).toBe(400);
+    expect(
+      (await t.request('POST', '/token?grant_type=password', { email: user.email, password: 'id-token-chose-this-1' }))
+        .status,
+    ).toBe(400);
   });
 
   test('H1: the access token carries email, phone and the metadata only as its scopes grant them', async () => {
     const user = await signedInUser();
-    await t.request('PUT', `/admin/users/${user.id}`, { user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1' } }, await admin());
+    await t.request(
+      'PUT',
+      `/admin/users/${user.id}`,
+      { user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1' } },
+      await admin(),
+    );
     const emailOnly = decodeJwt((await clientTokens(user.token, 'email')).tokens.access_token);
     expect(emailOnly).toMatchObject({ email: user.email, phone: '', scope: 'email' });
     expect(emailOnly.user_metadata).toBeUndefined();
     expect(emailOnly.app_metadata).toBeUndefined();
     const profile = decodeJwt((await clientTokens(user.token, 'openid profile')).tokens.access_token);
-    expect(profile).toMatchObject({ email: '', phone: '', user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1', provider: 'email' } });
+    expect(profile).toMatchObject({
+      email: '',
+      phone: '',
+      user_metadata: { full_name: 'Ada' },
+      app_metadata: { tenant: 't1', provider: 'email' },
+    });
     // The user's own session token keeps GoTrue's claims.
-    const own = await (await t.request('POST', '/token?grant_type=password', { email: user.email, password: user.password })).json() as Json;
-    expect(decodeJwt(own.access_token)).toMatchObject({ email: user.email, user_metadata: { full_name: 'Ada' }, app_metadata: { tenant: 't1' } });
+    const own = (await (
+      await t.request('POST', '/token?grant_type=password', { email: user.email, password: user.password })
+    ).json()) as Json;
+    expect(decodeJwt(own.access_token)).toMatchObject({
+      email: user.email,
+      user_metadata: { full_name: 'Ada' },
+      app_metadata: { tenant: 't1' },
+    });
   });
 
   test('H1: revoking the grant ends every session and token of that grant at once', async () => {
     const user = await signedInUser();
     const { client, tokens } = await clientTokens(user.token, 'openid email');
     const second = await authorizationCode(t, client, user.token, { scope: 'openid email', resource: RESOURCE });
-    const more = await (await tokenRequest(t, client, {
-      grant_type: 'authorization_code', code: second.code, code_verifier: second.pkce.verifier, redirect_uri: MCP_REDIRECT, resource: RESOURCE,
-    })).json() as Json;
-    expect((await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token))).status).toBe(204);
+    const more = (await (
+      await tokenRequest(t, client, {
+        grant_type: 'authorization_code',
+        code: second.code,
+        code_verifier: second.pkce.verifier,
+        redirect_uri: MCP_REDIRECT,
+        resource: RESOURCE,
+      })
+    ).json()) as Json;
+    expect(
+      (await t.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, undefined, bearer(user.token)))
+        .status,
+    ).toBe(204);
     for (const bundle of [tokens, more]) {
       expect((await t.request('GET', '/oauth/userinfo', undefined, bearer(bundle.access_token))).status).toBe(401);
-      expect((await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: bundle.refresh_token })).status).toBe(400);
+      expect(
+        (await tokenRequest(t, client, { grant_type: 'refresh_token', refresh_token: bundle.refresh_token })).status,
+      ).toBe(400);
     }
     const left = (await db.orm.select().from(db.t.sessions)).filter((s) => s.oauthClientId === client.client_id);
     expect(left).toEqual([]);
@@ -711,51 +1329,106 @@ describe('L1 (security review 2026-12-01): NUL and unpaired surrogates at the OA
       `grant_type=refresh_token&client_id=${client.client_id}&refresh_token=abc%00defghijklmnop`,
       `grant_type=authorization_code&client_id=${client.client_id}&code%00=1`,
     ]) {
-      const res = await t.app.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+      const res = await t.app.request('/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      });
       expect({ status: res.status, body: await res.json() }).toEqual({
-        status: 400, body: { error: 'invalid_request', error_description: 'Form values must not contain NUL characters or unpaired UTF-16 surrogates' },
+        status: 400,
+        body: {
+          error: 'invalid_request',
+          error_description: 'Form values must not contain NUL characters or unpaired UTF-16 surrogates',
+        },
       });
     }
   });
 
   test('L1: /oauth/authorizations/%00 and its consent are 400 validation_failed, not 500', async () => {
     const user = await signedInUser();
-    for (const [method, path] of [['GET', '/oauth/authorizations/%00'], ['POST', '/oauth/authorizations/%00/consent']] as const) {
-      const res = await t.request(method, path, method === 'POST' ? { action: 'approve' } : undefined, bearer(user.token));
-      expect({ status: res.status, code: (await res.json() as Json).error_code }).toEqual({ status: 400, code: 'validation_failed' });
+    for (const [method, path] of [
+      ['GET', '/oauth/authorizations/%00'],
+      ['POST', '/oauth/authorizations/%00/consent'],
+    ] as const) {
+      const res = await t.request(
+        method,
+        path,
+        method === 'POST' ? { action: 'approve' } : undefined,
+        bearer(user.token),
+      );
+      expect({ status: res.status, code: ((await res.json()) as Json).error_code }).toEqual({
+        status: 400,
+        code: 'validation_failed',
+      });
     }
   });
 });
 
 describe('L2 (security review 2026-12-01): client_uri, logo_uri, policy_uri and tos_uri are https only', () => {
   const refusedUri = (name: string, admin: boolean) => ({
-    code: 400, error_code: 'validation_failed', msg: `${admin ? '' : '400: '}${name} must be an https URL (http only on localhost)`,
+    code: 400,
+    error_code: 'validation_failed',
+    msg: `${admin ? '' : '400: '}${name} must be an https URL (http only on localhost)`,
   });
 
   test('L2: dynamic registration refuses javascript:, data:, plain http and relative URLs', async () => {
     for (const [name, value] of [
-      ['client_uri', 'javascript:alert(document.domain)'], ['logo_uri', 'javascript:alert(1)'], ['client_uri', 'data:text/html,<script>alert(1)</script>'],
-      ['policy_uri', 'http://evil.example.com/policy'], ['tos_uri', '//evil.example.com/tos'], ['logo_uri', '/logo.png'], ['client_uri', 'vbscript:x'],
+      ['client_uri', 'javascript:alert(document.domain)'],
+      ['logo_uri', 'javascript:alert(1)'],
+      ['client_uri', 'data:text/html,<script>alert(1)</script>'],
+      ['policy_uri', 'http://evil.example.com/policy'],
+      ['tos_uri', '//evil.example.com/tos'],
+      ['logo_uri', '/logo.png'],
+      ['client_uri', 'vbscript:x'],
     ] as const) {
-      const res = await t.request('POST', '/oauth/clients/register', { client_name: 'x', redirect_uris: ['https://a.example/cb'], [name]: value });
+      const res = await t.request('POST', '/oauth/clients/register', {
+        client_name: 'x',
+        redirect_uris: ['https://a.example/cb'],
+        [name]: value,
+      });
       expect({ value, status: res.status, body: await res.json() }).toEqual({
-        value, status: 400, body: { error: 'invalid_client_metadata', error_description: `${name} must be an https URL (http only on localhost)` },
+        value,
+        status: 400,
+        body: {
+          error: 'invalid_client_metadata',
+          error_description: `${name} must be an https URL (http only on localhost)`,
+        },
       });
     }
     const ok = await t.request('POST', '/oauth/clients/register', {
-      client_name: 'x', redirect_uris: ['https://a.example/cb'], client_uri: 'https://a.example', logo_uri: 'http://localhost:8080/logo.png',
-      policy_uri: 'https://a.example/policy', tos_uri: 'https://a.example/tos',
+      client_name: 'x',
+      redirect_uris: ['https://a.example/cb'],
+      client_uri: 'https://a.example',
+      logo_uri: 'http://localhost:8080/logo.png',
+      policy_uri: 'https://a.example/policy',
+      tos_uri: 'https://a.example/tos',
     });
     expect(ok.status).toBe(201);
   });
 
   test('L2: the admin API refuses them at registration and update', async () => {
     const h = await admin();
-    const created = await t.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT], logo_uri: 'javascript:alert(1)' }, h);
-    expect({ status: created.status, body: await created.json() }).toEqual({ status: 400, body: refusedUri('logo_uri', false) });
+    const created = await t.request(
+      'POST',
+      '/admin/oauth/clients',
+      { redirect_uris: [REDIRECT], logo_uri: 'javascript:alert(1)' },
+      h,
+    );
+    expect({ status: created.status, body: await created.json() }).toEqual({
+      status: 400,
+      body: refusedUri('logo_uri', false),
+    });
     const client = await adminClient();
-    const updated = await t.request('PUT', `/admin/oauth/clients/${client.client_id}`, { client_uri: 'data:text/html,x' }, h);
-    expect({ status: updated.status, body: await updated.json() }).toEqual({ status: 400, body: refusedUri('client_uri', true) });
+    const updated = await t.request(
+      'PUT',
+      `/admin/oauth/clients/${client.client_id}`,
+      { client_uri: 'data:text/html,x' },
+      h,
+    );
+    expect({ status: updated.status, body: await updated.json() }).toEqual({
+      status: 400,
+      body: refusedUri('client_uri', true),
+    });
     const row = (await db.orm.select().from(db.t.oauthClients)).find((c) => c.id === client.client_id);
     expect(row!.clientUri).toBeNull();
   });
@@ -764,18 +1437,36 @@ describe('L2 (security review 2026-12-01): client_uri, logo_uri, policy_uri and 
 test('observation (security review 2026-12-01): dynamic registration has a deployment-wide hourly cap that holds without RATE_LIMIT_HEADER', async () => {
   const own = await openTestDb();
   try {
-    const capped = await buildTestApp(own, { ...OAUTH_ENV, AUTHSVC_OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT: '3' });
-    const register = (ip: string) => capped.request('POST', '/oauth/clients/register', { redirect_uris: [MCP_REDIRECT] }, { 'x-forwarded-for': ip });
-    const statuses = await Promise.all(['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.5'].map(register));
+    const capped = await buildTestApp(own, {
+      ...OAUTH_ENV,
+      AUTHSVC_OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT: '3',
+    });
+    const register = (ip: string) =>
+      capped.request('POST', '/oauth/clients/register', { redirect_uris: [MCP_REDIRECT] }, { 'x-forwarded-for': ip });
+    const statuses = await Promise.all(
+      ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.5'].map(register),
+    );
     expect(statuses.map((r) => r.status).sort()).toEqual([201, 201, 201, 429, 429]);
     const refused = statuses.find((r) => r.status === 429)!;
-    expect(await refused.json()).toEqual({ code: 429, error_code: 'over_request_rate_limit', msg: 'Dynamic client registration limit reached, try again later' });
+    expect(await refused.json()).toEqual({
+      code: 429,
+      error_code: 'over_request_rate_limit',
+      msg: 'Dynamic client registration limit reached, try again later',
+    });
     expect((await own.orm.select().from(own.t.oauthClients)).length).toBe(3);
     // Admin registrations are not counted or capped; an hour later there is room again.
-    const h = bearer(await signJwt(capped.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 }));
+    const h = bearer(
+      await signJwt(capped.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 60 }),
+    );
     expect((await capped.request('POST', '/admin/oauth/clients', { redirect_uris: [REDIRECT] }, h)).status).toBe(201);
-    const later = await buildTestApp(own, { ...OAUTH_ENV, AUTHSVC_OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT: '3' }, { now: () => new Date(Date.now() + 3601_000) });
-    expect((await later.request('POST', '/oauth/clients/register', { redirect_uris: [MCP_REDIRECT] })).status).toBe(201);
+    const later = await buildTestApp(
+      own,
+      { ...OAUTH_ENV, AUTHSVC_OAUTH_SERVER_DYNAMIC_REGISTRATION_HOURLY_LIMIT: '3' },
+      { now: () => new Date(Date.now() + 3601_000) },
+    );
+    expect((await later.request('POST', '/oauth/clients/register', { redirect_uris: [MCP_REDIRECT] })).status).toBe(
+      201,
+    );
   } finally {
     await own.close();
   }

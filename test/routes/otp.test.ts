@@ -18,7 +18,9 @@ beforeAll(async () => {
   t = await buildTestApp(db, {}, { now: () => now });
   auto = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' }, { now: () => now });
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 const userRows = async (email: string) => db.orm.select().from(db.t.users).where(eq(db.t.users.email, email));
 const mailsTo = (app: TestApp, email: string) => app.mails.filter((m) => m.to === email);
@@ -58,7 +60,7 @@ describe('POST /otp by email', () => {
     expect(mailsTo(t, email)).toHaveLength(0);
   });
 
-  test('GoTrue\'s 400s: neither address, both, and a channel with an email', async () => {
+  test("GoTrue's 400s: neither address, both, and a channel with an email", async () => {
     const cases: [Json, string][] = [
       [{}, 'One of email or phone must be set'],
       [{ email: uniqueEmail(), phone: '+15555550100' }, 'Only an email address or phone number should be provided'],
@@ -81,7 +83,10 @@ describe('POST /magiclink', () => {
     expect(mailsTo(t, email).at(-1)!.kind).toBe('magic_link');
     const missing = await t.request('POST', '/magiclink', {});
     expect(missing.status).toBe(422);
-    expect(await missing.json()).toMatchObject({ error_code: 'validation_failed', msg: 'Password recovery requires an email' });
+    expect(await missing.json()).toMatchObject({
+      error_code: 'validation_failed',
+      msg: 'Password recovery requires an email',
+    });
   });
 });
 
@@ -105,7 +110,10 @@ describe('POST /recover', () => {
   test('without an email: 400 validation_failed', async () => {
     const res = await t.request('POST', '/recover', {});
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error_code: 'validation_failed', msg: 'Password recovery requires an email' });
+    expect(await res.json()).toMatchObject({
+      error_code: 'validation_failed',
+      msg: 'Password recovery requires an email',
+    });
   });
 });
 
@@ -133,9 +141,12 @@ describe('POST /resend', () => {
     expect(mailsTo(t, email)).toHaveLength(sentBefore);
   });
 
-  test('an unknown type: 400 with GoTrue\'s message', async () => {
+  test("an unknown type: 400 with GoTrue's message", async () => {
     const res = await t.request('POST', '/resend', { type: 'magiclink', email: uniqueEmail() });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error_code: 'validation_failed', msg: 'Missing one of these types: signup, email_change, sms, phone_change' });
+    expect(await res.json()).toMatchObject({
+      error_code: 'validation_failed',
+      msg: 'Missing one of these types: signup, email_change, sms, phone_change',
+    });
   });
 });

@@ -18,7 +18,14 @@ import { exec, lit } from '../helpers/gotrue-rows.ts';
 import { supabaseClientFor } from '../helpers/supabase.ts';
 import { freePort } from '../helpers/free-port.ts';
 import {
-  createTestIdp, decodeAuthnRequest, EMAIL_FORMAT, type ResponseOptions, strangerKey, type TestIdp, TRANSIENT, wrapSignedAssertion,
+  createTestIdp,
+  decodeAuthnRequest,
+  EMAIL_FORMAT,
+  type ResponseOptions,
+  strangerKey,
+  type TestIdp,
+  TRANSIENT,
+  wrapSignedAssertion,
 } from '../helpers/saml-idp.ts';
 
 type Json = Record<string, any>;
@@ -27,7 +34,11 @@ const SP_KEY_B64 = SP_KEY.export({ type: 'pkcs1', format: 'der' }).toString('bas
 const ENTITY = 'http://localhost:9999/sso/saml/metadata';
 const ACS = 'http://localhost:9999/sso/saml/acs';
 const SITE = 'http://localhost:3000';
-const ON = { AUTHSVC_SAML_ENABLED: 'true', AUTHSVC_SAML_PRIVATE_KEY: SP_KEY_B64, AUTHSVC_URI_ALLOW_LIST: 'http://localhost:3000/**' };
+const ON = {
+  AUTHSVC_SAML_ENABLED: 'true',
+  AUTHSVC_SAML_PRIVATE_KEY: SP_KEY_B64,
+  AUTHSVC_URI_ALLOW_LIST: 'http://localhost:3000/**',
+};
 
 let db: Database;
 let t: TestApp;
@@ -45,7 +56,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => metadataServer.listen(metadataPort, '127.0.0.1', resolve));
   t = await buildTestApp(db, { ...ON, AUTHSVC_CUSTOM_OAUTH_TRUSTED_HOSTS: `127.0.0.1:${metadataPort}` });
-  admin = await new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h')
+  admin = await new SignJWT({ role: 'service_role' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
     .sign(new TextEncoder().encode(TEST_JWT_SECRET));
 });
 afterAll(async () => {
@@ -57,14 +71,21 @@ const auth = () => ({ authorization: `Bearer ${admin}` });
 const unique = () => crypto.randomUUID().slice(0, 8);
 
 async function createProvider(idp: TestIdp, extra: Json = {}): Promise<Json> {
-  const res = await t.request('POST', '/admin/sso/providers', { type: 'saml', metadata_xml: idp.metadataXml, ...extra }, auth());
+  const res = await t.request(
+    'POST',
+    '/admin/sso/providers',
+    { type: 'saml', metadata_xml: idp.metadataXml, ...extra },
+    auth(),
+  );
   expect(res.status, await res.clone().text()).toBe(201);
   return (await res.json()) as Json;
 }
 
 async function acs(app: TestApp, fields: Record<string, string>): Promise<Response> {
   return app.app.request('/sso/saml/acs', {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString(),
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
   });
 }
 
@@ -99,7 +120,11 @@ describe('settings, gate and SP metadata', () => {
     expect(((await (await t.request('GET', '/settings')).json()) as Json).saml_enabled).toBe(true);
     const off = await buildTestApp(db);
     expect(((await (await off.request('GET', '/settings')).json()) as Json).saml_enabled).toBe(false);
-    for (const [method, path, body] of [['POST', '/sso', '{"provider_id":"valid-provider-id"}'], ['GET', '/sso/saml/metadata'], ['POST', '/sso/saml/acs', 'x']] as const) {
+    for (const [method, path, body] of [
+      ['POST', '/sso', '{"provider_id":"valid-provider-id"}'],
+      ['GET', '/sso/saml/metadata'],
+      ['POST', '/sso/saml/acs', 'x'],
+    ] as const) {
       const res = await off.request(method, path, body);
       expect(res.status).toBe(404);
       expect(await res.json()).toMatchObject({ error_code: 'saml_provider_disabled', msg: 'SAML 2.0 is disabled' });
@@ -108,7 +133,9 @@ describe('settings, gate and SP metadata', () => {
 
   test('SAML_ENABLED needs a valid PKCS#1 SAML_PRIVATE_KEY to start', async () => {
     await expect(buildTestApp(db, { AUTHSVC_SAML_ENABLED: 'true' })).rejects.toThrow(/SAML_PRIVATE_KEY.*required/);
-    const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs1', format: 'der' }).toString('base64');
+    const small = generateKeyPairSync('rsa', { modulusLength: 1024 })
+      .privateKey.export({ type: 'pkcs1', format: 'der' })
+      .toString('base64');
     await expect(buildTestApp(db, { ...ON, AUTHSVC_SAML_PRIVATE_KEY: small })).rejects.toThrow(/at least 2048 bits/);
     await expect(buildTestApp(db, { ...ON, AUTHSVC_SAML_PRIVATE_KEY: 'bm90IGEga2V5' })).rejects.toThrow(/PKCS#1/);
     // The refusal never quotes the key.
@@ -140,45 +167,101 @@ describe('settings, gate and SP metadata', () => {
 
   test('SAML_PRIVATE_KEY_NEXT: both certificates published, cached for a minute, reported in /settings', async () => {
     const next = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
-    const rotating = await buildTestApp(db, { ...ON, AUTHSVC_SAML_PRIVATE_KEY_NEXT: next.export({ type: 'pkcs1', format: 'der' }).toString('base64') });
-    expect(((await (await rotating.request('GET', '/settings')).json()) as Json).saml_private_key_next_configured).toBe(true);
+    const rotating = await buildTestApp(db, {
+      ...ON,
+      AUTHSVC_SAML_PRIVATE_KEY_NEXT: next.export({ type: 'pkcs1', format: 'der' }).toString('base64'),
+    });
+    expect(((await (await rotating.request('GET', '/settings')).json()) as Json).saml_private_key_next_configured).toBe(
+      true,
+    );
     const res = await rotating.request('GET', '/sso/saml/metadata');
     expect(res.headers.get('cache-control')).toBe('public, max-age=60');
     const xml = await res.text();
     expect(xml).toContain('cacheDuration="PT1H"');
-    const certs = [...xml.matchAll(/<X509Certificate>([^<]+)</g)].map((m) => new X509Certificate(Buffer.from(m[1]!, 'base64')));
-    expect(certs.map((c) => [c.checkPrivateKey(SP_KEY), c.checkPrivateKey(next)])).toEqual([[true, false], [false, true]]);
+    const certs = [...xml.matchAll(/<X509Certificate>([^<]+)</g)].map(
+      (m) => new X509Certificate(Buffer.from(m[1]!, 'base64')),
+    );
+    expect(certs.map((c) => [c.checkPrivateKey(SP_KEY), c.checkPrivateKey(next)])).toEqual([
+      [true, false],
+      [false, true],
+    ]);
   });
 });
 
 describe('admin API', () => {
-  test('create from XML, get (by id and resource_), list, update, delete — GoTrue\'s JSON and errors', async () => {
+  test("create from XML, get (by id and resource_), list, update, delete — GoTrue's JSON and errors", async () => {
     const idp = createTestIdp(`crud-${unique()}`);
     const domain = `crud-${unique()}.example.com`;
-    const p = await createProvider(idp, { domains: [domain], resource_id: `res-${domain}`, attribute_mapping: { keys: { name: { name: 'displayName' } } } });
-    expect(p).toMatchObject({
-      resource_id: `res-${domain}`, disabled: null, allow_any_email_domain: false, domains: [{ domain }],
-      saml: { entity_id: idp.entityId, metadata_xml: idp.metadataXml, attribute_mapping: { keys: { name: { name: 'displayName' } } } },
+    const p = await createProvider(idp, {
+      domains: [domain],
+      resource_id: `res-${domain}`,
+      attribute_mapping: { keys: { name: { name: 'displayName' } } },
     });
-    expect((await (await t.request('GET', `/admin/sso/providers/resource_res-${domain}`, undefined, auth())).json() as Json).id).toBe(p.id);
-    const list = (await (await t.request('GET', `/admin/sso/providers?resource_id=res-${domain}`, undefined, auth())).json()) as Json;
+    expect(p).toMatchObject({
+      resource_id: `res-${domain}`,
+      disabled: null,
+      allow_any_email_domain: false,
+      domains: [{ domain }],
+      saml: {
+        entity_id: idp.entityId,
+        metadata_xml: idp.metadataXml,
+        attribute_mapping: { keys: { name: { name: 'displayName' } } },
+      },
+    });
+    expect(
+      (
+        (await (
+          await t.request('GET', `/admin/sso/providers/resource_res-${domain}`, undefined, auth())
+        ).json()) as Json
+      ).id,
+    ).toBe(p.id);
+    const list = (await (
+      await t.request('GET', `/admin/sso/providers?resource_id=res-${domain}`, undefined, auth())
+    ).json()) as Json;
     expect(list.items).toHaveLength(1);
-    const byPrefix = (await (await t.request('GET', `/admin/sso/providers?resource_id_prefix=res-crud-`, undefined, auth())).json()) as Json;
+    const byPrefix = (await (
+      await t.request('GET', `/admin/sso/providers?resource_id_prefix=res-crud-`, undefined, auth())
+    ).json()) as Json;
     expect(byPrefix.items.map((i: Json) => i.id)).toContain(p.id);
     expect(list.items[0].saml.metadata_xml).toBeUndefined();
-    const dup = await t.request('POST', '/admin/sso/providers', { type: 'saml', metadata_xml: idp.metadataXml }, auth());
+    const dup = await t.request(
+      'POST',
+      '/admin/sso/providers',
+      { type: 'saml', metadata_xml: idp.metadataXml },
+      auth(),
+    );
     expect(dup.status).toBe(422);
     expect(await dup.json()).toMatchObject({ error_code: 'saml_idp_already_exists' });
     const other = createTestIdp(`crud2-${unique()}`);
-    const taken = await t.request('POST', '/admin/sso/providers', { type: 'saml', metadata_xml: other.metadataXml, domains: [domain] }, auth());
+    const taken = await t.request(
+      'POST',
+      '/admin/sso/providers',
+      { type: 'saml', metadata_xml: other.metadataXml, domains: [domain] },
+      auth(),
+    );
     expect(taken.status).toBe(400);
     expect(await taken.json()).toMatchObject({ error_code: 'sso_domain_already_exists' });
-    const put = await t.request('PUT', `/admin/sso/providers/${p.id}`, { domains: [`new-${domain}`], name_id_format: EMAIL_FORMAT }, auth());
+    const put = await t.request(
+      'PUT',
+      `/admin/sso/providers/${p.id}`,
+      { domains: [`new-${domain}`], name_id_format: EMAIL_FORMAT },
+      auth(),
+    );
     expect(put.status).toBe(200);
-    expect(await put.json()).toMatchObject({ domains: [{ domain: `new-${domain}` }], saml: { name_id_format: EMAIL_FORMAT } });
+    expect(await put.json()).toMatchObject({
+      domains: [{ domain: `new-${domain}` }],
+      saml: { name_id_format: EMAIL_FORMAT },
+    });
     // name_id_format left out clears it, as in GoTrue.
-    expect(((await (await t.request('PUT', `/admin/sso/providers/${p.id}`, {}, auth())).json()) as Json).saml.name_id_format).toBeUndefined();
-    const mismatch = await t.request('PUT', `/admin/sso/providers/${p.id}`, { metadata_xml: other.metadataXml }, auth());
+    expect(
+      ((await (await t.request('PUT', `/admin/sso/providers/${p.id}`, {}, auth())).json()) as Json).saml.name_id_format,
+    ).toBeUndefined();
+    const mismatch = await t.request(
+      'PUT',
+      `/admin/sso/providers/${p.id}`,
+      { metadata_xml: other.metadataXml },
+      auth(),
+    );
     expect(mismatch.status).toBe(400);
     expect(await mismatch.json()).toMatchObject({ error_code: 'saml_entity_id_mismatch' });
     const del = await t.request('DELETE', `/admin/sso/providers/${p.id}`, undefined, auth());
@@ -186,7 +269,10 @@ describe('admin API', () => {
     expect(((await del.json()) as Json).id).toBe(p.id);
     const gone = await t.request('GET', `/admin/sso/providers/${p.id}`, undefined, auth());
     expect(gone.status).toBe(404);
-    expect(await gone.json()).toMatchObject({ error_code: 'sso_provider_not_found', msg: 'SSO Identity Provider not found' });
+    expect(await gone.json()).toMatchObject({
+      error_code: 'sso_provider_not_found',
+      msg: 'SSO Identity Provider not found',
+    });
   });
 
   test('validation: type, metadata source, name_id_format, bad XML, XXE, not admin', async () => {
@@ -194,13 +280,32 @@ describe('admin API', () => {
     const idp = createTestIdp(`val-${unique()}`);
     const cases: [Json, string][] = [
       [{ type: 'oidc', metadata_xml: idp.metadataXml }, "Only 'saml' supported for SSO provider type"],
-      [{ type: 'saml', metadata_xml: idp.metadataXml, metadata_url: 'https://x.example/m' }, 'Only one of metadata_xml or metadata_url needs to be set'],
+      [
+        { type: 'saml', metadata_xml: idp.metadataXml, metadata_url: 'https://x.example/m' },
+        'Only one of metadata_xml or metadata_url needs to be set',
+      ],
       [{ type: 'saml' }, 'Either metadata_xml or metadata_url must be set'],
       [{ type: 'saml', metadata_url: 'http://idp.example.com/m' }, 'metadata_url is not a HTTPS URL'],
-      [{ type: 'saml', metadata_xml: idp.metadataXml, name_id_format: 'bogus' }, 'name_id_format must be unspecified or one of'],
-      [{ type: 'saml', metadata_xml: '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x"></EntityDescriptor>' }, 'SAML Metadata does not contain any IDPSSODescriptor'],
+      [
+        { type: 'saml', metadata_xml: idp.metadataXml, name_id_format: 'bogus' },
+        'name_id_format must be unspecified or one of',
+      ],
+      [
+        {
+          type: 'saml',
+          metadata_xml:
+            '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x"></EntityDescriptor>',
+        },
+        'SAML Metadata does not contain any IDPSSODescriptor',
+      ],
       [{ type: 'saml', metadata_xml: '<not xml' }, 'SAML Metadata is not valid'],
-      [{ type: 'saml', metadata_xml: `<?xml version="1.0"?><!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]>${idp.metadataXml.replace(/^<\?xml[^>]*>/, '')}` }, 'DOCTYPE'],
+      [
+        {
+          type: 'saml',
+          metadata_xml: `<?xml version="1.0"?><!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]>${idp.metadataXml.replace(/^<\?xml[^>]*>/, '')}`,
+        },
+        'DOCTYPE',
+      ],
     ];
     for (const [body, msg] of cases) {
       const res = await post(body);
@@ -209,7 +314,9 @@ describe('admin API', () => {
       expect(json.error_code).toBe('validation_failed');
       expect(json.msg).toContain(msg);
     }
-    const user = await t.request('GET', '/admin/sso/providers', undefined, { authorization: `Bearer ${await new SignJWT({ role: 'authenticated' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(TEST_JWT_SECRET))}` });
+    const user = await t.request('GET', '/admin/sso/providers', undefined, {
+      authorization: `Bearer ${await new SignJWT({ role: 'authenticated' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(TEST_JWT_SECRET))}`,
+    });
     expect(user.status).toBe(403);
   });
 
@@ -223,14 +330,27 @@ describe('admin API', () => {
       return (await res.json()) as Json;
     })();
     expect(p.saml).toMatchObject({ entity_id: idp.entityId, metadata_url: url });
-    const missing = await t.request('POST', '/admin/sso/providers', { type: 'saml', metadata_url: `http://127.0.0.1:${metadataPort}/none.xml` }, auth());
+    const missing = await t.request(
+      'POST',
+      '/admin/sso/providers',
+      { type: 'saml', metadata_url: `http://127.0.0.1:${metadataPort}/none.xml` },
+      auth(),
+    );
     expect(missing.status).toBe(400);
     expect(await missing.json()).toMatchObject({ error_code: 'saml_metadata_fetch_failed' });
     // Without the allowance: plain http is refused, and an https URL to a private address too.
     const strict = await buildTestApp(db, ON);
     const http = await strict.request('POST', '/admin/sso/providers', { type: 'saml', metadata_url: url }, auth());
-    expect(await http.json()).toMatchObject({ error_code: 'validation_failed', msg: 'metadata_url is not a HTTPS URL' });
-    const priv = await strict.request('POST', '/admin/sso/providers', { type: 'saml', metadata_url: 'https://10.0.0.7/idp.xml' }, auth());
+    expect(await http.json()).toMatchObject({
+      error_code: 'validation_failed',
+      msg: 'metadata_url is not a HTTPS URL',
+    });
+    const priv = await strict.request(
+      'POST',
+      '/admin/sso/providers',
+      { type: 'saml', metadata_url: 'https://10.0.0.7/idp.xml' },
+      auth(),
+    );
     expect(priv.status).toBe(400);
     expect(((await priv.json()) as Json).msg).toContain('private network');
   });
@@ -245,19 +365,32 @@ describe('sign-in', () => {
     domain = `flow-${unique()}.example.com`;
     provider = await createProvider(idp, {
       domains: [domain],
-      attribute_mapping: { keys: { name: { name: 'displayName' }, groups: { names: ['memberOf'], array: true }, department: { name: 'dept', default: 'none' } } },
+      attribute_mapping: {
+        keys: {
+          name: { name: 'displayName' },
+          groups: { names: ['memberOf'], array: true },
+          department: { name: 'dept', default: 'none' },
+        },
+      },
     });
   });
 
   test('PKCE: POST /sso by domain → signed AuthnRequest → signed response at the ACS → ?code= → /token?grant_type=pkce → GET /user shows the sso identity', async () => {
     const verifier = 'v'.repeat(50);
     const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const { url, requestId, relayState } = await start({ domain, code_challenge: challenge, code_challenge_method: 's256', redirect_to: `${SITE}/welcome` });
+    const { url, requestId, relayState } = await start({
+      domain,
+      code_challenge: challenge,
+      code_challenge_method: 's256',
+      redirect_to: `${SITE}/welcome`,
+    });
     expect(url.startsWith(`${idp.ssoUrl}?SAMLRequest=`)).toBe(true);
     const { xml, params } = decodeAuthnRequest(url);
     expect(xml).toContain(`Destination="${idp.ssoUrl}"`);
     expect(xml).toContain(`AssertionConsumerServiceURL="${ACS}"`);
-    expect(xml).toContain(`<saml:Issuer Format="urn:oasis:names:tc:SAML:2.0:nameid-format:entity">${ENTITY}</saml:Issuer>`);
+    expect(xml).toContain(
+      `<saml:Issuer Format="urn:oasis:names:tc:SAML:2.0:nameid-format:entity">${ENTITY}</saml:Issuer>`,
+    );
     expect(xml).toContain('NameIDPolicy Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent"');
     // The redirect binding's signature, over the query as sent, with the SP key.
     expect(params.get('SigAlg')).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256');
@@ -265,10 +398,13 @@ describe('sign-in', () => {
     expect(createVerify('RSA-SHA256').update(signed).verify(SP_KEY, params.get('Signature')!, 'base64')).toBe(true);
 
     const email = `Alice.${unique()}@${domain}`;
-    const response = idp.response(base({
-      inResponseTo: requestId, nameId: `alice-${unique()}`,
-      attributes: { email: [email], displayName: ['Alice A'], memberOf: ['admins', 'staff'] },
-    }));
+    const response = idp.response(
+      base({
+        inResponseTo: requestId,
+        nameId: `alice-${unique()}`,
+        attributes: { email: [email], displayName: ['Alice A'], memberOf: ['admins', 'staff'] },
+      }),
+    );
     const res = await acs(t, { SAMLResponse: response, RelayState: relayState });
     expect(res.status, res.headers.get('location') ?? '').toBe(302);
     const to = new URL(res.headers.get('location')!);
@@ -279,7 +415,9 @@ describe('sign-in', () => {
     const session = (await token.json()) as Json;
     const claims = JSON.parse(Buffer.from(session.access_token.split('.')[1], 'base64url').toString());
     expect(claims.amr).toEqual([expect.objectContaining({ method: 'sso/saml' })]);
-    const user = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${session.access_token}` })).json()) as Json;
+    const user = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${session.access_token}` })
+    ).json()) as Json;
     expect(user).toMatchObject({ email: email.toLowerCase(), app_metadata: { provider: `sso:${provider.id}` } });
     // is_sso_user is stored, not shown (GoTrue's json:"-").
     expect(user.is_sso_user).toBeUndefined();
@@ -288,11 +426,21 @@ describe('sign-in', () => {
     expect(user.identities).toHaveLength(1);
     expect(user.identities[0]).toMatchObject({
       provider: `sso:${provider.id}`,
-      identity_data: { iss: idp.entityId, email, email_verified: true, name: 'Alice A', custom_claims: { groups: ['admins', 'staff'], department: 'none' } },
+      identity_data: {
+        iss: idp.entityId,
+        email,
+        email_verified: true,
+        name: 'Alice A',
+        custom_claims: { groups: ['admins', 'staff'], department: 'none' },
+      },
     });
     // The IdP owns the account's sign-in details (GoTrue's user_sso_managed); metadata is the user's.
     const bearer = { authorization: `Bearer ${session.access_token}` };
-    for (const change of [{ email: 'other@example.com' }, { password: 'another-password-1' }, { phone: '15550001234' }]) {
+    for (const change of [
+      { email: 'other@example.com' },
+      { password: 'another-password-1' },
+      { phone: '15550001234' },
+    ]) {
       const res = await t.request('PUT', '/user', change, bearer);
       expect(res.status).toBe(422);
       expect(await res.json()).toMatchObject({ error_code: 'user_sso_managed' });
@@ -316,30 +464,49 @@ describe('sign-in', () => {
     const requestId = /ID="([^"]+)"/.exec(xml)![1]!;
     const nameId = `bob-${unique()}`;
     const email = `bob.${unique()}@${domain}`;
-    const done = await acs(t, { SAMLResponse: idp.response(base({ inResponseTo: requestId, nameId, attributes: { mail: [email] }, sessionNotOnOrAfter: new Date(Date.now() + 3600_000) })), RelayState: params.get('RelayState')! });
+    const done = await acs(t, {
+      SAMLResponse: idp.response(
+        base({
+          inResponseTo: requestId,
+          nameId,
+          attributes: { mail: [email] },
+          sessionNotOnOrAfter: new Date(Date.now() + 3600_000),
+        }),
+      ),
+      RelayState: params.get('RelayState')!,
+    });
     expect(done.status).toBe(302);
     const to = new URL(done.headers.get('location')!);
     expect(to.origin).toBe(SITE);
     const f = new URLSearchParams(to.hash.slice(1));
     expect(f.get('token_type')).toBe('bearer');
     expect(f.get('refresh_token')).toBeTruthy();
-    const me = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.get('access_token')}` })).json()) as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${f.get('access_token')}` })
+    ).json()) as Json;
     expect(me.email).toBe(email);
     const [session] = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, me.id));
     expect(session!.notAfter).toBeTruthy();
     // Signed as a whole Response this time, then both: the same identity, the same user.
     for (const sign of ['response', 'both'] as const) {
       const s = await start({ provider_id: provider.id });
-      const r = await acs(t, { SAMLResponse: idp.response(base({ inResponseTo: s.requestId, nameId, attributes: { mail: [email] }, sign })), RelayState: s.relayState });
+      const r = await acs(t, {
+        SAMLResponse: idp.response(base({ inResponseTo: s.requestId, nameId, attributes: { mail: [email] }, sign })),
+        RelayState: s.relayState,
+      });
       expect(r.status, r.headers.get('location') ?? '').toBe(302);
       const token = new URLSearchParams(new URL(r.headers.get('location')!).hash.slice(1)).get('access_token');
-      const again = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${token}` })).json()) as Json;
+      const again = (await (
+        await t.request('GET', '/user', undefined, { authorization: `Bearer ${token}` })
+      ).json()) as Json;
       expect(again.id).toBe(me.id);
     }
   });
 
   test('IdP-initiated (no RelayState): signed in once; the same response replayed is refused', async () => {
-    const response = idp.response(base({ nameId: `carol-${unique()}`, attributes: { email: [`carol.${unique()}@${domain}`] } }));
+    const response = idp.response(
+      base({ nameId: `carol-${unique()}`, attributes: { email: [`carol.${unique()}@${domain}`] } }),
+    );
     const first = await acs(t, { SAMLResponse: response, RelayState: '' });
     expect(first.status).toBe(302);
     expect(new URL(first.headers.get('location')!).hash).toContain('access_token=');
@@ -349,10 +516,18 @@ describe('sign-in', () => {
   });
 
   test('security review 2026-12-01, section 5: under a non-loopback SITE_URL an IdP-initiated RelayState=http://localhost:9999/steal is not followed (the session goes to SITE_URL)', async () => {
-    const prod = await buildTestApp(db, { ...ON, AUTHSVC_SITE_URL: 'https://app.example.org', AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**' });
-    const signIn = (relayState: string) => acs(prod, {
-      SAMLResponse: idp.response(base({ nameId: `dave-${unique()}`, attributes: { email: [`dave.${unique()}@${domain}`] } })), RelayState: relayState,
+    const prod = await buildTestApp(db, {
+      ...ON,
+      AUTHSVC_SITE_URL: 'https://app.example.org',
+      AUTHSVC_URI_ALLOW_LIST: 'https://*.example.com/**',
     });
+    const signIn = (relayState: string) =>
+      acs(prod, {
+        SAMLResponse: idp.response(
+          base({ nameId: `dave-${unique()}`, attributes: { email: [`dave.${unique()}@${domain}`] } }),
+        ),
+        RelayState: relayState,
+      });
     const stolen = await signIn('http://localhost:9999/steal');
     expect(stolen.status).toBe(302);
     const to = new URL(stolen.headers.get('location')!);
@@ -365,10 +540,13 @@ describe('sign-in', () => {
 
   test('a new SSO account calls before user created in the transaction and after user created once committed (as GoTrue); a returning one calls neither', async () => {
     const calls: { name: string; email: unknown }[] = [];
-    const hooks = Object.fromEntries(['BEFORE_USER_CREATED', 'AFTER_USER_CREATED'].flatMap((kind) => [
-      [`AUTHSVC_HOOK_${kind}_ENABLED`, 'true'], [`AUTHSVC_HOOK_${kind}_URI`, `https://hooks.test/${kind.toLowerCase()}`],
-      [`AUTHSVC_HOOK_${kind}_SECRETS`, `v1,whsec_${btoa('a 32-byte key for the hook tests')}`],
-    ]));
+    const hooks = Object.fromEntries(
+      ['BEFORE_USER_CREATED', 'AFTER_USER_CREATED'].flatMap((kind) => [
+        [`AUTHSVC_HOOK_${kind}_ENABLED`, 'true'],
+        [`AUTHSVC_HOOK_${kind}_URI`, `https://hooks.test/${kind.toLowerCase()}`],
+        [`AUTHSVC_HOOK_${kind}_SECRETS`, `v1,whsec_${btoa('a 32-byte key for the hook tests')}`],
+      ]),
+    );
     const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
       const url = new URL(String(input));
       const payload = JSON.parse(String(init?.body)) as Json;
@@ -378,10 +556,17 @@ describe('sign-in', () => {
     const withHooks = await buildTestApp(db, { ...ON, ...hooks }, { fetch });
     const email = `dora.${unique()}@${domain}`;
     const nameId = `dora-${unique()}`;
-    const first = await acs(withHooks, { SAMLResponse: idp.response(base({ nameId, attributes: { email: [email] } })) });
+    const first = await acs(withHooks, {
+      SAMLResponse: idp.response(base({ nameId, attributes: { email: [email] } })),
+    });
     expect(first.status, first.headers.get('location') ?? '').toBe(302);
-    expect(calls).toEqual([{ name: 'before_user_created', email }, { name: 'after_user_created', email }]);
-    const again = await acs(withHooks, { SAMLResponse: idp.response(base({ nameId, attributes: { email: [email] } })) });
+    expect(calls).toEqual([
+      { name: 'before_user_created', email },
+      { name: 'after_user_created', email },
+    ]);
+    const again = await acs(withHooks, {
+      SAMLResponse: idp.response(base({ nameId, attributes: { email: [email] } })),
+    });
     expect(again.status).toBe(302);
     expect(calls).toHaveLength(2);
   });
@@ -390,98 +575,185 @@ describe('sign-in', () => {
     const s = await start({ domain });
     const victim = `victim-${unique()}@${domain}`;
     const res = await acs(t, {
-      SAMLResponse: idp.response(base({ inResponseTo: s.requestId, nameIdXml: `${victim}<!---->.attacker.test`, nameIdFormat: EMAIL_FORMAT, attributes: { email: [`x.${unique()}@${domain}`] } })),
+      SAMLResponse: idp.response(
+        base({
+          inResponseTo: s.requestId,
+          nameIdXml: `${victim}<!---->.attacker.test`,
+          nameIdFormat: EMAIL_FORMAT,
+          attributes: { email: [`x.${unique()}@${domain}`] },
+        }),
+      ),
       RelayState: s.relayState,
     });
     expect(res.status).toBe(302);
     const token = new URLSearchParams(new URL(res.headers.get('location')!).hash.slice(1)).get('access_token');
-    const me = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${token}` })).json()) as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${token}` })
+    ).json()) as Json;
     expect(me.identities[0].identity_data.sub).toBe(`${victim}.attacker.test`);
   });
 
-  describe('refusals: GoTrue\'s error in the redirect, nothing written', () => {
+  describe("refusals: GoTrue's error in the redirect, nothing written", () => {
     const email = () => `eve.${unique()}@${domain}`;
-    async function refusedFlow(opts: (requestId: string) => Partial<ResponseOptions> | string, code: string, description?: RegExp): Promise<void> {
+    async function refusedFlow(
+      opts: (requestId: string) => Partial<ResponseOptions> | string,
+      code: string,
+      description?: RegExp,
+    ): Promise<void> {
       const s = await start({ domain });
       const before = await tally();
       const o = opts(s.requestId);
-      const SAMLResponse = typeof o === 'string' ? o : idp.response(base({ inResponseTo: s.requestId, nameId: `eve-${unique()}`, attributes: { email: [email()] }, ...o }));
+      const SAMLResponse =
+        typeof o === 'string'
+          ? o
+          : idp.response(
+              base({ inResponseTo: s.requestId, nameId: `eve-${unique()}`, attributes: { email: [email()] }, ...o }),
+            );
       await expectRefused(await acs(t, { SAMLResponse, RelayState: s.relayState }), code, description);
       expect(await tally()).toEqual(before);
     }
 
-    test('a signature by another key', () => refusedFlow(() => ({ signingKey: strangerKey() }), 'validation_failed', /Signature is invalid/));
-    test('an unsigned assertion', () => refusedFlow(() => ({ sign: 'none' }), 'validation_failed', /Neither the SAML Response nor its Assertion is signed/));
-    test('signature wrapping: the signed assertion moved into Extensions, a forged one in its place', () => refusedFlow((id) => {
-      const genuine = idp.responseXml(base({ inResponseTo: id, nameId: 'victim', attributes: { email: [email()] } }));
-      return Buffer.from(wrapSignedAssertion(genuine, 'attacker')).toString('base64');
-    }, 'validation_failed', /exactly one Assertion/));
-    test('an expired assertion', () => refusedFlow(() => ({ now: new Date(Date.now() - 20 * 60_000), validFor: 60 }), 'validation_failed', /expired|too old/));
-    test('another audience', () => refusedFlow(() => ({ audience: 'https://other-sp.example.com/metadata' }), 'validation_failed', /Audience/));
-    test('another recipient', () => refusedFlow(() => ({ recipient: 'https://other-sp.example.com/acs' }), 'validation_failed', /Recipient/));
-    test('another destination', () => refusedFlow(() => ({ destination: 'https://other-sp.example.com/acs' }), 'validation_failed', /Destination/));
-    test('a wrong InResponseTo', () => refusedFlow(() => ({ inResponseTo: 'id-not-ours' }), 'validation_failed', /InResponseTo/));
-    test('a transient NameID and no subject-id', () => refusedFlow(() => ({ nameIdFormat: TRANSIENT }), 'saml_assertion_no_user_id'));
+    test('a signature by another key', () =>
+      refusedFlow(() => ({ signingKey: strangerKey() }), 'validation_failed', /Signature is invalid/));
+    test('an unsigned assertion', () =>
+      refusedFlow(
+        () => ({ sign: 'none' }),
+        'validation_failed',
+        /Neither the SAML Response nor its Assertion is signed/,
+      ));
+    test('signature wrapping: the signed assertion moved into Extensions, a forged one in its place', () =>
+      refusedFlow(
+        (id) => {
+          const genuine = idp.responseXml(
+            base({ inResponseTo: id, nameId: 'victim', attributes: { email: [email()] } }),
+          );
+          return Buffer.from(wrapSignedAssertion(genuine, 'attacker')).toString('base64');
+        },
+        'validation_failed',
+        /exactly one Assertion/,
+      ));
+    test('an expired assertion', () =>
+      refusedFlow(
+        () => ({ now: new Date(Date.now() - 20 * 60_000), validFor: 60 }),
+        'validation_failed',
+        /expired|too old/,
+      ));
+    test('another audience', () =>
+      refusedFlow(() => ({ audience: 'https://other-sp.example.com/metadata' }), 'validation_failed', /Audience/));
+    test('another recipient', () =>
+      refusedFlow(() => ({ recipient: 'https://other-sp.example.com/acs' }), 'validation_failed', /Recipient/));
+    test('another destination', () =>
+      refusedFlow(() => ({ destination: 'https://other-sp.example.com/acs' }), 'validation_failed', /Destination/));
+    test('a wrong InResponseTo', () =>
+      refusedFlow(() => ({ inResponseTo: 'id-not-ours' }), 'validation_failed', /InResponseTo/));
+    test('a transient NameID and no subject-id', () =>
+      refusedFlow(() => ({ nameIdFormat: TRANSIENT }), 'saml_assertion_no_user_id'));
     test('no email', () => refusedFlow(() => ({ attributes: {} }), 'saml_assertion_no_email'));
 
     test('a replayed assertion id under a new relay state', async () => {
       const assertionId = `_replay${unique()}`;
       const s1 = await start({ domain });
-      const ok = await acs(t, { SAMLResponse: idp.response(base({ inResponseTo: s1.requestId, assertionId, nameId: `rep-${unique()}`, attributes: { email: [email()] } })), RelayState: s1.relayState });
+      const ok = await acs(t, {
+        SAMLResponse: idp.response(
+          base({
+            inResponseTo: s1.requestId,
+            assertionId,
+            nameId: `rep-${unique()}`,
+            attributes: { email: [email()] },
+          }),
+        ),
+        RelayState: s1.relayState,
+      });
       expect(ok.status).toBe(302);
       await refusedFlow(() => ({ assertionId }), 'validation_failed', /already been used/);
     });
 
     test('a relay state used, unknown, or expired', async () => {
       const s = await start({ domain });
-      const response = idp.response(base({ inResponseTo: s.requestId, nameId: `rs-${unique()}`, attributes: { email: [email()] } }));
+      const response = idp.response(
+        base({ inResponseTo: s.requestId, nameId: `rs-${unique()}`, attributes: { email: [email()] } }),
+      );
       expect((await acs(t, { SAMLResponse: response, RelayState: s.relayState })).status).toBe(302);
       const before = await tally();
       const used = await acs(t, { SAMLResponse: response, RelayState: s.relayState });
       await expectRefused(used, 'saml_relay_state_not_found');
       const old = await start({ domain });
-      await db.orm.update(db.t.samlRelayStates).set({ createdAt: new Date(Date.now() - 3 * 60_000) }).where(eq(db.t.samlRelayStates.id, old.relayState));
-      const expired = await acs(t, { SAMLResponse: idp.response(base({ inResponseTo: old.requestId, attributes: { email: [email()] } })), RelayState: old.relayState });
+      await db.orm
+        .update(db.t.samlRelayStates)
+        .set({ createdAt: new Date(Date.now() - 3 * 60_000) })
+        .where(eq(db.t.samlRelayStates.id, old.relayState));
+      const expired = await acs(t, {
+        SAMLResponse: idp.response(base({ inResponseTo: old.requestId, attributes: { email: [email()] } })),
+        RelayState: old.relayState,
+      });
       await expectRefused(expired, 'saml_relay_state_expired', /expired/);
       expect(await tally()).toEqual(before);
     });
 
     test('bad input: garbage base64, a bad RelayState, XXE, a huge body, an unknown IdP', async () => {
       const before = await tally();
-      await expectRefused(await acs(t, { SAMLResponse: '%%%not base64%%%' }), 'validation_failed', /not a valid Base64/);
-      await expectRefused(await acs(t, { SAMLResponse: 'eA==', RelayState: 'not a uuid or url' }), 'validation_failed', /RelayState/);
+      await expectRefused(
+        await acs(t, { SAMLResponse: '%%%not base64%%%' }),
+        'validation_failed',
+        /not a valid Base64/,
+      );
+      await expectRefused(
+        await acs(t, { SAMLResponse: 'eA==', RelayState: 'not a uuid or url' }),
+        'validation_failed',
+        /RelayState/,
+      );
       const xxe = `<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"><saml:Issuer xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">&x;</saml:Issuer></samlp:Response>`;
-      await expectRefused(await acs(t, { SAMLResponse: Buffer.from(xxe).toString('base64') }), 'validation_failed', /not a valid XML/);
+      await expectRefused(
+        await acs(t, { SAMLResponse: Buffer.from(xxe).toString('base64') }),
+        'validation_failed',
+        /not a valid XML/,
+      );
       const stranger = createTestIdp(`stranger-${unique()}`);
-      await expectRefused(await acs(t, { SAMLResponse: stranger.response(base({ attributes: { email: [email()] } })) }), 'saml_idp_not_found');
-      const huge = await t.app.request('/sso/saml/acs', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `SAMLResponse=${'A'.repeat(1100 * 1024)}` });
+      await expectRefused(
+        await acs(t, { SAMLResponse: stranger.response(base({ attributes: { email: [email()] } })) }),
+        'saml_idp_not_found',
+      );
+      const huge = await t.app.request('/sso/saml/acs', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `SAMLResponse=${'A'.repeat(1100 * 1024)}`,
+      });
       expect(huge.status).toBe(413);
       expect(((await huge.json()) as Json).error_code).toBeTruthy();
       expect(await tally()).toEqual(before);
     });
   });
 
-  test('a metadata_url provider\'s stale metadata is fetched again at the ACS (the IdP rotated its key)', async () => {
+  test("a metadata_url provider's stale metadata is fetched again at the ACS (the IdP rotated its key)", async () => {
     const name = `rot-${unique()}`;
     const before = createTestIdp(name);
     served.set(`/${name}.xml`, { status: 200, body: before.metadataXml });
     const rotDomain = `${name}.example.com`;
-    const created = await t.request('POST', '/admin/sso/providers', { type: 'saml', metadata_url: `http://127.0.0.1:${metadataPort}/${name}.xml`, domains: [rotDomain] }, auth());
+    const created = await t.request(
+      'POST',
+      '/admin/sso/providers',
+      { type: 'saml', metadata_url: `http://127.0.0.1:${metadataPort}/${name}.xml`, domains: [rotDomain] },
+      auth(),
+    );
     expect(created.status).toBe(201);
     const id = ((await created.json()) as Json).id;
     const after = createTestIdp(name);
     served.set(`/${name}.xml`, { status: 200, body: after.metadataXml });
-    const answer = () => after.response(base({ nameId: `rot-${unique()}`, attributes: { email: [`rot.${unique()}@${rotDomain}`] } }));
+    const answer = () =>
+      after.response(base({ nameId: `rot-${unique()}`, attributes: { email: [`rot.${unique()}@${rotDomain}`] } }));
     // Fresh metadata is not fetched again: the new key is unknown yet.
     await expectRefused(await acs(t, { SAMLResponse: answer() }), 'validation_failed', /Signature is invalid/);
     // A day old (no validUntil, no cacheDuration): fetched again, and the new key signs in.
-    await db.orm.update(db.t.samlProviders).set({ updatedAt: new Date(Date.now() - 25 * 3600_000) }).where(eq(db.t.samlProviders.ssoProviderId, id));
+    await db.orm
+      .update(db.t.samlProviders)
+      .set({ updatedAt: new Date(Date.now() - 25 * 3600_000) })
+      .where(eq(db.t.samlProviders.ssoProviderId, id));
     expect((await acs(t, { SAMLResponse: answer() })).status).toBe(302);
     const [row] = await db.orm.select().from(db.t.samlProviders).where(eq(db.t.samlProviders.ssoProviderId, id));
     expect(row!.metadataXml).toBe(after.metadataXml);
   });
 
-  test('POST /sso: GoTrue\'s errors; a disabled provider is refused at /sso and at the ACS', async () => {
+  test("POST /sso: GoTrue's errors; a disabled provider is refused at /sso and at the ACS", async () => {
     const expectError = async (res: Response, status: number, code: string) => {
       expect(res.status).toBe(status);
       expect(await res.json()).toMatchObject({ error_code: code });
@@ -489,11 +761,21 @@ describe('sign-in', () => {
     await expectError(await t.request('POST', '/sso', { provider_id: provider.id, domain }), 400, 'validation_failed');
     await expectError(await t.request('POST', '/sso', {}), 400, 'validation_failed');
     await expectError(await t.request('POST', '/sso', { domain: 'nobody.example.com' }), 404, 'sso_provider_not_found');
-    await expectError(await t.request('POST', '/sso', { provider_id: crypto.randomUUID() }), 404, 'sso_provider_not_found');
-    await expectError(await t.request('POST', '/sso', { domain, code_challenge: 'x'.repeat(43) }), 400, 'validation_failed');
+    await expectError(
+      await t.request('POST', '/sso', { provider_id: crypto.randomUUID() }),
+      404,
+      'sso_provider_not_found',
+    );
+    await expectError(
+      await t.request('POST', '/sso', { domain, code_challenge: 'x'.repeat(43) }),
+      400,
+      'validation_failed',
+    );
     await expectError(await t.request('POST', '/sso', '{"domain":'), 400, 'bad_json');
     // The provider's name_id_format goes into the AuthnRequest's NameIDPolicy.
-    expect((await t.request('PUT', `/admin/sso/providers/${provider.id}`, { name_id_format: EMAIL_FORMAT }, auth())).status).toBe(200);
+    expect(
+      (await t.request('PUT', `/admin/sso/providers/${provider.id}`, { name_id_format: EMAIL_FORMAT }, auth())).status,
+    ).toBe(200);
     expect(decodeAuthnRequest((await start({ domain })).url).xml).toContain(`NameIDPolicy Format="${EMAIL_FORMAT}"`);
     expect((await t.request('PUT', `/admin/sso/providers/${provider.id}`, {}, auth())).status).toBe(200);
     const other = createTestIdp(`off-${unique()}`);
@@ -503,20 +785,40 @@ describe('sign-in', () => {
     expect((await t.request('PUT', `/admin/sso/providers/${p.id}`, { disabled: true }, auth())).status).toBe(200);
     await expectError(await t.request('POST', '/sso', { domain: offDomain }), 404, 'sso_provider_disabled');
     const before = await tally();
-    await expectRefused(await acs(t, { SAMLResponse: other.response(base({ inResponseTo: s.requestId, attributes: { email: [`x@${offDomain}`] } })), RelayState: s.relayState }), 'sso_provider_disabled');
-    await expectRefused(await acs(t, { SAMLResponse: other.response(base({ attributes: { email: [`y@${offDomain}`] } })) }), 'sso_provider_disabled');
+    await expectRefused(
+      await acs(t, {
+        SAMLResponse: other.response(base({ inResponseTo: s.requestId, attributes: { email: [`x@${offDomain}`] } })),
+        RelayState: s.relayState,
+      }),
+      'sso_provider_disabled',
+    );
+    await expectRefused(
+      await acs(t, { SAMLResponse: other.response(base({ attributes: { email: [`y@${offDomain}`] } })) }),
+      'sso_provider_disabled',
+    );
     expect(await tally()).toEqual(before);
   });
 
   test('supabase-js signInWithSSO gets the IdP URL; captcha and RATE_LIMIT_SSO guard POST /sso', async () => {
-    const { data, error } = await supabaseClientFor(t.app).auth.signInWithSSO({ domain, options: { redirectTo: `${SITE}/after` } });
+    const { data, error } = await supabaseClientFor(t.app).auth.signInWithSSO({
+      domain,
+      options: { redirectTo: `${SITE}/after` },
+    });
     expect(error).toBeNull();
     expect(data!.url.startsWith(`${idp.ssoUrl}?SAMLRequest=`)).toBe(true);
-    const captcha = await buildTestApp(db, { ...ON, AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true', AUTHSVC_SECURITY_CAPTCHA_SECRET: 's' });
+    const captcha = await buildTestApp(db, {
+      ...ON,
+      AUTHSVC_SECURITY_CAPTCHA_ENABLED: 'true',
+      AUTHSVC_SECURITY_CAPTCHA_SECRET: 's',
+    });
     const refused = await captcha.request('POST', '/sso', { domain });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error_code: 'captcha_failed' });
-    const limited = await buildTestApp(db, { ...ON, AUTHSVC_RATE_LIMIT_HEADER: 'X-Forwarded-For', AUTHSVC_RATE_LIMIT_SSO: '1' });
+    const limited = await buildTestApp(db, {
+      ...ON,
+      AUTHSVC_RATE_LIMIT_HEADER: 'X-Forwarded-For',
+      AUTHSVC_RATE_LIMIT_SSO: '1',
+    });
     const ip = { 'x-forwarded-for': '203.0.113.9' };
     for (let i = 0; i < 30; i++) expect((await limited.request('POST', '/sso', {}, ip)).status).toBe(400);
     const over = await limited.request('POST', '/sso', {}, ip);
@@ -539,19 +841,39 @@ describe('encrypted assertions (SAML_ALLOW_ENCRYPTED_ASSERTIONS)', () => {
   test('the metadata offers the key for encryption; GCM and CBC assertions decrypt (signed inside, or the Response signed); the next key too; off, refused', async () => {
     const next = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
     const enc = await buildTestApp(db, {
-      ...ON, AUTHSVC_SAML_ALLOW_ENCRYPTED_ASSERTIONS: 'true', AUTHSVC_SAML_PRIVATE_KEY_NEXT: next.export({ type: 'pkcs1', format: 'der' }).toString('base64'),
+      ...ON,
+      AUTHSVC_SAML_ALLOW_ENCRYPTED_ASSERTIONS: 'true',
+      AUTHSVC_SAML_PRIVATE_KEY_NEXT: next.export({ type: 'pkcs1', format: 'der' }).toString('base64'),
     });
     const metadata = await (await enc.request('GET', '/sso/saml/metadata')).text();
     expect(metadata.match(/use="encryption"/g)).toHaveLength(2);
     expect(metadata).toContain('rsa-oaep-mgf1p');
-    expect((await t.request('GET', '/sso/saml/metadata').then((r) => r.text()))).not.toContain('use="encryption"');
+    expect(await t.request('GET', '/sso/saml/metadata').then((r) => r.text())).not.toContain('use="encryption"');
     const idp = createTestIdp(`enc-${unique()}`);
     const encDomain = `enc-${unique()}.example.com`;
-    const created = await enc.request('POST', '/admin/sso/providers', { type: 'saml', metadata_xml: idp.metadataXml, domains: [encDomain] }, auth());
+    const created = await enc.request(
+      'POST',
+      '/admin/sso/providers',
+      { type: 'saml', metadata_xml: idp.metadataXml, domains: [encDomain] },
+      auth(),
+    );
     expect(created.status).toBe(201);
     const spPublic = createPublicKey(SP_KEY);
-    const answer = (o: Partial<ResponseOptions>) => idp.response(base({ nameId: `enc-${unique()}`, attributes: { email: [`enc.${unique()}@${encDomain}`] }, encryptTo: spPublic, ...o }));
-    for (const o of [{}, { dataCipher: 'aes128-cbc' as const }, { sign: 'response' as const }, { encryptTo: createPublicKey(next) }]) {
+    const answer = (o: Partial<ResponseOptions>) =>
+      idp.response(
+        base({
+          nameId: `enc-${unique()}`,
+          attributes: { email: [`enc.${unique()}@${encDomain}`] },
+          encryptTo: spPublic,
+          ...o,
+        }),
+      );
+    for (const o of [
+      {},
+      { dataCipher: 'aes128-cbc' as const },
+      { sign: 'response' as const },
+      { encryptTo: createPublicKey(next) },
+    ]) {
       const res = await acs(enc, { SAMLResponse: answer(o) });
       expect(res.status, res.headers.get('location') ?? '').toBe(302);
       expect(res.headers.get('location')).toContain('#access_token=');
@@ -559,21 +881,41 @@ describe('encrypted assertions (SAML_ALLOW_ENCRYPTED_ASSERTIONS)', () => {
     const before = await tally();
     // To a key the SP does not hold; unsigned inside and out; and to an SP that does not accept them
     // (the same database, SAML_ALLOW_ENCRYPTED_ASSERTIONS off).
-    await expectRefused(await acs(enc, { SAMLResponse: answer({ encryptTo: createPublicKey(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey) }) }), 'validation_failed', /could not be decrypted/);
-    await expectRefused(await acs(enc, { SAMLResponse: answer({ sign: 'none' }) }), 'validation_failed', /Neither the SAML Response nor its Assertion is signed/);
+    await expectRefused(
+      await acs(enc, {
+        SAMLResponse: answer({
+          encryptTo: createPublicKey(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey),
+        }),
+      }),
+      'validation_failed',
+      /could not be decrypted/,
+    );
+    await expectRefused(
+      await acs(enc, { SAMLResponse: answer({ sign: 'none' }) }),
+      'validation_failed',
+      /Neither the SAML Response nor its Assertion is signed/,
+    );
     const shared = createTestIdp(`enc-off-${unique()}`);
     await createProvider(shared);
-    await expectRefused(await acs(t, { SAMLResponse: shared.response(base({ attributes: { email: ['x@example.com'] }, encryptTo: spPublic })) }), 'validation_failed', /Encrypted assertions are not accepted/);
+    await expectRefused(
+      await acs(t, {
+        SAMLResponse: shared.response(base({ attributes: { email: ['x@example.com'] }, encryptTo: spPublic })),
+      }),
+      'validation_failed',
+      /Encrypted assertions are not accepted/,
+    );
     expect(await tally()).toEqual(before);
   });
 });
 
 describe('L4 (security review 2026-12-01): an SSO identity provider vouches only for its own domains', () => {
-  const signIn = async (idp: TestIdp, nameId: string, email: string) => acs(t, { SAMLResponse: idp.response(base({ nameId, attributes: { email: [email] } })) });
-  const tokenOf = (res: Response) => new URLSearchParams(new URL(res.headers.get('location')!).hash.slice(1)).get('access_token');
+  const signIn = async (idp: TestIdp, nameId: string, email: string) =>
+    acs(t, { SAMLResponse: idp.response(base({ nameId, attributes: { email: [email] } })) });
+  const tokenOf = (res: Response) =>
+    new URLSearchParams(new URL(res.headers.get('location')!).hash.slice(1)).get('access_token');
   const put = (id: string, body: Json) => t.request('PUT', `/admin/sso/providers/${id}`, body, auth());
 
-  test('L4 (security review 2026-12-01): IdP B, registered for its own domain, asserting an address of IdP A\'s domain is refused (nothing written); its own domain signs in; allow_any_email_domain lets it through', async () => {
+  test("L4 (security review 2026-12-01): IdP B, registered for its own domain, asserting an address of IdP A's domain is refused (nothing written); its own domain signs in; allow_any_email_domain lets it through", async () => {
     const acme = `acme-${unique()}.example`;
     const bravo = `bravo-${unique()}.example`;
     await createProvider(createTestIdp(`a-${unique()}`), { domains: [acme] });
@@ -582,9 +924,16 @@ describe('L4 (security review 2026-12-01): an SSO identity provider vouches only
     expect(b.allow_any_email_domain).toBe(false);
 
     const before = await tally();
-    await expectRefused(await signIn(idpB, `ceo-${unique()}`, `ceo@${acme}`), 'saml_email_domain_not_allowed', new RegExp(`domain ${acme} is not one of this SSO provider's domains`));
+    await expectRefused(
+      await signIn(idpB, `ceo-${unique()}`, `ceo@${acme}`),
+      'saml_email_domain_not_allowed',
+      new RegExp(`domain ${acme} is not one of this SSO provider's domains`),
+    );
     // Another address of no provider's, and a subdomain of B's own: a domain is matched exactly.
-    await expectRefused(await signIn(idpB, `x-${unique()}`, `someone.${unique()}@gmail.example`), 'saml_email_domain_not_allowed');
+    await expectRefused(
+      await signIn(idpB, `x-${unique()}`, `someone.${unique()}@gmail.example`),
+      'saml_email_domain_not_allowed',
+    );
     await expectRefused(await signIn(idpB, `y-${unique()}`, `y@eu.${bravo}`), 'saml_email_domain_not_allowed');
     expect(await tally()).toEqual(before);
 
@@ -597,14 +946,18 @@ describe('L4 (security review 2026-12-01): an SSO identity provider vouches only
     expect(((await on.json()) as Json).allow_any_email_domain).toBe(true);
     const guest = await signIn(idpB, `guest-${unique()}`, `guest.${unique()}@partner.example`);
     expect(guest.status).toBe(302);
-    const me = (await (await t.request('GET', '/user', undefined, { authorization: `Bearer ${tokenOf(guest)}` })).json()) as Json;
+    const me = (await (
+      await t.request('GET', '/user', undefined, { authorization: `Bearer ${tokenOf(guest)}` })
+    ).json()) as Json;
     expect(me.email_confirmed_at).toBeTruthy();
     // Left out of a PUT, it stays; POST sets it too.
     expect(((await (await put(b.id, {})).json()) as Json).allow_any_email_domain).toBe(true);
-    expect((await createProvider(createTestIdp(`c-${unique()}`), { allow_any_email_domain: true })).allow_any_email_domain).toBe(true);
+    expect(
+      (await createProvider(createTestIdp(`c-${unique()}`), { allow_any_email_domain: true })).allow_any_email_domain,
+    ).toBe(true);
   });
 
-  test('L4 (security review 2026-12-01): an SSO user whose address is outside the provider\'s domains is refused at the next sign-in, whatever the IdP now asserts; a provider without domains vouches for no address', async () => {
+  test("L4 (security review 2026-12-01): an SSO user whose address is outside the provider's domains is refused at the next sign-in, whatever the IdP now asserts; a provider without domains vouches for no address", async () => {
     const bravo = `bravo-${unique()}.example`;
     const idp = createTestIdp(`b2-${unique()}`);
     const p = await createProvider(idp, { domains: [bravo], allow_any_email_domain: true });
@@ -618,21 +971,31 @@ describe('L4 (security review 2026-12-01): an SSO identity provider vouches only
 
     const bare = createTestIdp(`bare-${unique()}`);
     await createProvider(bare);
-    await expectRefused(await signIn(bare, `z-${unique()}`, `z@${bravo}`), 'saml_email_domain_not_allowed', /has no domains/);
+    await expectRefused(
+      await signIn(bare, `z-${unique()}`, `z@${bravo}`),
+      'saml_email_domain_not_allowed',
+      /has no domains/,
+    );
   });
 
   test('L4 (security review 2026-12-01): on upgrade (migration 0015), a provider without domains or whose users carry another domain keeps signing in (switch on); one whose users are all in its domains is held to them', async () => {
     const old = await openTestDb({ migrate: false, namespace: uniqueNamespace() });
     try {
-      await migrate(old, loadMigrations().filter((m) => m.version < '0015'));
+      await migrate(
+        old,
+        loadMigrations().filter((m) => m.version < '0015'),
+      );
       const ns = `"${old.namespace}"`;
       // The rows as the admin API (GoTrue's, or authsvc's before 0015) wrote them.
       const make = async (idp: TestIdp, domains: string[]) => {
         const id = crypto.randomUUID();
-        await exec(old, `insert into ${ns}.sso_providers (id, created_at, updated_at) values (${lit(id)}, now(), now());
+        await exec(
+          old,
+          `insert into ${ns}.sso_providers (id, created_at, updated_at) values (${lit(id)}, now(), now());
           insert into ${ns}.saml_providers (id, sso_provider_id, entity_id, metadata_xml, attribute_mapping, created_at, updated_at)
             values (gen_random_uuid(), ${lit(id)}, ${lit(idp.entityId)}, ${lit(idp.metadataXml)}, '{}', now(), now());
-          ${domains.map((d) => `insert into ${ns}.sso_domains (id, sso_provider_id, domain, created_at, updated_at) values (gen_random_uuid(), ${lit(id)}, ${lit(d)}, now(), now());`).join('\n')}`);
+          ${domains.map((d) => `insert into ${ns}.sso_domains (id, sso_provider_id, domain, created_at, updated_at) values (gen_random_uuid(), ${lit(id)}, ${lit(d)}, now(), now());`).join('\n')}`,
+        );
         return id;
       };
       const strict = createTestIdp(`up-s-${unique()}`);
@@ -640,22 +1003,48 @@ describe('L4 (security review 2026-12-01): an SSO identity provider vouches only
       const bare = createTestIdp(`up-b-${unique()}`);
       const strictDomain = `s-${unique()}.example`;
       const mixedDomain = `m-${unique()}.example`;
-      const ids = { strict: await make(strict, [strictDomain]), mixed: await make(mixed, [mixedDomain]), bare: await make(bare, []) };
+      const ids = {
+        strict: await make(strict, [strictDomain]),
+        mixed: await make(mixed, [mixedDomain]),
+        bare: await make(bare, []),
+      };
       // SSO users the code before 0015 made: the mixed provider's IdP also asserted another domain.
       const ssoUser = async (provider: string, email: string) => {
         const id = crypto.randomUUID();
-        await old.orm.insert(old.t.users).values({ id, aud: 'authenticated', role: 'authenticated', email, emailConfirmedAt: new Date(), isSsoUser: true, rawAppMetaData: {}, rawUserMetaData: {} });
-        await old.orm.insert(old.t.identities).values({ providerId: `sub-${id}`, userId: id, provider: `sso:${provider}`, identityData: { sub: `sub-${id}`, email } });
+        await old.orm.insert(old.t.users).values({
+          id,
+          aud: 'authenticated',
+          role: 'authenticated',
+          email,
+          emailConfirmedAt: new Date(),
+          isSsoUser: true,
+          rawAppMetaData: {},
+          rawUserMetaData: {},
+        });
+        await old.orm.insert(old.t.identities).values({
+          providerId: `sub-${id}`,
+          userId: id,
+          provider: `sso:${provider}`,
+          identityData: { sub: `sub-${id}`, email },
+        });
       };
       await ssoUser(ids.strict, `a@${strictDomain}`);
       await ssoUser(ids.mixed, `a@${mixedDomain}`);
       await ssoUser(ids.mixed, `guest@partner-${unique()}.example`);
       await migrate(old, loadMigrations());
       const after = await buildTestApp(old, ON);
-      const flags = Object.fromEntries(await Promise.all(Object.entries(ids).map(async ([k, id]) =>
-        [k, ((await (await after.request('GET', `/admin/sso/providers/${id}`, undefined, auth())).json()) as Json).allow_any_email_domain])));
+      const flags = Object.fromEntries(
+        await Promise.all(
+          Object.entries(ids).map(async ([k, id]) => [
+            k,
+            ((await (await after.request('GET', `/admin/sso/providers/${id}`, undefined, auth())).json()) as Json)
+              .allow_any_email_domain,
+          ]),
+        ),
+      );
       expect(flags).toEqual({ strict: false, mixed: true, bare: true });
-      const at = (idp: TestIdp, email: string) => acs(after, { SAMLResponse: idp.response(base({ nameId: `n-${unique()}`, attributes: { email: [email] } })) });
+      const at = (idp: TestIdp, email: string) =>
+        acs(after, { SAMLResponse: idp.response(base({ nameId: `n-${unique()}`, attributes: { email: [email] } })) });
       expect((await at(mixed, `new@elsewhere-${unique()}.example`)).status).toBe(302);
       expect((await at(bare, `new@elsewhere-${unique()}.example`)).status).toBe(302);
       expect((await at(strict, `new@${strictDomain}`)).status).toBe(302);

@@ -15,16 +15,24 @@ const AUTOCONFIRM = { AUTHSVC_MAILER_AUTOCONFIRM: 'true' };
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 /** A clock the test moves by hand (deps.now). Starts at the real time so issued JWTs verify. */
 function manualClock(start = Date.now()) {
   let ms = start;
   return {
     now: () => new Date(ms),
-    advance(seconds: number) { ms += seconds * 1000; },
-    get ms() { return ms; },
+    advance(seconds: number) {
+      ms += seconds * 1000;
+    },
+    get ms() {
+      return ms;
+    },
   };
 }
 
@@ -34,7 +42,7 @@ const refresh = (t: TestApp, token: string) =>
   t.request('POST', '/token?grant_type=refresh_token', { refresh_token: token });
 
 async function expectError(res: Response, status: number, code: string, msg?: string): Promise<Json> {
-  const body = await res.json() as Json;
+  const body = (await res.json()) as Json;
   expect({ status: res.status, code: body.error_code }).toEqual({ status, code });
   expect(body.code).toBe(status);
   if (msg !== undefined) expect(body.msg).toBe(msg);
@@ -49,11 +57,14 @@ async function tokensOfSession(sessionId: string) {
 
 async function liveTokensOfSession(sessionId: string) {
   const r = db.t.refreshTokens;
-  return db.orm.select().from(r).where(and(eq(r.sessionId, sessionId), eq(r.revoked, false)));
+  return db.orm
+    .select()
+    .from(r)
+    .where(and(eq(r.sessionId, sessionId), eq(r.revoked, false)));
 }
 
 describe('POST /token?grant_type=password', () => {
-  test('returns a session with GoTrue\'s body and sb-auth-* headers, and records the sign-in', async () => {
+  test("returns a session with GoTrue's body and sb-auth-* headers, and records the sign-in", async () => {
     const clock = manualClock();
     const t = await buildTestApp(db, AUTOCONFIRM, { now: clock.now });
     const { email, password, session: signup } = await signUpConfirmed(t);
@@ -61,8 +72,16 @@ describe('POST /token?grant_type=password', () => {
     const res = await login(t, email, password);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const body = await res.json() as Json;
-    expect(Object.keys(body)).toEqual(['access_token', 'token_type', 'expires_in', 'expires_at', 'refresh_token', 'user', 'weak_password']);
+    const body = (await res.json()) as Json;
+    expect(Object.keys(body)).toEqual([
+      'access_token',
+      'token_type',
+      'expires_in',
+      'expires_at',
+      'refresh_token',
+      'user',
+      'weak_password',
+    ]);
     expect(body.token_type).toBe('bearer');
     expect(body.expires_in).toBe(3600);
     expect(body.expires_at).toBe(Math.floor(clock.ms / 1000) + 3600);
@@ -95,11 +114,16 @@ describe('POST /token?grant_type=password', () => {
   test('stores the refresh token only as its SHA-256 hash', async () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     const { email, password } = await signUpConfirmed(t);
-    const body = await (await login(t, email, password)).json() as Json;
+    const body = (await (await login(t, email, password)).json()) as Json;
     const sessionId = decodeJwt(body.access_token).session_id as string;
     const rows = await tokensOfSession(sessionId);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ token: sha256(body.refresh_token), parent: null, revoked: false, userId: body.user.id });
+    expect(rows[0]).toMatchObject({
+      token: sha256(body.refresh_token),
+      parent: null,
+      revoked: false,
+      userId: body.user.id,
+    });
     const all = await db.orm.select().from(db.t.refreshTokens);
     for (const r of all) {
       expect(r.token).not.toBe(body.refresh_token);
@@ -116,14 +140,15 @@ describe('POST /token?grant_type=password', () => {
     });
     const res = await login(strict, email, password);
     expect(res.status).toBe(200);
-    const body = await res.json() as Json;
+    const body = (await res.json()) as Json;
     expect(body.access_token).toBeTruthy();
     expect(body.weak_password).toEqual({
-      message: 'Password should be at least 20 characters. Password should contain at least one character of each: abcdefghijklmnopqrstuvwxyz, ABCDEFGHIJKLMNOPQRSTUVWXYZ.',
+      message:
+        'Password should be at least 20 characters. Password should contain at least one character of each: abcdefghijklmnopqrstuvwxyz, ABCDEFGHIJKLMNOPQRSTUVWXYZ.',
       reasons: ['length', 'characters'],
     });
     const lengthOnly = await buildTestApp(db, { AUTHSVC_PASSWORD_MIN_LENGTH: '16' });
-    const body2 = await (await login(lengthOnly, email, password)).json() as Json;
+    const body2 = (await (await login(lengthOnly, email, password)).json()) as Json;
     expect(body2.weak_password).toEqual({ message: 'Password should be at least 16 characters.', reasons: ['length'] });
   });
 
@@ -131,7 +156,7 @@ describe('POST /token?grant_type=password', () => {
     const clock = manualClock();
     const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_JWT_EXP: '120' }, { now: clock.now });
     const { email, password } = await signUpConfirmed(t);
-    const body = await (await login(t, email, password)).json() as Json;
+    const body = (await (await login(t, email, password)).json()) as Json;
     const nowS = Math.floor(clock.ms / 1000);
     expect(body.expires_in).toBe(120);
     expect(body.expires_at).toBe(nowS + 120);
@@ -144,7 +169,12 @@ describe('POST /token?grant_type=password', () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     const { email } = await signUpConfirmed(t);
     await expectError(await login(t, email, 'wrong-password'), 400, 'invalid_credentials', 'Invalid login credentials');
-    await expectError(await login(t, uniqueEmail('nobody'), 'whatever-pw'), 400, 'invalid_credentials', 'Invalid login credentials');
+    await expectError(
+      await login(t, uniqueEmail('nobody'), 'whatever-pw'),
+      400,
+      'invalid_credentials',
+      'Invalid login credentials',
+    );
     await expectError(await login(t, email, ''), 400, 'invalid_credentials', 'Invalid login credentials');
     // The 2024-01-01 error shape carries the same code.
     const v2024 = await login(t, email, 'wrong-password', { 'X-Supabase-Api-Version': '2024-01-01' });
@@ -170,11 +200,27 @@ describe('POST /token?grant_type=password', () => {
   test('both email and phone, or neither, is a validation error', async () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     await expectError(
-      await t.request('POST', '/token?grant_type=password', { email: uniqueEmail(), phone: '+15555550100', password: 'secret-pw-1' }),
-      400, 'validation_failed', 'Only an email address or phone number should be provided on login.',
+      await t.request('POST', '/token?grant_type=password', {
+        email: uniqueEmail(),
+        phone: '+15555550100',
+        password: 'secret-pw-1',
+      }),
+      400,
+      'validation_failed',
+      'Only an email address or phone number should be provided on login.',
     );
-    await expectError(await t.request('POST', '/token?grant_type=password', { password: 'secret-pw-1' }), 400, 'validation_failed', 'missing email or phone');
-    await expectError(await t.request('POST', '/token?grant_type=password', { email: '', phone: null, password: 'x' }), 400, 'validation_failed', 'missing email or phone');
+    await expectError(
+      await t.request('POST', '/token?grant_type=password', { password: 'secret-pw-1' }),
+      400,
+      'validation_failed',
+      'missing email or phone',
+    );
+    await expectError(
+      await t.request('POST', '/token?grant_type=password', { email: '', phone: null, password: 'x' }),
+      400,
+      'validation_failed',
+      'missing email or phone',
+    );
   });
 
   test('a disabled provider answers 422', async () => {
@@ -185,14 +231,26 @@ describe('POST /token?grant_type=password', () => {
     // Phone is off by default.
     await expectError(
       await t.request('POST', '/token?grant_type=password', { phone: '+15555550100', password: 'secret-pw-1' }),
-      422, 'phone_provider_disabled', 'Phone logins are disabled',
+      422,
+      'phone_provider_disabled',
+      'Phone logins are disabled',
     );
   });
 
   test('an unsupported or missing grant_type answers invalid_credentials "unsupported_grant_type"', async () => {
     const t = await buildTestApp(db);
-    await expectError(await t.request('POST', '/token?grant_type=client_credentials', {}), 400, 'invalid_credentials', 'unsupported_grant_type');
-    await expectError(await t.request('POST', '/token', { email: uniqueEmail(), password: 'x' }), 400, 'invalid_credentials', 'unsupported_grant_type');
+    await expectError(
+      await t.request('POST', '/token?grant_type=client_credentials', {}),
+      400,
+      'invalid_credentials',
+      'unsupported_grant_type',
+    );
+    await expectError(
+      await t.request('POST', '/token', { email: uniqueEmail(), password: 'x' }),
+      400,
+      'invalid_credentials',
+      'unsupported_grant_type',
+    );
   });
 
   test('malformed JSON answers bad_json', async () => {
@@ -207,13 +265,19 @@ describe('POST /token?grant_type=password', () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     const { email, password, session } = await signUpConfirmed(t);
     const users = db.t.users;
-    await db.orm.update(users).set({ bannedUntil: new Date(Date.now() + 3_600_000) }).where(eq(users.id, session.user.id));
+    await db.orm
+      .update(users)
+      .set({ bannedUntil: new Date(Date.now() + 3_600_000) })
+      .where(eq(users.id, session.user.id));
     await expectError(await login(t, email, password), 400, 'user_banned', 'User is banned');
     await expectError(await login(t, email, 'wrong-password'), 400, 'user_banned', 'User is banned');
     const before = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.userId, session.user.id));
     expect(before).toHaveLength(1); // only the signup session: nothing was created
 
-    await db.orm.update(users).set({ bannedUntil: new Date(Date.now() - 1000) }).where(eq(users.id, session.user.id));
+    await db.orm
+      .update(users)
+      .set({ bannedUntil: new Date(Date.now() - 1000) })
+      .where(eq(users.id, session.user.id));
     expect((await login(t, email, password)).status).toBe(200);
   });
 });
@@ -223,32 +287,56 @@ describe('client addresses', () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     const { email, password } = await signUpConfirmed(t);
     for (const xff of ['1:2:3', '::::', '1::2::3', 'fe80::1%eth0, 2001:db8::7']) {
-      const res = await t.request('POST', '/token?grant_type=password', { email, password }, { 'X-Forwarded-For': xff });
+      const res = await t.request(
+        'POST',
+        '/token?grant_type=password',
+        { email, password },
+        { 'X-Forwarded-For': xff },
+      );
       expect(res.status).toBe(200);
-      const body = await res.json() as Json;
-      const [session] = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.id, decodeJwt(body.access_token).session_id as string));
+      const body = (await res.json()) as Json;
+      const [session] = await db.orm
+        .select()
+        .from(db.t.sessions)
+        .where(eq(db.t.sessions.id, decodeJwt(body.access_token).session_id as string));
       expect(session!.ip).toBe(xff.includes(',') ? '2001:db8::7' : null);
-      const again = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: body.refresh_token }, { 'X-Forwarded-For': xff });
+      const again = await t.request(
+        'POST',
+        '/token?grant_type=refresh_token',
+        { refresh_token: body.refresh_token },
+        { 'X-Forwarded-For': xff },
+      );
       expect(again.status).toBe(200);
     }
   });
 });
 
 describe('POST /token?grant_type=refresh_token', () => {
-  test('rotates: the old token is revoked, a child is stored with its parent\'s hash, same session and amr', async () => {
+  test("rotates: the old token is revoked, a child is stored with its parent's hash, same session and amr", async () => {
     const clock = manualClock();
     const t = await buildTestApp(db, AUTOCONFIRM, { now: clock.now });
     const { email, password } = await signUpConfirmed(t);
-    const first = await (await login(t, email, password)).json() as Json;
+    const first = (await (await login(t, email, password)).json()) as Json;
     const sessionId = decodeJwt(first.access_token).session_id as string;
     const loginAt = Math.floor(clock.ms / 1000);
 
     clock.advance(30);
-    const res = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: first.refresh_token },
-      { 'User-Agent': 'refresher/2.0', 'X-Forwarded-For': '203.0.113.9' });
+    const res = await t.request(
+      'POST',
+      '/token?grant_type=refresh_token',
+      { refresh_token: first.refresh_token },
+      { 'User-Agent': 'refresher/2.0', 'X-Forwarded-For': '203.0.113.9' },
+    );
     expect(res.status).toBe(200);
-    const second = await res.json() as Json;
-    expect(Object.keys(second)).toEqual(['access_token', 'token_type', 'expires_in', 'expires_at', 'refresh_token', 'user']);
+    const second = (await res.json()) as Json;
+    expect(Object.keys(second)).toEqual([
+      'access_token',
+      'token_type',
+      'expires_in',
+      'expires_at',
+      'refresh_token',
+      'user',
+    ]);
     expect(second.refresh_token).toMatch(/^[a-z2-7]{32}$/);
     expect(second.refresh_token).not.toBe(first.refresh_token);
     expect(second.expires_at).toBe(Math.floor(clock.ms / 1000) + 3600);
@@ -273,23 +361,37 @@ describe('POST /token?grant_type=refresh_token', () => {
     expect({ ua: session!.userAgent, ip: session!.ip }).toEqual({ ua: 'refresher/2.0', ip: '203.0.113.9' });
     const audit = await db.orm.select().from(db.t.auditLogEntries);
     const ofRefresh = audit.filter((e) => e.createdAt!.getTime() === clock.ms && e.payload!.actor_id === first.user.id);
-    expect(ofRefresh.map((e) => ({ action: e.payload!.action, ip: e.ipAddress })).sort((a, b) => String(a.action).localeCompare(String(b.action))))
-      .toEqual([{ action: 'token_refreshed', ip: '203.0.113.9' }, { action: 'token_revoked', ip: '203.0.113.9' }]);
+    expect(
+      ofRefresh
+        .map((e) => ({ action: e.payload!.action, ip: e.ipAddress }))
+        .sort((a, b) => String(a.action).localeCompare(String(b.action))),
+    ).toEqual([
+      { action: 'token_refreshed', ip: '203.0.113.9' },
+      { action: 'token_revoked', ip: '203.0.113.9' },
+    ]);
 
     // The child works in turn, and the new access token is accepted.
     const third = await refresh(t, second.refresh_token);
     expect(third.status).toBe(200);
     const user = await t.request('GET', '/user', undefined, { Authorization: `Bearer ${second.access_token}` });
     expect(user.status).toBe(200);
-    expect((await user.json() as Json).id).toBe(first.user.id);
+    expect(((await user.json()) as Json).id).toBe(first.user.id);
   });
 
   test('a session past not_after answers session_expired, and the token stays as it was', async () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     const { session } = await signUpConfirmed(t);
     const sessionId = decodeJwt(session.access_token).session_id as string;
-    await db.orm.update(db.t.sessions).set({ notAfter: new Date(Date.now() - 1000) }).where(eq(db.t.sessions.id, sessionId));
-    await expectError(await refresh(t, session.refresh_token), 400, 'session_expired', 'Invalid Refresh Token: Session Expired');
+    await db.orm
+      .update(db.t.sessions)
+      .set({ notAfter: new Date(Date.now() - 1000) })
+      .where(eq(db.t.sessions.id, sessionId));
+    await expectError(
+      await refresh(t, session.refresh_token),
+      400,
+      'session_expired',
+      'Invalid Refresh Token: Session Expired',
+    );
     expect((await tokensOfSession(sessionId)).map((r) => r.revoked)).toEqual([false]);
   });
 
@@ -301,7 +403,7 @@ describe('POST /token?grant_type=refresh_token', () => {
     clock.advance(3599);
     const ok = await refresh(t, session.refresh_token);
     expect(ok.status).toBe(200);
-    const child = (await ok.json() as Json).refresh_token as string;
+    const child = ((await ok.json()) as Json).refresh_token as string;
     clock.advance(2);
     await expectError(await refresh(t, child), 400, 'session_expired', 'Invalid Refresh Token: Session Expired');
     expect((await tokensOfSession(sessionId)).map((r) => r.revoked)).toEqual([true, false]);
@@ -309,11 +411,20 @@ describe('POST /token?grant_type=refresh_token', () => {
 
   test('SESSIONS_INACTIVITY_TIMEOUT counts from the last refresh (the sign-in before the first), with the fast path and the transactional one', async () => {
     const clock = manualClock();
-    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '30m' }, { now: clock.now });
+    const t = await buildTestApp(
+      db,
+      { ...AUTOCONFIRM, AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: '30m' },
+      { now: clock.now },
+    );
     // Never refreshed: the sign-in is the last activity.
     const idle = await signUpConfirmed(t);
     clock.advance(30 * 60 + 1);
-    await expectError(await refresh(t, idle.session.refresh_token), 400, 'session_expired', 'Invalid Refresh Token: Session Expired (Inactivity)');
+    await expectError(
+      await refresh(t, idle.session.refresh_token),
+      400,
+      'session_expired',
+      'Invalid Refresh Token: Session Expired (Inactivity)',
+    );
 
     for (const legacy of [false, true]) {
       const { session } = await signUpConfirmed(t);
@@ -328,10 +439,15 @@ describe('POST /token?grant_type=refresh_token', () => {
         clock.advance(wait);
         const res = await refresh(t, token);
         expect(res.status).toBe(200);
-        token = (await res.json() as Json).refresh_token as string;
+        token = ((await res.json()) as Json).refresh_token as string;
       }
       clock.advance(30 * 60 + 1);
-      await expectError(await refresh(t, token), 400, 'session_expired', 'Invalid Refresh Token: Session Expired (Inactivity)');
+      await expectError(
+        await refresh(t, token),
+        400,
+        'session_expired',
+        'Invalid Refresh Token: Session Expired (Inactivity)',
+      );
       expect((await liveTokensOfSession(sessionId)).map((r) => r.token)).toEqual([sha256(token)]);
     }
   });
@@ -341,7 +457,7 @@ describe('POST /token?grant_type=refresh_token', () => {
     const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SESSIONS_SINGLE_PER_USER: 'true' }, { now: clock.now });
     const { email, password, session: a } = await signUpConfirmed(t);
     clock.advance(5);
-    const b = await (await login(t, email, password)).json() as Json;
+    const b = (await (await login(t, email, password)).json()) as Json;
     clock.advance(5);
     const newer = 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)';
     await expectError(await refresh(t, a.refresh_token), 400, 'session_expired', newer);
@@ -350,18 +466,26 @@ describe('POST /token?grant_type=refresh_token', () => {
     const b2 = await refresh(t, b.refresh_token);
     expect(b2.status).toBe(200);
     clock.advance(5);
-    expect((await refresh(t, (await b2.json() as Json).refresh_token)).status).toBe(200);
+    expect((await refresh(t, ((await b2.json()) as Json).refresh_token)).status).toBe(200);
     await expectError(await refresh(t, a.refresh_token), 400, 'session_expired', newer);
 
     // With tags, a session only competes with sessions of its own tag (untagged: the first tag).
-    const tagged = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SESSIONS_SINGLE_PER_USER: 'true', AUTHSVC_SESSIONS_TAGS: 'web,mobile' }, { now: clock.now });
+    const tagged = await buildTestApp(
+      db,
+      { ...AUTOCONFIRM, AUTHSVC_SESSIONS_SINGLE_PER_USER: 'true', AUTHSVC_SESSIONS_TAGS: 'web,mobile' },
+      { now: clock.now },
+    );
     await db.orm.update(db.t.sessions).set({ tag: 'mobile' }).where(eq(db.t.sessions.id, sessionA));
     expect((await refresh(tagged, a.refresh_token)).status).toBe(200);
   });
 
   test('a session from an earlier build (its own HMAC key) still rotates, and a retry gets the same child', async () => {
     const clock = manualClock();
-    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' }, { now: clock.now });
+    const t = await buildTestApp(
+      db,
+      { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' },
+      { now: clock.now },
+    );
     const { session } = await signUpConfirmed(t);
     const sessionId = decodeJwt(session.access_token).session_id as string;
     const [fresh] = await db.orm.select().from(db.t.sessions).where(eq(db.t.sessions.id, sessionId));
@@ -371,34 +495,48 @@ describe('POST /token?grant_type=refresh_token', () => {
     const a = session.refresh_token as string;
     const first = await refresh(t, a);
     expect(first.status).toBe(200);
-    const b = (await first.json() as Json).refresh_token as string;
+    const b = ((await first.json()) as Json).refresh_token as string;
     // The child is the HMAC of the parent under the session's own key, as before.
     const expected = createHmac('sha256', Buffer.from(legacyKey, 'base64url')).update(a).digest().subarray(0, 20);
     expect(b).toBe(base32(expected));
     clock.advance(2);
     const retry = await refresh(t, a);
     expect(retry.status).toBe(200);
-    expect((await retry.json() as Json).refresh_token).toBe(b);
+    expect(((await retry.json()) as Json).refresh_token).toBe(b);
     expect((await refresh(t, b)).status).toBe(200);
   });
 
-  test('audit entries written by the rotation statement equal auditRecord\'s payloads', async () => {
+  test("audit entries written by the rotation statement equal auditRecord's payloads", async () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     const shapes: [Record<string, unknown>, string | null][] = [
-      [{}, null], [{ full_name: 'Ada Lovelace' }, null], [{ full_name: '' }, null], [{ full_name: 42 }, null], [{}, '15551234567'],
+      [{}, null],
+      [{ full_name: 'Ada Lovelace' }, null],
+      [{ full_name: '' }, null],
+      [{ full_name: 42 }, null],
+      [{}, '15551234567'],
     ];
     for (const [data, phone] of shapes) {
       const { session } = await signUpConfirmed(t);
       const userId = session.user.id as string;
-      await db.orm.update(db.t.users).set({ rawUserMetaData: { ...session.user.user_metadata, ...data }, ...(phone ? { phone } : {}) })
+      await db.orm
+        .update(db.t.users)
+        .set({ rawUserMetaData: { ...session.user.user_metadata, ...data }, ...(phone ? { phone } : {}) })
         .where(eq(db.t.users.id, userId));
-      const res = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token }, { 'X-Forwarded-For': '198.51.100.4' });
+      const res = await t.request(
+        'POST',
+        '/token?grant_type=refresh_token',
+        { refresh_token: session.refresh_token },
+        { 'X-Forwarded-For': '198.51.100.4' },
+      );
       expect(res.status).toBe(200);
       const [user] = await db.orm.select().from(db.t.users).where(eq(db.t.users.id, userId));
-      const entries = (await db.orm.select().from(db.t.auditLogEntries))
-        .filter((e) => e.payload!.actor_id === userId && e.payload!.log_type === 'token');
+      const entries = (await db.orm.select().from(db.t.auditLogEntries)).filter(
+        (e) => e.payload!.actor_id === userId && e.payload!.log_type === 'token',
+      );
       expect(entries.map((e) => e.payload).sort((x, y) => String(x!.action).localeCompare(String(y!.action)))).toEqual(
-        (['token_refreshed', 'token_revoked'] as const).map((action) => auditRecord({ actor: user!, action, now: new Date() }).payload),
+        (['token_refreshed', 'token_revoked'] as const).map(
+          (action) => auditRecord({ actor: user!, action, now: new Date() }).payload,
+        ),
       );
       expect(entries.map((e) => e.ipAddress)).toEqual(['198.51.100.4', '198.51.100.4']);
     }
@@ -406,20 +544,34 @@ describe('POST /token?grant_type=refresh_token', () => {
 
   test('an unknown token answers refresh_token_not_found; a malformed one validation_failed', async () => {
     const t = await buildTestApp(db);
-    await expectError(await refresh(t, 'abcdefghijklmnopqrstuvwxyz234567'), 400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
+    await expectError(
+      await refresh(t, 'abcdefghijklmnopqrstuvwxyz234567'),
+      400,
+      'refresh_token_not_found',
+      'Invalid Refresh Token: Refresh Token Not Found',
+    );
     await expectError(await refresh(t, 'not a token!'), 400, 'validation_failed');
     await expectError(await refresh(t, 'short'), 400, 'validation_failed');
     await expectError(await refresh(t, 'x'.repeat(500)), 400, 'validation_failed');
-    await expectError(await t.request('POST', '/token?grant_type=refresh_token', {}), 400, 'validation_failed', 'Refresh token is not valid');
+    await expectError(
+      await t.request('POST', '/token?grant_type=refresh_token', {}),
+      400,
+      'validation_failed',
+      'Refresh token is not valid',
+    );
   });
 
   test('reuse outside the interval is malicious: 400 and the whole family is revoked', async () => {
     const clock = manualClock();
-    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' }, { now: clock.now });
+    const t = await buildTestApp(
+      db,
+      { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' },
+      { now: clock.now },
+    );
     const { session } = await signUpConfirmed(t);
     const sessionId = decodeJwt(session.access_token).session_id as string;
     const a = session.refresh_token as string;
-    const b = (await (await refresh(t, a)).json() as Json).refresh_token as string;
+    const b = ((await (await refresh(t, a)).json()) as Json).refresh_token as string;
 
     clock.advance(11);
     await expectError(await refresh(t, a), 400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used');
@@ -433,10 +585,14 @@ describe('POST /token?grant_type=refresh_token', () => {
 
   test('with no reuse interval even an instant retry of the predecessor is reuse', async () => {
     const clock = manualClock();
-    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '0' }, { now: clock.now });
+    const t = await buildTestApp(
+      db,
+      { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '0' },
+      { now: clock.now },
+    );
     const { session } = await signUpConfirmed(t);
     const a = session.refresh_token as string;
-    const b = (await (await refresh(t, a)).json() as Json).refresh_token as string;
+    const b = ((await (await refresh(t, a)).json()) as Json).refresh_token as string;
     // Same instant, interval 0: there is no window in which a retry is allowed.
     await expectError(await refresh(t, a), 400, 'refresh_token_already_used');
     await expectError(await refresh(t, b), 400, 'refresh_token_already_used');
@@ -444,16 +600,20 @@ describe('POST /token?grant_type=refresh_token', () => {
 
   test('inside the interval the immediate predecessor gets the same child back and is not malicious', async () => {
     const clock = manualClock();
-    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' }, { now: clock.now });
+    const t = await buildTestApp(
+      db,
+      { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' },
+      { now: clock.now },
+    );
     const { session } = await signUpConfirmed(t);
     const sessionId = decodeJwt(session.access_token).session_id as string;
     const a = session.refresh_token as string;
-    const b = (await (await refresh(t, a)).json() as Json).refresh_token as string;
+    const b = ((await (await refresh(t, a)).json()) as Json).refresh_token as string;
 
     clock.advance(5);
     const retry = await refresh(t, a);
     expect(retry.status).toBe(200);
-    const again = await retry.json() as Json;
+    const again = (await retry.json()) as Json;
     expect(again.refresh_token).toBe(b);
     expect(decodeJwt(again.access_token).session_id).toBe(sessionId);
     expect(retry.headers.get('sb-auth-refresh-token-prefix')).toBe(b.slice(0, 5));
@@ -462,15 +622,19 @@ describe('POST /token?grant_type=refresh_token', () => {
     expect((await liveTokensOfSession(sessionId)).map((r) => r.token)).toEqual([sha256(b)]);
     const c = await refresh(t, b);
     expect(c.status).toBe(200);
-    expect((await c.json() as Json).refresh_token).not.toBe(b);
+    expect(((await c.json()) as Json).refresh_token).not.toBe(b);
   });
 
   test('the interval is measured from the revocation: just past it the predecessor is malicious', async () => {
     const clock = manualClock();
-    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' }, { now: clock.now });
+    const t = await buildTestApp(
+      db,
+      { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' },
+      { now: clock.now },
+    );
     const { session } = await signUpConfirmed(t);
     const a = session.refresh_token as string;
-    const b = (await (await refresh(t, a)).json() as Json).refresh_token as string;
+    const b = ((await (await refresh(t, a)).json()) as Json).refresh_token as string;
     clock.advance(9);
     expect((await refresh(t, a)).status).toBe(200);
     clock.advance(2); // 11 s after A was revoked (the retry did not extend the window)
@@ -480,14 +644,18 @@ describe('POST /token?grant_type=refresh_token', () => {
 
   test('an older token (grand-parent) inside the interval is malicious', async () => {
     const clock = manualClock();
-    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '60' }, { now: clock.now });
+    const t = await buildTestApp(
+      db,
+      { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '60' },
+      { now: clock.now },
+    );
     const { session } = await signUpConfirmed(t);
     const sessionId = decodeJwt(session.access_token).session_id as string;
     const a = session.refresh_token as string;
     clock.advance(1);
-    const b = (await (await refresh(t, a)).json() as Json).refresh_token as string;
+    const b = ((await (await refresh(t, a)).json()) as Json).refresh_token as string;
     clock.advance(1);
-    const c = (await (await refresh(t, b)).json() as Json).refresh_token as string;
+    const c = ((await (await refresh(t, b)).json()) as Json).refresh_token as string;
     clock.advance(1);
     await expectError(await refresh(t, a), 400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used');
     expect(await liveTokensOfSession(sessionId)).toEqual([]);
@@ -498,15 +666,19 @@ describe('POST /token?grant_type=refresh_token', () => {
 
   test('with rotation disabled, reuse fails but the family survives', async () => {
     const clock = manualClock();
-    const t = await buildTestApp(db, { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: 'false' }, { now: clock.now });
+    const t = await buildTestApp(
+      db,
+      { ...AUTOCONFIRM, AUTHSVC_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: 'false' },
+      { now: clock.now },
+    );
     const { session } = await signUpConfirmed(t);
     const sessionId = decodeJwt(session.access_token).session_id as string;
     const a = session.refresh_token as string;
-    const b = (await (await refresh(t, a)).json() as Json).refresh_token as string;
+    const b = ((await (await refresh(t, a)).json()) as Json).refresh_token as string;
     clock.advance(60);
     const reuse = await refresh(t, a);
     expect(reuse.status).toBe(400);
-    expect((await reuse.json() as Json).error_code).toBe('refresh_token_already_used');
+    expect(((await reuse.json()) as Json).error_code).toBe('refresh_token_already_used');
     expect((await liveTokensOfSession(sessionId)).map((r) => r.token)).toEqual([sha256(b)]);
     expect((await refresh(t, b)).status).toBe(200);
   });
@@ -518,7 +690,12 @@ describe('POST /token?grant_type=refresh_token', () => {
     expect(out.status).toBe(204);
     const sessionId = decodeJwt(session.access_token).session_id as string;
     expect(await tokensOfSession(sessionId)).toEqual([]);
-    await expectError(await refresh(t, session.refresh_token), 400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
+    await expectError(
+      await refresh(t, session.refresh_token),
+      400,
+      'refresh_token_not_found',
+      'Invalid Refresh Token: Refresh Token Not Found',
+    );
   });
 
   test('M3 (security review 2026-12-01): a session of a soft-deleted user does not refresh, on the one-statement path, the transactional one and inside the reuse interval', async () => {
@@ -533,22 +710,36 @@ describe('POST /token?grant_type=refresh_token', () => {
       const token = session.refresh_token as string;
       if (path === 'transaction') {
         // A per-session key keeps the refresh off the one-statement path.
-        await db.orm.update(db.t.sessions).set({ refreshTokenHmacKey: Buffer.from('k'.repeat(32)).toString('base64url') }).where(eq(db.t.sessions.id, sessionId));
+        await db.orm
+          .update(db.t.sessions)
+          .set({ refreshTokenHmacKey: Buffer.from('k'.repeat(32)).toString('base64url') })
+          .where(eq(db.t.sessions.id, sessionId));
       }
       if (path === 'retry') expect((await refresh(t, token)).status).toBe(200); // the retry of `token` would get its child back
       await db.orm.update(db.t.users).set({ deletedAt: new Date() }).where(eq(db.t.users.id, session.user.id));
       const live = (await liveTokensOfSession(sessionId)).map((r) => r.token);
       await expectError(await refresh(t, token), 400, 'refresh_token_not_found', notFound);
       // Nothing rotated, nothing revoked.
-      expect((await liveTokensOfSession(sessionId)).map((r) => r.token), path).toEqual(live);
+      expect(
+        (await liveTokensOfSession(sessionId)).map((r) => r.token),
+        path,
+      ).toEqual(live);
     }
   });
 
   test('a banned user cannot refresh', async () => {
     const t = await buildTestApp(db, AUTOCONFIRM);
     const { session } = await signUpConfirmed(t);
-    await db.orm.update(db.t.users).set({ bannedUntil: new Date(Date.now() + 3_600_000) }).where(eq(db.t.users.id, session.user.id));
-    await expectError(await refresh(t, session.refresh_token), 400, 'user_banned', 'Invalid Refresh Token: User Banned');
+    await db.orm
+      .update(db.t.users)
+      .set({ bannedUntil: new Date(Date.now() + 3_600_000) })
+      .where(eq(db.t.users.id, session.user.id));
+    await expectError(
+      await refresh(t, session.refresh_token),
+      400,
+      'user_banned',
+      'Invalid Refresh Token: User Banned',
+    );
     // Nothing rotated.
     const sessionId = decodeJwt(session.access_token).session_id as string;
     expect((await liveTokensOfSession(sessionId)).map((r) => r.token)).toEqual([sha256(session.refresh_token)]);

@@ -11,14 +11,16 @@ beforeAll(async () => {
   db = await openTestDb();
   t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
 async function signIn(app: TestApp, email: string, password: string): Promise<Record<string, any>> {
   const res = await app.request('POST', '/token?grant_type=password', { email, password });
   expect(res.status).toBe(200);
-  return await res.json() as Record<string, any>;
+  return (await res.json()) as Record<string, any>;
 }
 
 describe('GET /user', () => {
@@ -26,10 +28,15 @@ describe('GET /user', () => {
     const { email, session } = await signUpConfirmed(t);
     const res = await t.request('GET', '/user', undefined, auth(session.access_token));
     expect(res.status).toBe(200);
-    const user = await res.json() as Record<string, any>;
+    const user = (await res.json()) as Record<string, any>;
     expect(user).toMatchObject({ id: session.user.id, email, is_anonymous: false });
     expect(user.identities).toHaveLength(1);
-    expect(user.identities[0]).toMatchObject({ provider: 'email', id: session.user.id, user_id: session.user.id, email });
+    expect(user.identities[0]).toMatchObject({
+      provider: 'email',
+      id: session.user.id,
+      user_id: session.user.id,
+      email,
+    });
     expect(Object.keys(user)).not.toContain('encrypted_password');
   });
 
@@ -37,7 +44,10 @@ describe('GET /user', () => {
     const { session } = await signUpConfirmed(t);
     const res = await t.request('GET', '/user', undefined, { ...auth(session.access_token), 'x-jwt-aud': 'other' });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error_code: 'validation_failed', msg: "Token audience doesn't match request audience" });
+    expect(await res.json()).toMatchObject({
+      error_code: 'validation_failed',
+      msg: "Token audience doesn't match request audience",
+    });
   });
 });
 
@@ -47,7 +57,7 @@ describe('PUT /user', () => {
     const r1 = await t.request('PUT', '/user', { data: { a: 1, b: 2 } }, auth(session.access_token));
     expect(r1.status).toBe(200);
     const r2 = await t.request('PUT', '/user', { data: { b: null, c: 'x' } }, auth(session.access_token));
-    const user = await r2.json() as Record<string, any>;
+    const user = (await r2.json()) as Record<string, any>;
     expect(user.user_metadata).toMatchObject({ a: 1, c: 'x' });
     expect(user.user_metadata).not.toHaveProperty('b');
     const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.id, session.user.id));
@@ -59,7 +69,10 @@ describe('PUT /user', () => {
     const { session } = await signUpConfirmed(t);
     const res = await t.request('PUT', '/user', { app_metadata: { plan: 'pro' } }, auth(session.access_token));
     expect(res.status).toBe(403);
-    expect(await res.json()).toMatchObject({ error_code: 'not_admin', msg: 'Updating app_metadata requires admin privileges' });
+    expect(await res.json()).toMatchObject({
+      error_code: 'not_admin',
+      msg: 'Updating app_metadata requires admin privileges',
+    });
   });
 
   test('password change: policy, same_password, new password works, other sessions end', async () => {
@@ -85,18 +98,36 @@ describe('PUT /user', () => {
   });
 
   test('SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: a nonce is always needed', async () => {
-    const strict = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true' });
+    const strict = await buildTestApp(db, {
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+      AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
+    });
     const { email, session } = await signUpConfirmed(strict);
     const missing = await strict.request('PUT', '/user', { password: 'new-password-1' }, auth(session.access_token));
     expect(missing.status).toBe(400);
     expect(await missing.json()).toMatchObject({ error_code: 'reauthentication_needed' });
     // The nonce is issued by GET /reauthenticate (email flows); here it is planted directly.
-    await db.orm.update(db.t.users).set({ reauthenticationToken: tokenHash(email, '123456'), reauthenticationSentAt: new Date() })
+    await db.orm
+      .update(db.t.users)
+      .set({ reauthenticationToken: tokenHash(email, '123456'), reauthenticationSentAt: new Date() })
       .where(eq(db.t.users.id, session.user.id));
-    const wrong = await strict.request('PUT', '/user', { password: 'new-password-1', nonce: '654321' }, auth(session.access_token));
+    const wrong = await strict.request(
+      'PUT',
+      '/user',
+      { password: 'new-password-1', nonce: '654321' },
+      auth(session.access_token),
+    );
     expect(wrong.status).toBe(422);
-    expect(await wrong.json()).toMatchObject({ error_code: 'reauthentication_not_valid', msg: 'Nonce has expired or is invalid' });
-    const ok = await strict.request('PUT', '/user', { password: 'new-password-1', nonce: '123456' }, auth(session.access_token));
+    expect(await wrong.json()).toMatchObject({
+      error_code: 'reauthentication_not_valid',
+      msg: 'Nonce has expired or is invalid',
+    });
+    const ok = await strict.request(
+      'PUT',
+      '/user',
+      { password: 'new-password-1', nonce: '123456' },
+      auth(session.access_token),
+    );
     expect(ok.status).toBe(200);
     const [row] = await db.orm.select().from(db.t.users).where(eq(db.t.users.id, session.user.id));
     expect(row!.reauthenticationToken).toBe('');
@@ -104,7 +135,7 @@ describe('PUT /user', () => {
 
   test('an anonymous user cannot set a password without an email or phone', async () => {
     const anon = await buildTestApp(db, { GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
-    const s = await (await anon.request('POST', '/signup', {})).json() as Record<string, any>;
+    const s = (await (await anon.request('POST', '/signup', {})).json()) as Record<string, any>;
     const res = await anon.request('PUT', '/user', { password: 'some-password' }, auth(s.access_token));
     expect(res.status).toBe(422);
     expect(await res.json()).toMatchObject({ error_code: 'validation_failed' });

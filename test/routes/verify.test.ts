@@ -7,19 +7,34 @@ import { openTestDb } from '../helpers/db.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
-const userRow = async (email: string) => (await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email)))[0]!;
+const userRow = async (email: string) =>
+  (await db.orm.select().from(db.t.users).where(eq(db.t.users.email, email)))[0]!;
 
 function linkParts(link: string) {
   const u = new URL(link);
-  return { path: u.pathname, token: u.searchParams.get('token')!, type: u.searchParams.get('type')!, redirectTo: u.searchParams.get('redirect_to')! };
+  return {
+    path: u.pathname,
+    token: u.searchParams.get('token')!,
+    type: u.searchParams.get('type')!,
+    redirectTo: u.searchParams.get('redirect_to')!,
+  };
 }
 
 function clock(start = '2031-01-01T00:00:00Z') {
   let now = new Date(start);
-  return { now: () => now, advance: (s: number) => { now = new Date(now.getTime() + s * 1000); } };
+  return {
+    now: () => now,
+    advance: (s: number) => {
+      now = new Date(now.getTime() + s * 1000);
+    },
+  };
 }
 
 async function signUp(t: TestApp, email = uniqueEmail()) {
@@ -34,8 +49,12 @@ describe('signup confirmation', () => {
     const { email, mail } = await signUp(t);
     const res = await t.request('POST', '/verify', { type: 'signup', email, token: mail.token });
     expect(res.status).toBe(200);
-    const body = await res.json() as Json;
-    expect(body).toMatchObject({ token_type: 'bearer', type: 'signup', user: { email, user_metadata: { email_verified: true } } });
+    const body = (await res.json()) as Json;
+    expect(body).toMatchObject({
+      token_type: 'bearer',
+      type: 'signup',
+      user: { email, user_metadata: { email_verified: true } },
+    });
     expect(body.user.email_confirmed_at).toBeTruthy();
     const row = await userRow(email);
     expect(row.confirmationToken).toBe('');
@@ -43,7 +62,9 @@ describe('signup confirmation', () => {
     const again = await t.request('POST', '/verify', { type: 'signup', email, token: mail.token });
     expect(again.status).toBe(403);
     expect(await again.json()).toMatchObject({ error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
-    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'secret-pw-1' })).status).toBe(200);
+    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'secret-pw-1' })).status).toBe(
+      200,
+    );
   });
 
   test('GET /verify follows the link: 303 to redirect_to with the session in the fragment; a second click gets the error', async () => {
@@ -60,19 +81,34 @@ describe('signup confirmation', () => {
     const location = res.headers.get('location')!;
     expect(location.startsWith('http://localhost:3000/welcome#')).toBe(true);
     const frag = new URLSearchParams(location.split('#')[1]);
-    expect([...frag.keys()]).toEqual(['access_token', 'expires_at', 'expires_in', 'refresh_token', 'sb', 'token_type', 'type']);
+    expect([...frag.keys()]).toEqual([
+      'access_token',
+      'expires_at',
+      'expires_in',
+      'refresh_token',
+      'sb',
+      'token_type',
+      'type',
+    ]);
     expect(frag.get('token_type')).toBe('bearer');
     expect(frag.get('type')).toBe('signup');
     expect(frag.get('expires_in')).toBe('3600');
     const me = await t.request('GET', '/user', undefined, { authorization: `Bearer ${frag.get('access_token')}` });
     expect(((await me.json()) as Json).email).toBe(email);
-    const refreshed = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: frag.get('refresh_token') });
+    const refreshed = await t.request('POST', '/token?grant_type=refresh_token', {
+      refresh_token: frag.get('refresh_token'),
+    });
     expect(refreshed.status).toBe(200);
 
     const again = await t.request('GET', url);
     expect(again.status).toBe(303);
     const err = new URLSearchParams(again.headers.get('location')!.split('#')[1]);
-    expect(Object.fromEntries(err)).toEqual({ error: 'access_denied', error_code: 'otp_expired', error_description: 'Email link is invalid or has expired', sb: '' });
+    expect(Object.fromEntries(err)).toEqual({
+      error: 'access_denied',
+      error_code: 'otp_expired',
+      error_description: 'Email link is invalid or has expired',
+      sb: '',
+    });
   });
 
   test('POST /verify with token_hash; an expired token fails', async () => {
@@ -112,7 +148,10 @@ describe('signup confirmation', () => {
     expect((await t.request('POST', '/resend', { type: 'signup', email: uniqueEmail() })).status).toBe(200);
     expect(t.mails.length).toBe(before);
     const bad = await t.request('POST', '/resend', { type: 'bogus', email });
-    expect(await bad.json()).toMatchObject({ code: 400, msg: 'Missing one of these types: signup, email_change, sms, phone_change' });
+    expect(await bad.json()).toMatchObject({
+      code: 400,
+      msg: 'Missing one of these types: signup, email_change, sms, phone_change',
+    });
   });
 });
 
@@ -131,10 +170,19 @@ describe('recovery', () => {
     const v = await t.request('GET', `/verify?token=${link.token}&type=recovery`);
     const frag = new URLSearchParams(v.headers.get('location')!.split('#')[1]);
     expect(frag.get('type')).toBe('recovery');
-    const put = await t.request('PUT', '/user', { password: 'new-password-1' }, { authorization: `Bearer ${frag.get('access_token')}` });
+    const put = await t.request(
+      'PUT',
+      '/user',
+      { password: 'new-password-1' },
+      { authorization: `Bearer ${frag.get('access_token')}` },
+    );
     expect(put.status).toBe(200);
-    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'new-password-1' })).status).toBe(200);
-    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'old-password-1' })).status).toBe(400);
+    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'new-password-1' })).status).toBe(
+      200,
+    );
+    expect((await t.request('POST', '/token?grant_type=password', { email, password: 'old-password-1' })).status).toBe(
+      400,
+    );
   });
 
   test('an unknown address gets the same {} and no email; a second request within SMTP_MAX_FREQUENCY is 429', async () => {
@@ -150,7 +198,11 @@ describe('recovery', () => {
     expect(again.status).toBe(429);
     expect(await again.json()).toMatchObject({ error_code: 'over_email_send_rate_limit' });
     const missing = await t.request('POST', '/recover', {});
-    expect(await missing.json()).toMatchObject({ code: 400, error_code: 'validation_failed', msg: 'Password recovery requires an email' });
+    expect(await missing.json()).toMatchObject({
+      code: 400,
+      error_code: 'validation_failed',
+      msg: 'Password recovery requires an email',
+    });
   });
 });
 
@@ -199,11 +251,24 @@ describe('magic links and email OTP', () => {
     const res = await t.request('POST', '/otp', { email: uniqueEmail(), create_user: false });
     expect(res.status).toBe(422);
     expect(await res.json()).toMatchObject({ error_code: 'otp_disabled', msg: 'Signups not allowed for otp' });
-    expect(await (await t.request('POST', '/otp', {})).json()).toMatchObject({ code: 400, msg: 'One of email or phone must be set' });
-    expect(await (await t.request('POST', '/otp', { email: 'a@b.co', channel: 'sms' })).json()).toMatchObject({ code: 400, msg: 'Channel should only be specified with Phone OTP' });
-    expect(await (await t.request('POST', '/magiclink', {})).json()).toMatchObject({ code: 422, msg: 'Password recovery requires an email' });
+    expect(await (await t.request('POST', '/otp', {})).json()).toMatchObject({
+      code: 400,
+      msg: 'One of email or phone must be set',
+    });
+    expect(await (await t.request('POST', '/otp', { email: 'a@b.co', channel: 'sms' })).json()).toMatchObject({
+      code: 400,
+      msg: 'Channel should only be specified with Phone OTP',
+    });
+    expect(await (await t.request('POST', '/magiclink', {})).json()).toMatchObject({
+      code: 422,
+      msg: 'Password recovery requires an email',
+    });
     const off = await buildTestApp(db, { GOTRUE_EXTERNAL_EMAIL_MAGIC_LINK_ENABLED: 'false' });
-    expect(await (await off.request('POST', '/otp', { email: uniqueEmail() })).json()).toMatchObject({ code: 422, error_code: 'email_provider_disabled', msg: 'Login with magic link is disabled' });
+    expect(await (await off.request('POST', '/otp', { email: uniqueEmail() })).json()).toMatchObject({
+      code: 422,
+      error_code: 'email_provider_disabled',
+      msg: 'Login with magic link is disabled',
+    });
     expect(t.mails).toHaveLength(0);
   });
 });
@@ -228,7 +293,9 @@ describe('verify input errors', () => {
     }
     const bad = await t.request('GET', '/verify?token=abc&type=sms');
     expect(bad.status).toBe(303);
-    expect(bad.headers.get('location')).toBe('http://localhost:3000#error=invalid_request&error_code=validation_failed&error_description=Invalid+email+verification+type&sb=');
+    expect(bad.headers.get('location')).toBe(
+      'http://localhost:3000#error=invalid_request&error_code=validation_failed&error_description=Invalid+email+verification+type&sb=',
+    );
     expect((await t.request('GET', '/verify?token=abc')).status).toBe(400);
   });
 });

@@ -24,12 +24,27 @@ test('a build is fresh until a source changes; its source maps name the TypeScri
   // What a default start never runs stays out of the entry, so it is neither read nor parsed at
   // start (idle RSS, docs/runtimes.md): zod's 40 locales (`import * as z` lets them be dropped),
   // the WebAuthn library and its ASN.1/X.509 stack, the Web3 curves, the QR encoder.
-  const lazy = [/zod\/v4\/locales\/(?!en\.)/, /@simplewebauthn/, /@peculiar/, /asn1js/, /@noble\/curves/, /qrcode-generator/];
-  for (const pattern of lazy) expect(map.sources.filter((s) => pattern.test(s)), String(pattern)).toEqual([]);
+  const lazy = [
+    /zod\/v4\/locales\/(?!en\.)/,
+    /@simplewebauthn/,
+    /@peculiar/,
+    /asn1js/,
+    /@noble\/curves/,
+    /qrcode-generator/,
+  ];
+  for (const pattern of lazy)
+    expect(
+      map.sources.filter((s) => pattern.test(s)),
+      String(pattern),
+    ).toEqual([]);
 }, 30_000);
 
 test('bin/authsvc.js runs the compiled server: the CLI answers from dist/node', () => {
-  const out = execFileSync(process.execPath, [join(ROOT, 'bin', 'authsvc.js'), '--version'], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+  const out = execFileSync(process.execPath, [join(ROOT, 'bin', 'authsvc.js'), '--version'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '' },
+  });
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   expect(out.trim()).toContain(pkg.version);
   expect(isFresh()).toBe(true);

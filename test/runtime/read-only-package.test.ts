@@ -18,7 +18,11 @@ afterAll(async () => {
 
 /** The package's files as `npm pack` lists them (package.json's "files"), without running scripts. */
 function packedFiles(): string[] {
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   return (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
 }
 
@@ -61,7 +65,9 @@ function snapshot(dir: string): Record<string, string> {
 
 /** The production dependencies' files (paths, sizes, mtimes): what a start could write besides the package. */
 function productionDependencies(): Record<string, string> {
-  const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>;
+  };
   const out: Record<string, string> = {};
   const walk = (p: string) => {
     const st = lstatSync(p);
@@ -84,16 +90,19 @@ test('the built package starts from a read-only copy, serves a signup on an embe
   // `npx authsvc` from a working directory of its own: local mode keeps ./.authsvc there.
   const server = await startServer({ command: [process.execPath, join(pkg, 'bin', 'authsvc.js')] });
   const res = await fetch(`${server.url}/signup`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'read-only@example.com', password: 'correct-horse-9' }),
   });
-  const body = await res.json() as { email?: string; user?: { email?: string } };
+  const body = (await res.json()) as { email?: string; user?: { email?: string } };
   expect(res.status).toBe(200);
   expect(body.user?.email ?? body.email).toBe('read-only@example.com');
   // On glibc the launcher replaced itself with malloc's trim threshold fixed (scripts/malloc-trim.mjs).
   const glibc = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime;
   if (process.platform === 'linux' && glibc) {
-    expect(readFileSync(`/proc/${server.pid}/environ`, 'latin1').split('\0')).toContain('GLIBC_TUNABLES=glibc.malloc.trim_threshold=1048576');
+    expect(readFileSync(`/proc/${server.pid}/environ`, 'latin1').split('\0')).toContain(
+      'GLIBC_TUNABLES=glibc.malloc.trim_threshold=1048576',
+    );
   }
   expect(await server.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 

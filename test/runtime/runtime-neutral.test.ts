@@ -29,9 +29,11 @@ function violations(paths: string[]): string[] {
   for (const p of paths) {
     const rel = relative(ROOT, p);
     if (rel.startsWith(join('src', 'adapters'))) continue;
-    readFileSync(p, 'utf8').split('\n').forEach((line, i) => {
-      for (const [re, what] of FORBIDDEN) if (re.test(line)) out.push(`${rel}:${i + 1} ${what}: ${line.trim()}`);
-    });
+    readFileSync(p, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        for (const [re, what] of FORBIDDEN) if (re.test(line)) out.push(`${rel}:${i + 1} ${what}: ${line.trim()}`);
+      });
   }
   return out;
 }
@@ -46,7 +48,10 @@ describe('runtime-neutral core', () => {
   test('the check itself catches a violation', () => {
     const dir = mkdtempSync(join(tmpdir(), 'neutral-'));
     const file = join(dir, 'leaky.ts');
-    writeFileSync(file, "import { readFileSync } from 'node:fs';\nconst b = Buffer.from('x');\nconst e = process.env.X;\n");
+    writeFileSync(
+      file,
+      "import { readFileSync } from 'node:fs';\nconst b = Buffer.from('x');\nconst e = process.env.X;\n",
+    );
     expect(violations([file])).toHaveLength(3);
   });
 });

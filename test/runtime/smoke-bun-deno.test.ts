@@ -15,7 +15,10 @@ import { createTestIdp } from '../helpers/saml-idp.ts';
 import { type SmokeTarget, runSmoke } from '../helpers/smoke.ts';
 import { mailCode, mailLink, startMailbox } from '../helpers/smtp.ts';
 
-const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string; scripts: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  scripts: Record<string, string>;
+};
 
 /** An npm script's command line: the runtime from node_modules/.bin, source paths from the repository root. */
 function scriptCommand(script: string): string[] {
@@ -53,15 +56,24 @@ async function stopWithRequestInFlight(server: ServerProcess): Promise<void> {
   try {
     let req!: http.ClientRequest;
     const answer = new Promise<{ status: number; body: string }>((done, fail) => {
-      req = http.request({
-        host: '127.0.0.1', port: server.port, path: '/token?grant_type=password', method: 'POST', agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      }, (res) => {
-        let out = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => { out += c; });
-        res.on('end', () => done({ status: res.statusCode ?? 0, body: out }));
-      });
+      req = http.request(
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          path: '/token?grant_type=password',
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let out = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            out += c;
+          });
+          res.on('end', () => done({ status: res.statusCode ?? 0, body: out }));
+        },
+      );
       req.on('error', fail);
     });
     req.write(body.slice(0, 5));
@@ -78,15 +90,21 @@ async function stopWithRequestInFlight(server: ServerProcess): Promise<void> {
   } finally {
     agent.destroy();
   }
-  expect(server.stderr.filter((l) => l.trim()), 'stderr').toEqual([]);
+  expect(
+    server.stderr.filter((l) => l.trim()),
+    'stderr',
+  ).toEqual([]);
   expect(server.logs().at(-1)).toMatchObject({ msg: 'stopped' });
   await expect(fetch(`${server.url}/health`)).rejects.toThrow();
 }
 
 const JWT_SECRET = 'smoke-secret-at-least-32-characters-long';
 const SAML_ENV = {
-  AUTHSVC_SAML_ENABLED: 'true', AUTHSVC_JWT_SECRET: JWT_SECRET,
-  AUTHSVC_SAML_PRIVATE_KEY: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'der' }).toString('base64'),
+  AUTHSVC_SAML_ENABLED: 'true',
+  AUTHSVC_JWT_SECRET: JWT_SECRET,
+  AUTHSVC_SAML_PRIVATE_KEY: generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs1', format: 'der' })
+    .toString('base64'),
 };
 
 /** SAML SSO on this runtime (xml-crypto over its node:crypto): an IdP-initiated response signs a user in. */
@@ -95,14 +113,23 @@ async function samlRoundTrip(baseUrl: string): Promise<void> {
   const audience = /entityID="([^"]+)"/.exec(metadata)![1]!;
   const acsUrl = /Location="([^"]+)"/.exec(metadata)![1]!;
   const idp = createTestIdp('smoke');
-  const admin = await new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+  const admin = await new SignJWT({ role: 'service_role' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
   const created = await fetch(`${baseUrl}/admin/sso/providers`, {
-    method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'saml', metadata_xml: idp.metadataXml, domains: ['sso.example.com'] }),
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'saml', metadata_xml: idp.metadataXml, domains: ['sso.example.com'] }),
   });
   expect(created.status, await created.clone().text()).toBe(201);
   const res = await fetch(`${baseUrl}/sso/saml/acs`, {
-    method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ SAMLResponse: idp.response({ audience, acsUrl, attributes: { email: ['smoke@sso.example.com'] } }) }).toString(),
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      SAMLResponse: idp.response({ audience, acsUrl, attributes: { email: ['smoke@sso.example.com'] } }),
+    }).toString(),
   });
   expect(res.status, res.headers.get('location') ?? '').toBe(302);
   expect(res.headers.get('location')).toContain('#access_token=');
@@ -119,9 +146,15 @@ describe.concurrent.each(RUNTIMES)('$runtime', ({ runtime, command }) => {
 
   test('local mode (pglite:// directory, log mailer): smoke, a SAML sign-in, then SIGTERM with a request in flight', async () => {
     const dataDir = join(tempDir(), 'data');
-    const server = await startServer({ command, env: { DATABASE_URL: `pglite://${dataDir}`, ...SAML_ENV }, timeoutMs: 30_000 });
+    const server = await startServer({
+      command,
+      env: { DATABASE_URL: `pglite://${dataDir}`, ...SAML_ENV },
+      timeoutMs: 30_000,
+    });
     expect(server.logs().find((l) => String(l.msg).includes('listening'))).toMatchObject({
-      port: server.port, database: 'pglite', runtime: expect.stringMatching(new RegExp(`^${runtime} \\d`)),
+      port: server.port,
+      database: 'pglite',
+      runtime: expect.stringMatching(new RegExp(`^${runtime} \\d`)),
     });
     expect(readFileSync(join(dataDir, 'authsvc.lock'), 'utf8').trim()).toBe(String(server.pid));
     await runSmoke({ baseUrl: server.url, lastMail: logMail(server) });
@@ -137,10 +170,15 @@ describe.concurrent.each(RUNTIMES)('$runtime', ({ runtime, command }) => {
       const server = await startServer({
         command,
         env: {
-          DATABASE_URL: TEST_DATABASE_URL!, DB_NAMESPACE: namespace,
-          GOTRUE_DB_DRIVER: 'postgres', GOTRUE_JWT_SECRET: 'smoke-secret-at-least-32-characters-long',
-          GOTRUE_SITE_URL: 'http://localhost:3000', API_EXTERNAL_URL: 'http://localhost:9999',
-          GOTRUE_SMTP_ADMIN_EMAIL: 'admin@example.com', GOTRUE_SMTP_HOST: '127.0.0.1', GOTRUE_SMTP_PORT: String(mailbox.port),
+          DATABASE_URL: TEST_DATABASE_URL!,
+          DB_NAMESPACE: namespace,
+          GOTRUE_DB_DRIVER: 'postgres',
+          GOTRUE_JWT_SECRET: 'smoke-secret-at-least-32-characters-long',
+          GOTRUE_SITE_URL: 'http://localhost:3000',
+          API_EXTERNAL_URL: 'http://localhost:9999',
+          GOTRUE_SMTP_ADMIN_EMAIL: 'admin@example.com',
+          GOTRUE_SMTP_HOST: '127.0.0.1',
+          GOTRUE_SMTP_PORT: String(mailbox.port),
         },
         timeoutMs: 30_000,
       });

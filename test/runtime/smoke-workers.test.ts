@@ -24,26 +24,38 @@ import { type WsTcpProxy, startWsTcpProxy } from '../helpers/ws-tcp-proxy.ts';
 // The newest date workerd 1.20250718 (miniflare 3) knows; wrangler.toml says the same.
 const COMPATIBILITY_DATE = '2025-07-18';
 
-interface ResendCall { authorization: string | undefined; idempotencyKey: string | undefined; body: Record<string, unknown> }
+interface ResendCall {
+  authorization: string | undefined;
+  idempotencyKey: string | undefined;
+  body: Record<string, unknown>;
+}
 
 function startResendStandIn(): Promise<{ server: Server; url: string; calls: ResendCall[] }> {
   const calls: ResendCall[] = [];
   const server = createServer((req, res) => {
     let raw = '';
-    req.on('data', (c: Buffer) => { raw += c.toString(); });
+    req.on('data', (c: Buffer) => {
+      raw += c.toString();
+    });
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/emails') {
         res.writeHead(404).end();
         return;
       }
       const idempotencyKey = req.headers['idempotency-key'];
-      calls.push({ authorization: req.headers.authorization, idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined, body: JSON.parse(raw) as Record<string, unknown> });
+      calls.push({
+        authorization: req.headers.authorization,
+        idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined,
+        body: JSON.parse(raw) as Record<string, unknown>,
+      });
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: crypto.randomUUID() }));
     });
   });
-  return new Promise((done) => server.listen(0, '127.0.0.1', () => {
-    done({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls });
-  }));
+  return new Promise((done) =>
+    server.listen(0, '127.0.0.1', () => {
+      done({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls });
+    }),
+  );
 }
 
 /** One statement on the test database, from the test's side (node-postgres). */
@@ -88,7 +100,12 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     const realm = `${keycloak.base}/realms/acme`;
     const realmKey = await signingKey('k1');
     keycloak.routes.set('GET /realms/acme/.well-known/openid-configuration', () => ({
-      body: { issuer: realm, jwks_uri: `${realm}/certs`, authorization_endpoint: `${realm}/auth`, token_endpoint: `${realm}/token` },
+      body: {
+        issuer: realm,
+        jwks_uri: `${realm}/certs`,
+        authorization_endpoint: `${realm}/auth`,
+        token_endpoint: `${realm}/token`,
+      },
     }));
     keycloak.routes.set('GET /realms/acme/certs', () => ({ body: { keys: [realmKey.jwk] } }));
     const env = {
@@ -116,15 +133,24 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
           ...worker,
           name: 'smtp',
           // As wrangler.toml: per-client limits on CF-Connecting-IP, buckets in Postgres (the default).
-          bindings: { ...env, AUTHSVC_SMTP_HOST: '127.0.0.1', AUTHSVC_SMTP_PORT: String(mailbox.port), AUTHSVC_RATE_LIMIT_HEADER: 'CF-Connecting-IP' },
+          bindings: {
+            ...env,
+            AUTHSVC_SMTP_HOST: '127.0.0.1',
+            AUTHSVC_SMTP_PORT: String(mailbox.port),
+            AUTHSVC_RATE_LIMIT_HEADER: 'CF-Connecting-IP',
+          },
         },
         {
           ...worker,
           name: 'resend',
           bindings: {
-            ...env, AUTHSVC_RESEND_API_KEY: 're_test_key', AUTHSVC_RESEND_BASE_URL: resend.url,
+            ...env,
+            AUTHSVC_RESEND_API_KEY: 're_test_key',
+            AUTHSVC_RESEND_BASE_URL: resend.url,
             // Rate limits in Durable Objects, keyed on X-Client-IP; anonymous sign-ins allow a burst of 2.
-            AUTHSVC_RATE_LIMIT_STORE: 'durable_object', AUTHSVC_RATE_LIMIT_HEADER: 'X-Client-IP', AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
+            AUTHSVC_RATE_LIMIT_STORE: 'durable_object',
+            AUTHSVC_RATE_LIMIT_HEADER: 'X-Client-IP',
+            AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
           },
           durableObjects: { RATE_LIMITER: 'RateLimiter' },
         },
@@ -135,13 +161,17 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
           // It insists on a password in the URL; a server that trusts the user never asks for it.
           hyperdrives: { HYPERDRIVE: withPassword(TEST_DATABASE_URL ?? '') },
           bindings: {
-            ...Object.fromEntries(Object.entries(env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('AUTHSVC_DB_WS_'))),
+            ...Object.fromEntries(
+              Object.entries(env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('AUTHSVC_DB_WS_')),
+            ),
             AUTHSVC_MAILER_AUTOCONFIRM: 'true',
             AUTHSVC_WORKERS_MAIL_LOG: 'true',
             // No RATE_LIMIT_HEADER: the adapter keys per-client limits on CF-Connecting-IP itself.
             AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '2',
-            AUTHSVC_EXTERNAL_KEYCLOAK_ENABLED: 'true', AUTHSVC_EXTERNAL_KEYCLOAK_CLIENT_ID: 'workers-app',
-            AUTHSVC_EXTERNAL_KEYCLOAK_SECRET: 's', AUTHSVC_EXTERNAL_KEYCLOAK_REDIRECT_URI: 'http://localhost:8787/callback',
+            AUTHSVC_EXTERNAL_KEYCLOAK_ENABLED: 'true',
+            AUTHSVC_EXTERNAL_KEYCLOAK_CLIENT_ID: 'workers-app',
+            AUTHSVC_EXTERNAL_KEYCLOAK_SECRET: 's',
+            AUTHSVC_EXTERNAL_KEYCLOAK_REDIRECT_URI: 'http://localhost:8787/callback',
             AUTHSVC_EXTERNAL_KEYCLOAK_URL: `${keycloak.base}/realms/acme`,
           },
         },
@@ -152,7 +182,12 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
 
   afterAll(async () => {
     await mf?.dispose();
-    await Promise.all([proxy?.close(), mailbox?.close(), keycloak?.close(), new Promise((done) => resend?.server.close(done))]);
+    await Promise.all([
+      proxy?.close(),
+      mailbox?.close(),
+      keycloak?.close(),
+      new Promise((done) => resend?.server.close(done)),
+    ]);
     if (outdir) rmSync(outdir, { recursive: true, force: true });
     await query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
   });
@@ -171,14 +206,18 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     expect(proxy.connections).toBeGreaterThan(5);
     // The per-client buckets of /token and /signup went to Postgres.
     const keys = await query<{ key: string }>(`SELECT key FROM "${namespace}".rate_limits`);
-    expect(keys.map((r) => r.key)).toEqual(expect.arrayContaining([expect.stringMatching(/^ip:token:/), expect.stringMatching(/^ip:signup:/)]));
+    expect(keys.map((r) => r.key)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^ip:token:/), expect.stringMatching(/^ip:signup:/)]),
+    );
     // The audit trail names the client Cloudflare reported in CF-Connecting-IP.
     const ips = await query<{ ip_address: string }>(`SELECT DISTINCT ip_address FROM "${namespace}".audit_log_entries`);
     expect(ips.map((r) => r.ip_address)).toContain('127.0.0.1');
   });
 
   test('the bundled migrations were applied in workerd: exactly migrations/*.sql', async () => {
-    const rows = await query<{ version: string }>(`SELECT version FROM "${namespace}".schema_migrations ORDER BY version`);
+    const rows = await query<{ version: string }>(
+      `SELECT version FROM "${namespace}".schema_migrations ORDER BY version`,
+    );
     expect(rows.map((r) => r.version)).toEqual(loadMigrations().map((m) => m.version));
   });
 
@@ -201,7 +240,9 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     const signIn = await call('POST', '/token?grant_type=password', { email, password });
     expect(signIn.status, JSON.stringify(signIn.body)).toBe(200);
     expect((await call('GET', '/user', undefined, signIn.body.access_token)).body.email).toBe(email);
-    const refreshed = await call('POST', '/token?grant_type=refresh_token', { refresh_token: signIn.body.refresh_token });
+    const refreshed = await call('POST', '/token?grant_type=refresh_token', {
+      refresh_token: signIn.body.refresh_token,
+    });
     expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
     expect((await call('POST', '/logout', undefined, refreshed.body.access_token)).status).toBe(204);
   });
@@ -210,33 +251,49 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     const worker = await mf.getWorker('resend');
     const anonymous = async (ip: string) => {
       const res = await worker.fetch('http://localhost/signup', {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-client-ip': ip }, body: '{}',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-client-ip': ip },
+        body: '{}',
       });
       await res.arrayBuffer();
       return res.status;
     };
     // Anonymous sign-ins are off (422) but still counted; the third is over the burst of 2.
-    expect([await anonymous('198.51.100.7'), await anonymous('198.51.100.7'), await anonymous('198.51.100.7')]).toEqual([422, 422, 429]);
+    expect([await anonymous('198.51.100.7'), await anonymous('198.51.100.7'), await anonymous('198.51.100.7')]).toEqual(
+      [422, 422, 429],
+    );
     expect(await anonymous('198.51.100.8')).toBe(422);
     // The bucket is the object's: one more take on it (through the same namespace) finds it empty.
     const limiter = await mf.getDurableObjectNamespace('RATE_LIMITER', 'resend');
-    const res = await limiter.get(limiter.idFromName('anonymous:198.51.100.7')).fetch('https://rate-limiter.invalid/take', {
-      method: 'POST', body: JSON.stringify({ capacity: 2, refillPerSecond: 2 / 3600, now: Date.now() }),
-    });
+    const res = await limiter
+      .get(limiter.idFromName('anonymous:198.51.100.7'))
+      .fetch('https://rate-limiter.invalid/take', {
+        method: 'POST',
+        body: JSON.stringify({ capacity: 2, refillPerSecond: 2 / 3600, now: Date.now() }),
+      });
     expect(await res.json()).toEqual({ allowed: false });
-    const rows = await query<{ key: string }>(`SELECT key FROM "${namespace}".rate_limits WHERE key LIKE '%198.51.100.%'`);
+    const rows = await query<{ key: string }>(
+      `SELECT key FROM "${namespace}".rate_limits WHERE key LIKE '%198.51.100.%'`,
+    );
     expect(rows).toEqual([]);
   });
 
-  test('one app per isolate: its OIDC cache outlives a request, so the realm\'s keys are fetched once for two sign-ins', async () => {
+  test("one app per isolate: its OIDC cache outlives a request, so the realm's keys are fetched once for two sign-ins", async () => {
     // Discovery documents and JWKS are cached in the app createApp builds; an app built per
     // request would fetch both again for every ID token.
     const worker = await mf.getWorker('hyperdrive');
     const forger = await signingKey('k1'); // the realm's key id, another key: refused after the keys are read
-    const idToken = await forger.sign({ iss: `${keycloak.base}/realms/acme`, aud: 'workers-app', sub: 'kc-1', email: 'kc@example.com' });
+    const idToken = await forger.sign({
+      iss: `${keycloak.base}/realms/acme`,
+      aud: 'workers-app',
+      sub: 'kc-1',
+      email: 'kc@example.com',
+    });
     for (let i = 0; i < 2; i++) {
       const res = await worker.fetch('http://localhost/token?grant_type=id_token', {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ provider: 'keycloak', id_token: idToken }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ provider: 'keycloak', id_token: idToken }),
       });
       expect(res.status).toBe(400);
       expect(await res.json()).toEqual({ error: 'invalid request', error_description: 'Bad ID token' });
@@ -251,13 +308,17 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
     const worker = await mf.getWorker('hyperdrive');
     const anonymous = async (ip: string) => {
       const res = await worker.fetch('http://localhost/signup', {
-        method: 'POST', headers: { 'content-type': 'application/json', 'cf-connecting-ip': ip }, body: '{}',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'cf-connecting-ip': ip },
+        body: '{}',
       });
       await res.arrayBuffer();
       return res.status;
     };
     // Anonymous sign-ins are off (422) but still counted; the third is over the burst of 2.
-    expect([await anonymous('203.0.113.9'), await anonymous('203.0.113.9'), await anonymous('203.0.113.9')]).toEqual([422, 422, 429]);
+    expect([await anonymous('203.0.113.9'), await anonymous('203.0.113.9'), await anonymous('203.0.113.9')]).toEqual([
+      422, 422, 429,
+    ]);
     expect(await anonymous('203.0.113.10')).toBe(422);
   });
 

@@ -19,7 +19,13 @@ import { selfSignedCert } from '../helpers/tls-cert.ts';
 
 const USER = 'mailer';
 const PASS = 'pl41n-s3cret-Pass';
-const MESSAGE: MailMessage = { from: 'auth@example.com', to: 'user@example.com', subject: 'Hello', html: '<p>Hello</p>', text: 'Hello' };
+const MESSAGE: MailMessage = {
+  from: 'auth@example.com',
+  to: 'user@example.com',
+  subject: 'Hello',
+  html: '<p>Hello</p>',
+  text: 'Hello',
+};
 
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
@@ -30,16 +36,27 @@ afterAll(async () => {
 function nonLoopbackIPv4(): string {
   for (const addrs of Object.values(networkInterfaces())) {
     for (const a of addrs ?? []) {
-      if ((a.family === 'IPv4' || (a.family as unknown) === 4) && !a.internal && !isLoopbackHost(a.address)) return a.address;
+      if ((a.family === 'IPv4' || (a.family as unknown) === 4) && !a.internal && !isLoopbackHost(a.address))
+        return a.address;
     }
   }
-  throw new Error('this machine has no non-loopback IPv4 address (os.networkInterfaces()); the refusal tests need one to reach a local SMTP server under a name that is not loopback');
+  throw new Error(
+    'this machine has no non-loopback IPv4 address (os.networkInterfaces()); the refusal tests need one to reach a local SMTP server under a name that is not loopback',
+  );
 }
 const IP = nonLoopbackIPv4();
 const TLS = selfSignedCert([IP]);
 
-interface AuthSeen { username: string | undefined; password: string | undefined; secure: boolean }
-interface SmtpHandle { port: number; auths: AuthSeen[]; received: { secure: boolean; user: unknown }[] }
+interface AuthSeen {
+  username: string | undefined;
+  password: string | undefined;
+  secure: boolean;
+}
+interface SmtpHandle {
+  port: number;
+  auths: AuthSeen[];
+  received: { secure: boolean; user: unknown }[];
+}
 
 /** An SMTP server on 0.0.0.0 that records every AUTH it sees (accepting USER/PASS) and every message. */
 async function startSmtp(options: SMTPServerOptions): Promise<SmtpHandle> {
@@ -91,7 +108,11 @@ async function deliverNode(opts: SmtpTransportOptions): Promise<void> {
 function errorText(err: unknown): string {
   const parts: string[] = [];
   for (let e: unknown = err, i = 0; e && i < 10; e = (e as { cause?: unknown }).cause, i++) {
-    parts.push(String((e as Error).message), String((e as { response?: unknown }).response ?? ''), String((e as Error).stack ?? ''));
+    parts.push(
+      String((e as Error).message),
+      String((e as { response?: unknown }).response ?? ''),
+      String((e as Error).stack ?? ''),
+    );
   }
   return parts.join('\n');
 }
@@ -131,7 +152,9 @@ describe(`nodemailer transport (non-loopback address ${IP})`, () => {
   test('(1) credentials, non-loopback host, server without STARTTLS: refused before AUTH, nothing sent', async () => {
     const server = await plainServer(false);
     const err = await deliverNode({ host: IP, port: server.port, user: USER, pass: PASS }).then(
-      () => { throw new Error('delivery succeeded: the credentials went out in clear text'); },
+      () => {
+        throw new Error('delivery succeeded: the credentials went out in clear text');
+      },
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(SmtpTlsRequiredError);
@@ -167,7 +190,14 @@ describe(`nodemailer transport (non-loopback address ${IP})`, () => {
 
   test('(5) credentials, non-loopback host, implicit TLS (secure) on a port other than 465', async () => {
     const server = await startSmtp({ secure: true, authOptional: false, key: TLS.key, cert: TLS.cert });
-    await deliverNode({ host: IP, port: server.port, secure: true, user: USER, pass: PASS, tls: { rejectUnauthorized: false } });
+    await deliverNode({
+      host: IP,
+      port: server.port,
+      secure: true,
+      user: USER,
+      pass: PASS,
+      tls: { rejectUnauthorized: false },
+    });
     expect(server.auths).toEqual([{ username: USER, password: PASS, secure: true }]);
     expect(server.received).toEqual([{ secure: true, user: USER }]);
   });
@@ -188,7 +218,9 @@ describe(`Workers transport in workerd (worker-mailer; non-loopback address ${IP
       compatibilityDate: '2025-07-18',
       // Sockets may reach this machine's addresses, and TLS trusts the test certificate (worker-mailer
       // has no option to skip verification).
-      outboundService: { network: { allow: ['public', 'private', 'local', `${IP}/32`], tlsOptions: { trustedCertificates: [TLS.cert] } } },
+      outboundService: {
+        network: { allow: ['public', 'private', 'local', `${IP}/32`], tlsOptions: { trustedCertificates: [TLS.cert] } },
+      },
     });
     url = (await mf.ready).toString();
   });

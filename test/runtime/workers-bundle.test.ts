@@ -7,13 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type DurableObjectNamespaceLike, createDurableObjectRateLimitStore } from '../../src/adapters/workers-rate-limiter.ts';
+import {
+  type DurableObjectNamespaceLike,
+  createDurableObjectRateLimitStore,
+} from '../../src/adapters/workers-rate-limiter.ts';
 import { MIGRATIONS_DIR } from '../../src/adapters/migrations-fs.ts';
 import { GZIP_BUDGET_BYTES, type WorkerBuild, buildWorker, kib } from '../../scripts/build-worker.ts';
 
 const COMPATIBILITY_DATE = '2025-07-18';
 // Packages that only run on Node (or need native code) and must never reach the Worker.
-const NODE_ONLY = /^(pg|pg-pool|pg-protocol|pg-cloudflare|pgpass|@electric-sql\/pglite|nodemailer|@node-rs\/[^/]+|@hono\/node-server)$/;
+const NODE_ONLY =
+  /^(pg|pg-pool|pg-protocol|pg-cloudflare|pgpass|@electric-sql\/pglite|nodemailer|@node-rs\/[^/]+|@hono\/node-server)$/;
 
 let outdir: string;
 let build: WorkerBuild;
@@ -60,9 +64,14 @@ describe('Worker bundle', () => {
   });
 
   test('carries exactly migrations/*.sql, byte for byte', () => {
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort();
+    const files = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
     // wrangler names a text module <sha1 of its content>-<file name>.
-    const bundled = build.modules.filter((m) => m.type === 'Text').map((m) => m.name).sort((a, b) => a.slice(41).localeCompare(b.slice(41)));
+    const bundled = build.modules
+      .filter((m) => m.type === 'Text')
+      .map((m) => m.name)
+      .sort((a, b) => a.slice(41).localeCompare(b.slice(41)));
     expect(bundled.map((n) => n.replace(/^[0-9a-f]{40}-/, ''))).toEqual(files);
     bundled.forEach((name, i) => {
       expect(readFileSync(join(outdir, name), 'utf8')).toBe(readFileSync(join(MIGRATIONS_DIR, files[i] ?? ''), 'utf8'));
@@ -101,15 +110,23 @@ describe('in workerd', () => {
           name: 'kv',
           // Complete but for the removed KV store (and its binding, which is ignored).
           bindings: {
-            AUTHSVC_SITE_URL: 'http://localhost:3000', DATABASE_URL: 'postgres://db.invalid/authsvc', AUTHSVC_JWT_SECRET: secret,
-            AUTHSVC_SMTP_ADMIN_EMAIL: 'auth@example.com', AUTHSVC_WORKERS_MAIL_LOG: 'true', AUTHSVC_RATE_LIMIT_STORE: 'kv',
+            AUTHSVC_SITE_URL: 'http://localhost:3000',
+            DATABASE_URL: 'postgres://db.invalid/authsvc',
+            AUTHSVC_JWT_SECRET: secret,
+            AUTHSVC_SMTP_ADMIN_EMAIL: 'auth@example.com',
+            AUTHSVC_WORKERS_MAIL_LOG: 'true',
+            AUTHSVC_RATE_LIMIT_STORE: 'kv',
           },
           kvNamespaces: ['RATE_LIMIT_KV'],
         },
       ],
       handleRuntimeStdio(stdout, stderr) {
-        stdout.on('data', (c: Buffer) => { logged += c.toString(); });
-        stderr.on('data', (c: Buffer) => { logged += c.toString(); });
+        stdout.on('data', (c: Buffer) => {
+          logged += c.toString();
+        });
+        stderr.on('data', (c: Buffer) => {
+          logged += c.toString();
+        });
       },
     });
     await mf.ready;
@@ -119,13 +136,15 @@ describe('in workerd', () => {
     await mf?.dispose();
   });
 
-  test('a bad configuration answers GoTrue\'s JSON 500; the problems go to the log, the secret nowhere', async () => {
+  test("a bad configuration answers GoTrue's JSON 500; the problems go to the log, the secret nowhere", async () => {
     const res = await (await mf.getWorker('bad')).fetch('http://localhost/health');
     expect(res.status).toBe(500);
     expect(res.headers.get('x-sb-error-code')).toBe('unexpected_failure');
     const body = await res.text();
     expect(JSON.parse(body)).toEqual({
-      code: 500, error_code: 'unexpected_failure', msg: 'Unexpected failure, please check server logs for more information',
+      code: 500,
+      error_code: 'unexpected_failure',
+      msg: 'Unexpected failure, please check server logs for more information',
     });
     await expect.poll(() => logged, { timeout: 5_000 }).toContain('Workers need postgres://');
     expect(logged).toContain('AUTHSVC_SITE_URL (or GOTRUE_SITE_URL) is required');
@@ -136,13 +155,18 @@ describe('in workerd', () => {
     const res = await (await mf.getWorker('kv')).fetch('http://localhost/health');
     expect(res.status).toBe(500);
     expect(await res.json()).toMatchObject({ error_code: 'unexpected_failure' });
-    await expect.poll(() => logged, { timeout: 5_000 }).toContain(
-      'RATE_LIMIT_STORE: kv is no longer supported (Workers KV is eventually consistent and cannot hold a limit); use postgres (the default) or durable_object with a RateLimiter namespace bound as RATE_LIMITER',
-    );
+    await expect
+      .poll(() => logged, { timeout: 5_000 })
+      .toContain(
+        'RATE_LIMIT_STORE: kv is no longer supported (Workers KV is eventually consistent and cannot hold a limit); use postgres (the default) or durable_object with a RateLimiter namespace bound as RATE_LIMITER',
+      );
   });
 
   test('Durable Object rate-limit store: a bucket empties, refills with time, and keys stay apart', async () => {
-    const namespace = (await mf.getDurableObjectNamespace('RATE_LIMITER', 'bad')) as unknown as DurableObjectNamespaceLike;
+    const namespace = (await mf.getDurableObjectNamespace(
+      'RATE_LIMITER',
+      'bad',
+    )) as unknown as DurableObjectNamespaceLike;
     const store = createDurableObjectRateLimitStore(namespace);
     const bucket = { capacity: 3, refillPerSecond: 1 / 60 };
     const t0 = new Date('2030-01-01T00:00:00Z');

@@ -13,7 +13,9 @@ async function benchSchemas(): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const res = await client.query<{ nspname: string }>("select nspname from pg_namespace where nspname like 'bench\\_%'");
+    const res = await client.query<{ nspname: string }>(
+      "select nspname from pg_namespace where nspname like 'bench\\_%'",
+    );
     return res.rows.map((r) => r.nspname).sort();
   } finally {
     await client.end();
@@ -23,12 +25,18 @@ async function benchSchemas(): Promise<string[]> {
 function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const proc = spawn('npm', ['run', '--silent', 'bench', '--', ...args], {
-      cwd: REPO_ROOT, env: { ...process.env, BENCH_DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: REPO_ROOT,
+      env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    proc.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    proc.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    proc.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    proc.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     proc.once('close', (code) => done({ code, stdout, stderr }));
   });
 }
@@ -39,17 +47,34 @@ describe.skipIf(!enabled)('npm run bench -- --quick', () => {
     const { code, stdout, stderr } = await runBench(['--quick']);
     expect(code, stderr).toBe(0);
     for (const row of [
-      'signup (autoconfirm)', 'password sign-in', 'GET /health, 50/s alongside', 'refresh', 'GET /user', 'mixed 1:20:200',
-      'ceiling: bcrypt-10 verify', 'ceiling: HS256 verify + PK select', 'ceiling: hello JSON', 'ceiling: better-auth scrypt verify',
-      'better-auth sign-up', 'better-auth sign-in', 'better-auth get-session',
+      'signup (autoconfirm)',
+      'password sign-in',
+      'GET /health, 50/s alongside',
+      'refresh',
+      'GET /user',
+      'mixed 1:20:200',
+      'ceiling: bcrypt-10 verify',
+      'ceiling: HS256 verify + PK select',
+      'ceiling: hello JSON',
+      'ceiling: better-auth scrypt verify',
+      'better-auth sign-up',
+      'better-auth sign-in',
+      'better-auth get-session',
     ]) {
-      expect(stdout.split('\n').some((l) => l.startsWith('| ') && l.includes(row)), row).toBe(true);
+      expect(
+        stdout.split('\n').some((l) => l.startsWith('| ') && l.includes(row)),
+        row,
+      ).toBe(true);
     }
     expect(stdout).toMatch(/^authsvc bench — \d+ cores .* GiB RAM/m);
     expect(stdout).toMatch(/^targets: \d+\/6 PASS$/m);
     // The errors column of every load row is 0 (ceiling rows leave it empty).
-    const errorCells = stdout.split('\n').filter((l) => l.startsWith('| ')).slice(1)
-      .map((l) => l.split('|')[5]?.trim()).filter((c) => c !== undefined && c !== '' && c !== 'errors');
+    const errorCells = stdout
+      .split('\n')
+      .filter((l) => l.startsWith('| '))
+      .slice(1)
+      .map((l) => l.split('|')[5]?.trim())
+      .filter((c) => c !== undefined && c !== '' && c !== 'errors');
     expect(errorCells.length).toBeGreaterThan(0);
     for (const c of errorCells) expect(c).toBe('0');
     expect(await benchSchemas()).toEqual(before);

@@ -21,11 +21,19 @@ import { freePort } from '../helpers/free-port.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const UPDATE_SHOTS = process.env.UPDATE_CONSOLE_SCREENSHOTS === '1';
-const SHOTS = UPDATE_SHOTS ? join(import.meta.dirname, '..', '..', 'docs', 'console') : mkdtempSync(join(tmpdir(), 'authsvc-console-shots-'));
+const SHOTS = UPDATE_SHOTS
+  ? join(import.meta.dirname, '..', '..', 'docs', 'console')
+  : mkdtempSync(join(tmpdir(), 'authsvc-console-shots-'));
 const WAIT = 30_000;
 const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 const XSS_IMG = '<img src=x onerror="window.__xss=1">';
 const XSS_SCRIPT = '"><script>window.__xss=2</script>';
@@ -57,7 +65,7 @@ async function signIn(): Promise<void> {
 const MISSING = `Chromium is not installed at ${CHROMIUM}: the console's browser tests need it. Install Debian's package (apt-get install -y chromium; .ci/run does this when it is missing) or set CHROMIUM_PATH.`;
 
 // A failure, never a skip: without a browser these tests prove nothing.
-test('Debian\'s Chromium is there to drive', () => {
+test("Debian's Chromium is there to drive", () => {
   expect(existsSync(CHROMIUM), MISSING).toBe(true);
 });
 
@@ -66,10 +74,24 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     if (!existsSync(CHROMIUM)) throw new Error(MISSING);
     db = await openTestDb();
     t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_CONSOLE_ENABLED: 'true' });
-    serviceKey = await signJwt(t.deps.keys, { role: 'service_role', iss: 'supabase', exp: Math.floor(Date.now() / 1000) + 3600 });
+    serviceKey = await signJwt(t.deps.keys, {
+      role: 'service_role',
+      iss: 'supabase',
+      exp: Math.floor(Date.now() / 1000) + 3600,
+    });
     const admin = { authorization: `Bearer ${serviceKey}` };
     for (let i = 1; i <= 24; i++) {
-      const res = await t.request('POST', '/admin/users', { email: `person-${String(i).padStart(2, '0')}@example.com`, password: 'correct-horse-1', email_confirm: true, user_metadata: { name: `Person ${i}`, ...(i === 13 ? { full_name: 'Grace Hopper' } : {}) } }, admin);
+      const res = await t.request(
+        'POST',
+        '/admin/users',
+        {
+          email: `person-${String(i).padStart(2, '0')}@example.com`,
+          password: 'correct-horse-1',
+          email_confirm: true,
+          user_metadata: { name: `Person ${i}`, ...(i === 13 ? { full_name: 'Grace Hopper' } : {}) },
+        },
+        admin,
+      );
       expect(res.status).toBe(200);
     }
     const port = await freePort();
@@ -77,11 +99,17 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     base = `http://127.0.0.1:${port}`;
     profile = mkdtempSync(join(tmpdir(), 'authsvc-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1200, height: 820 }, locale: 'en-GB', timezoneId: 'UTC',
-      colorScheme: 'light', timeout: 120_000,
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+      viewport: { width: 1200, height: 820 },
+      locale: 'en-GB',
+      timezoneId: 'UTC',
+      colorScheme: 'light',
+      timeout: 120_000,
     });
     context.setDefaultTimeout(WAIT);
-    page = context.pages()[0] ?? await context.newPage();
+    page = context.pages()[0] ?? (await context.newPage());
     mkdirSync(SHOTS, { recursive: true });
   }, 180_000);
 
@@ -107,7 +135,11 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Service-role key or admin JWT').focus();
     await signIn();
     // Kept in memory only: nothing in storage or cookies.
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([0, 0, '']);
+    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([
+      0,
+      0,
+      '',
+    ]);
     expect(await page.locator('#users-total').textContent()).toBe('24 in all');
     await shot('users-light');
   });
@@ -116,12 +148,16 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('person-07');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => page.locator('#users-total').textContent(), { timeout: WAIT }).toBe('1 in all');
-    expect(await main().locator('tbody tr').allTextContents()).toEqual([expect.stringContaining('person-07@example.com')]);
+    expect(await main().locator('tbody tr').allTextContents()).toEqual([
+      expect.stringContaining('person-07@example.com'),
+    ]);
     // GoTrue's filter also matches user_metadata.full_name, case aside.
     await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('hopper');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => page.locator('#users-total').textContent(), { timeout: WAIT }).toBe('1 in all');
-    expect(await main().locator('tbody tr').allTextContents()).toEqual([expect.stringContaining('person-13@example.com')]);
+    expect(await main().locator('tbody tr').allTextContents()).toEqual([
+      expect.stringContaining('person-13@example.com'),
+    ]);
     await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => page.getByText('Page 1 of 2').count(), { timeout: WAIT }).toBe(1);
@@ -153,29 +189,50 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
 
   test('bans the user (Escape cancels the confirmation), then signs it out everywhere', async () => {
     // A session of the user's own shows in the Sessions table, and is gone after "Sign out everywhere".
-    const signedIn = await t.request('POST', '/token?grant_type=password', { email: 'mallory@example.com', password: 'correct-horse-1' }, { 'user-agent': 'mallory-agent/1' });
+    const signedIn = await t.request(
+      'POST',
+      '/token?grant_type=password',
+      { email: 'mallory@example.com', password: 'correct-horse-1' },
+      { 'user-agent': 'mallory-agent/1' },
+    );
     expect(signedIn.status).toBe(200);
-    await page.evaluate(() => { location.hash = '#/users'; });
+    await page.evaluate(() => {
+      location.hash = '#/users';
+    });
     await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
-    await page.evaluate((id) => { location.hash = `#/users/${encodeURIComponent(id)}`; }, xssUserId);
-    await expect.poll(() => page.locator('#user-sessions').textContent(), { timeout: WAIT }).toContain('mallory-agent/1');
+    await page.evaluate((id) => {
+      location.hash = `#/users/${encodeURIComponent(id)}`;
+    }, xssUserId);
+    await expect
+      .poll(() => page.locator('#user-sessions').textContent(), { timeout: WAIT })
+      .toContain('mallory-agent/1');
     await page.getByRole('combobox', { name: 'Ban duration' }).selectOption('24h');
     await page.getByRole('button', { name: 'Ban', exact: true }).click();
     await page.getByRole('dialog').waitFor();
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
-    expect((await (await t.request('GET', `/admin/users/${xssUserId}`, undefined, { authorization: `Bearer ${serviceKey}` })).json()).banned_until).toBeUndefined();
+    expect(
+      (
+        await (
+          await t.request('GET', `/admin/users/${xssUserId}`, undefined, { authorization: `Bearer ${serviceKey}` })
+        ).json()
+      ).banned_until,
+    ).toBeUndefined();
 
     await page.getByRole('button', { name: 'Ban', exact: true }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Ban' }).click();
     await main().locator('.tag', { hasText: 'banned' }).waitFor();
-    const banned = await (await t.request('GET', `/admin/users/${xssUserId}`, undefined, { authorization: `Bearer ${serviceKey}` })).json() as { banned_until: string };
+    const banned = (await (
+      await t.request('GET', `/admin/users/${xssUserId}`, undefined, { authorization: `Bearer ${serviceKey}` })
+    ).json()) as { banned_until: string };
     expect(Date.parse(banned.banned_until) - Date.now()).toBeGreaterThan(23 * 3600_000);
     await page.getByRole('button', { name: 'Unban' }).waitFor();
 
     await page.getByRole('button', { name: 'Sign out everywhere' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Sign out everywhere' }).click();
-    await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Every session of the user is ended');
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: WAIT })
+      .toContain('Every session of the user is ended');
     await expect.poll(() => page.locator('#user-sessions').textContent(), { timeout: WAIT }).toContain('None.');
   });
 
@@ -184,7 +241,9 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#invite-user input[name=invite_email]').fill('invitee@example.com');
     await page.locator('#invite-user').getByRole('button', { name: 'Send invitation' }).click();
     // The status line comes with the list's re-render: wait for it before typing into the new form.
-    await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Invitation sent to invitee@example.com');
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: WAIT })
+      .toContain('Invitation sent to invitee@example.com');
     expect(t.mails.filter((m) => m.to === 'invitee@example.com').map((m) => m.kind)).toEqual(['invite']);
     await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('invitee');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -192,15 +251,21 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('heading', { name: 'invitee@example.com' }).waitFor();
     expect(await main().locator('.tag', { hasText: 'unconfirmed' }).count()).toBe(1);
     await page.getByRole('button', { name: 'Send magic link' }).click();
-    await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Magic link sent to invitee@example.com');
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: WAIT })
+      .toContain('Magic link sent to invitee@example.com');
     expect(t.mails.filter((m) => m.to === 'invitee@example.com').map((m) => m.kind)).toEqual(['invite', 'magic_link']);
     await page.getByRole('button', { name: 'Confirm' }).click();
-    await main().locator('.tag', { hasText: /^confirmed$/ }).waitFor();
+    await main()
+      .locator('.tag', { hasText: /^confirmed$/ })
+      .waitFor();
     const id = decodeURIComponent(new URL(page.url()).hash.split('/')[2] ?? '');
     await page.getByRole('button', { name: 'Delete (hard)' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete (hard)' }).click();
     await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
-    expect((await t.request('GET', `/admin/users/${id}`, undefined, { authorization: `Bearer ${serviceKey}` })).status).toBe(404);
+    expect(
+      (await t.request('GET', `/admin/users/${id}`, undefined, { authorization: `Bearer ${serviceKey}` })).status,
+    ).toBe(404);
     await page.getByRole('searchbox', { name: 'Search by email or full name' }).fill('');
     await page.getByRole('button', { name: 'Search' }).click();
   });
@@ -214,7 +279,9 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('combobox', { name: 'Filter on' }).selectOption('action');
     await page.getByRole('searchbox', { name: 'Filter text' }).fill('logout');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(async () => (await table.locator('tbody tr').allTextContents()).join('\n'), { timeout: WAIT }).toMatch(/^[^\n]*logout[^\n]*mallory@example\.com[^\n]*$/);
+    await expect
+      .poll(async () => (await table.locator('tbody tr').allTextContents()).join('\n'), { timeout: WAIT })
+      .toMatch(/^[^\n]*logout[^\n]*mallory@example\.com[^\n]*$/);
     await page.getByRole('searchbox', { name: 'Filter text' }).fill('');
     await page.getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => table.locator('tbody tr').count(), { timeout: WAIT }).toBeGreaterThan(2);
@@ -230,7 +297,9 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('.chips').textContent()).toContain('email');
     await shot('settings-light');
     await page.getByRole('link', { name: 'Health' }).click();
-    await expect.poll(() => page.locator('#health-status').textContent(), { timeout: WAIT }).toBe('Healthy: the database answers');
+    await expect
+      .poll(() => page.locator('#health-status').textContent(), { timeout: WAIT })
+      .toBe('Healthy: the database answers');
     expect(await main().textContent()).toContain(t.deps.version);
     await shot('health-light');
   });
@@ -238,11 +307,16 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
   test('dark, and at phone width', async () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     const screens: [string, string, string][] = [
-      ['users', '#/users', 'Users'], ['user', `#/users/${xssUserId}`, 'mallory@example.com'], ['audit', '#/audit', 'Audit log'],
-      ['settings', '#/settings', 'Settings'], ['health', '#/health', 'Health'],
+      ['users', '#/users', 'Users'],
+      ['user', `#/users/${xssUserId}`, 'mallory@example.com'],
+      ['audit', '#/audit', 'Audit log'],
+      ['settings', '#/settings', 'Settings'],
+      ['health', '#/health', 'Health'],
     ];
     for (const [name, hash, heading] of screens) {
-      await page.evaluate((h) => { location.hash = h; }, hash);
+      await page.evaluate((h) => {
+        location.hash = h;
+      }, hash);
       await page.getByRole('heading', { name: heading, exact: true }).waitFor();
       await page.locator('.loading').waitFor({ state: 'detached' });
       await shot(`${name}-dark`);
@@ -253,7 +327,9 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.emulateMedia({ colorScheme: 'light' });
     for (const [name, hash, heading] of [screens[0]!, screens[1]!]) {
-      await page.evaluate((h) => { location.hash = h; }, hash);
+      await page.evaluate((h) => {
+        location.hash = h;
+      }, hash);
       await page.getByRole('heading', { name: heading, exact: true }).waitFor();
       await page.locator('.loading').waitFor({ state: 'detached' });
       // Nothing wider than the phone's screen.

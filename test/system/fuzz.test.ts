@@ -38,7 +38,7 @@ async function fuzzed(on: FuzzTarget, runs: number, seed: number): Promise<void>
 
 // ~500 requests in all: 300 under MAILER_AUTOCONFIRM, 200 with addresses to confirm.
 describe('fuzzing every endpoint', () => {
-  test('300 seeded requests, autoconfirm: no 5xx, every error in GoTrue\'s JSON shape, then the database invariants hold', async () => {
+  test("300 seeded requests, autoconfirm: no 5xx, every error in GoTrue's JSON shape, then the database invariants hold", async () => {
     await fuzzed(target, 300, SEED);
   }, 120_000);
 
@@ -61,7 +61,11 @@ describe('fuzzing every endpoint', () => {
 
   test('an invariant query finds a broken row: a refresh token whose session is gone', async () => {
     const ns = `"${db.namespace}"`;
-    await db.withSession((s) => s.exec(`insert into ${ns}.refresh_tokens (token, user_id, revoked, session_id) values ('fuzz-orphan', 'x', false, null)`));
+    await db.withSession((s) =>
+      s.exec(
+        `insert into ${ns}.refresh_tokens (token, user_id, revoked, session_id) values ('fuzz-orphan', 'x', false, null)`,
+      ),
+    );
     try {
       expect((await checkInvariants(db)).join('\n')).toMatch(/no refresh token without a session/);
     } finally {
@@ -70,16 +74,28 @@ describe('fuzzing every endpoint', () => {
   });
 
   test('pool references resolve to real values, escaped for the path, query and body', async () => {
-    const req = materialize({
-      route: 'POST /x', prefix: '', method: 'POST', url: '/admin/users/~~uid.0~~?a=~~email.0~~',
-      headers: { authorization: 'Bearer ~~admin.0~~' }, body: '{"e":"~~email.0~~"}', valid: true,
-    }, target.pool);
+    const req = materialize(
+      {
+        route: 'POST /x',
+        prefix: '',
+        method: 'POST',
+        url: '/admin/users/~~uid.0~~?a=~~email.0~~',
+        headers: { authorization: 'Bearer ~~admin.0~~' },
+        body: '{"e":"~~email.0~~"}',
+        valid: true,
+      },
+      target.pool,
+    );
     expect(new URL(req.url).pathname).toBe(`/admin/users/${target.pool.uid[0]}`);
     expect(new URL(req.url).searchParams.get('a')).toBe(target.pool.email[0]);
     expect(req.headers.get('authorization')).toBe(`Bearer ${target.pool.admin[0]}`);
     expect(JSON.parse(await req.text())).toEqual({ e: target.pool.email[0] });
     const stats = newStats();
-    await sendOne(target, { route: 'GET /health', prefix: '/auth/v1', method: 'GET', url: '/auth/v1/health', headers: {}, valid: true }, stats);
+    await sendOne(
+      target,
+      { route: 'GET /health', prefix: '/auth/v1', method: 'GET', url: '/auth/v1/health', headers: {}, valid: true },
+      stats,
+    );
     expect(stats.validOk).toBe(1);
   });
 });

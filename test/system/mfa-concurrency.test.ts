@@ -12,8 +12,12 @@ import { decodeBase32, totpAt } from '../helpers/totp.ts';
 
 type Json = Record<string, any>;
 let db: Database;
-beforeAll(async () => { db = await openTestDb(); });
-afterAll(async () => { await db?.close(); });
+beforeAll(async () => {
+  db = await openTestDb();
+});
+afterAll(async () => {
+  await db?.close();
+});
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}`, 'x-supabase-api-version': '2024-01-01' });
 
@@ -22,9 +26,11 @@ async function enrolled() {
   const { session } = await signUpConfirmed(t, uniqueEmail('race'));
   const h = bearer(session.access_token);
   const factor = (await (await t.request('POST', '/factors', { factor_type: 'totp' }, h)).json()) as Json;
-  const challenge = async () => ((await (await t.request('POST', `/factors/${factor.id}/challenge`, undefined, h)).json()) as Json).id as string;
+  const challenge = async () =>
+    ((await (await t.request('POST', `/factors/${factor.id}/challenge`, undefined, h)).json()) as Json).id as string;
   const code = () => totpAt(decodeBase32(factor.totp.secret), Date.now() / 1000);
-  const verify = (challengeId: string, c: string) => t.request('POST', `/factors/${factor.id}/verify`, { challenge_id: challengeId, code: c }, h);
+  const verify = (challengeId: string, c: string) =>
+    t.request('POST', `/factors/${factor.id}/verify`, { challenge_id: challengeId, code: c }, h);
   return { challenge, code, verify };
 }
 
@@ -44,9 +50,13 @@ describe('MFA verify races', () => {
     const ids = await Promise.all([challenge(), challenge(), challenge(), challenge()]);
     const c = code();
     const answers = await Promise.all(ids.map((id) => verify(id, c)));
-    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, code: ((await r.json()) as Json).code })));
+    const bodies = await Promise.all(
+      answers.map(async (r) => ({ status: r.status, code: ((await r.json()) as Json).code })),
+    );
     expect(bodies.filter((b) => b.status === 200)).toHaveLength(1);
-    expect(bodies.filter((b) => b.status !== 200)).toEqual(Array(3).fill({ status: 422, code: 'mfa_verification_failed' }));
+    expect(bodies.filter((b) => b.status !== 200)).toEqual(
+      Array(3).fill({ status: 422, code: 'mfa_verification_failed' }),
+    );
   });
 });
 
@@ -57,11 +67,22 @@ async function lockable() {
   const owner = bearer(session.access_token);
   const factor = (await (await t.request('POST', '/factors', { factor_type: 'totp' }, owner)).json()) as Json;
   const key = decodeBase32(factor.totp.secret);
-  const first = ((await (await t.request('POST', `/factors/${factor.id}/challenge`, undefined, owner)).json()) as Json).id;
-  expect((await t.request('POST', `/factors/${factor.id}/verify`, { challenge_id: first, code: totpAt(key, Date.now() / 1000) }, owner)).status).toBe(200);
+  const first = ((await (await t.request('POST', `/factors/${factor.id}/challenge`, undefined, owner)).json()) as Json)
+    .id;
+  expect(
+    (
+      await t.request(
+        'POST',
+        `/factors/${factor.id}/verify`,
+        { challenge_id: first, code: totpAt(key, Date.now() / 1000) },
+        owner,
+      )
+    ).status,
+  ).toBe(200);
   const signIn = (await (await t.request('POST', '/token?grant_type=password', { email, password })).json()) as Json;
   const h = bearer(signIn.access_token);
-  const challenge = async () => ((await (await t.request('POST', `/factors/${factor.id}/challenge`, undefined, h)).json()) as Json).id as string;
+  const challenge = async () =>
+    ((await (await t.request('POST', `/factors/${factor.id}/challenge`, undefined, h)).json()) as Json).id as string;
   // The code of the next step: the owner's verify spent this one.
   const right = () => totpAt(key, Date.now() / 1000 + 30);
   const wrong = () => (right() === '000000' ? '111111' : '000000');
@@ -93,7 +114,9 @@ describe('M1 (security review 2026-12-01): guesses at once', () => {
     const ids = await Promise.all(Array.from({ length: 8 }, () => challenge()));
     const locking = await Promise.all(ids.slice(0, 5).map((id) => verify(id, wrong())));
     expect(tally(locking)).toEqual({ '422 mfa_verification_failed': 5 });
-    const during = await Promise.all(ids.slice(5).flatMap((id) => [verify(id, right()), verify(id, wrong()), verify(id, right())]));
+    const during = await Promise.all(
+      ids.slice(5).flatMap((id) => [verify(id, right()), verify(id, wrong()), verify(id, right())]),
+    );
     expect(tally(during)).toEqual({ '429 mfa_factor_locked': 9 });
     expect(await row()).toMatchObject({ failedVerificationCount: 5 });
   });

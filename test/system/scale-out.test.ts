@@ -19,35 +19,54 @@ describe.runIf(TEST_DATABASE_URL)('three instances on one database', () => {
       others.push(openPostgres({ url: TEST_DATABASE_URL!, namespace: first.namespace, maxPoolSize: 10 }));
       others.push(openPostgres({ url: TEST_DATABASE_URL!, namespace: first.namespace, maxPoolSize: 10 }));
       const env = { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' };
-      const apps: TestApp[] = [await buildTestApp(first, env), ...(await Promise.all(others.map((d) => buildTestApp(d, env))))];
+      const apps: TestApp[] = [
+        await buildTestApp(first, env),
+        ...(await Promise.all(others.map((d) => buildTestApp(d, env)))),
+      ];
       const users = await Promise.all([0, 1, 2, 3].map((i) => signUpConfirmed(apps[i % 3]!)));
       const statuses: number[] = [];
       const pick = (i: number) => apps[i % apps.length]!;
 
       // Each user: one sign-in, then rounds of 20 refreshes (a chain, each on any instance)
       // interleaved with 200 GET /user spread over the instances.
-      await Promise.all(users.map(async (u, ui) => {
-        const signIn = await pick(ui).request('POST', '/token?grant_type=password', { email: u.email, password: u.password });
-        statuses.push(signIn.status);
-        let session = await signIn.json() as Json;
-        const reads: Promise<void>[] = [];
-        for (let r = 0; r < 20; r++) {
-          for (let k = 0; k < 10; k++) {
-            const token = session.access_token as string;
-            reads.push(pick(r + k).request('GET', '/user', undefined, { authorization: `Bearer ${token}` }).then((res) => { statuses.push(res.status); }));
+      await Promise.all(
+        users.map(async (u, ui) => {
+          const signIn = await pick(ui).request('POST', '/token?grant_type=password', {
+            email: u.email,
+            password: u.password,
+          });
+          statuses.push(signIn.status);
+          let session = (await signIn.json()) as Json;
+          const reads: Promise<void>[] = [];
+          for (let r = 0; r < 20; r++) {
+            for (let k = 0; k < 10; k++) {
+              const token = session.access_token as string;
+              reads.push(
+                pick(r + k)
+                  .request('GET', '/user', undefined, { authorization: `Bearer ${token}` })
+                  .then((res) => {
+                    statuses.push(res.status);
+                  }),
+              );
+            }
+            const res = await pick(r + ui).request('POST', '/token?grant_type=refresh_token', {
+              refresh_token: session.refresh_token,
+            });
+            statuses.push(res.status);
+            expect(res.status).toBe(200);
+            session = (await res.json()) as Json;
           }
-          const res = await pick(r + ui).request('POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token });
-          statuses.push(res.status);
-          expect(res.status).toBe(200);
-          session = await res.json() as Json;
-        }
-        await Promise.all(reads);
-        // One live refresh token per session after 20 rotations across three instances.
-        const r = first.t.refreshTokens;
-        const sessionId = String(decodeJwt(session.access_token as string).session_id);
-        const live = await first.orm.select().from(r).where(and(eq(r.sessionId, sessionId), eq(r.revoked, false)));
-        expect(live).toHaveLength(1);
-      }));
+          await Promise.all(reads);
+          // One live refresh token per session after 20 rotations across three instances.
+          const r = first.t.refreshTokens;
+          const sessionId = String(decodeJwt(session.access_token as string).session_id);
+          const live = await first.orm
+            .select()
+            .from(r)
+            .where(and(eq(r.sessionId, sessionId), eq(r.revoked, false)));
+          expect(live).toHaveLength(1);
+        }),
+      );
       expect(statuses.filter((s) => s >= 500)).toEqual([]);
       expect(statuses.every((s) => s === 200)).toBe(true);
       expect(statuses).toHaveLength(4 * (1 + 20 + 200));

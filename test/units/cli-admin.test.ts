@@ -19,17 +19,28 @@ afterAll(async () => {
 let n = 0;
 const email = (tag: string) => `cli-${tag}-${Date.now().toString(36)}-${++n}@example.com`;
 
-async function signIn(s: ServerProcess, address: string, password = PASSWORD): Promise<{ status: number; body: Record<string, any> }> {
+async function signIn(
+  s: ServerProcess,
+  address: string,
+  password = PASSWORD,
+): Promise<{ status: number; body: Record<string, any> }> {
   const res = await fetch(`${s.url}/token?grant_type=password`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address, password }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: address, password }),
   });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
 async function auditActions(s: ServerProcess, secret: string): Promise<Record<string, any>[]> {
-  const token = await new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(secret));
-  const res = await fetch(`${s.url}/admin/audit?query=author:authsvc-cli&per_page=100`, { headers: { authorization: `Bearer ${token}` } });
+  const token = await new SignJWT({ role: 'service_role' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(new TextEncoder().encode(secret));
+  const res = await fetch(`${s.url}/admin/audit?query=author:authsvc-cli&per_page=100`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   if (res.status !== 200) throw new Error(`audit: ${res.status} ${await res.text()}`);
   return ((await res.json()) as Record<string, any>[]).map((e) => e.payload);
 }
@@ -51,7 +62,9 @@ async function scenario(expect: ExpectStatic, target: Target): Promise<void> {
 
   const a = await admin('createuser', confirmed, PASSWORD, '--confirm', '--role', 'editor');
   expect(a.code, a.proc.output()).toBe(0);
-  expect(a.stdout.trim()).toMatch(new RegExp(`^Created user: ${confirmed} \\(id ${UUID.source}, role editor, aud authenticated, email confirmed\\)$`));
+  expect(a.stdout.trim()).toMatch(
+    new RegExp(`^Created user: ${confirmed} \\(id ${UUID.source}, role editor, aud authenticated, email confirmed\\)$`),
+  );
   const b = await admin('createuser', unconfirmed, PASSWORD);
   expect(b.code, b.proc.output()).toBe(0);
   expect(b.stdout).toContain('role authenticated, aud authenticated, email unconfirmed');
@@ -61,7 +74,9 @@ async function scenario(expect: ExpectStatic, target: Target): Promise<void> {
 
   const dup = await admin('createuser', confirmed, 'another-password');
   expect(dup.code).toBe(1);
-  expect(dup.stderr.trim()).toMatch(new RegExp(`^authsvc: a user with email ${confirmed} already exists \\(id ${UUID.source}\\)$`));
+  expect(dup.stderr.trim()).toMatch(
+    new RegExp(`^authsvc: a user with email ${confirmed} already exists \\(id ${UUID.source}\\)$`),
+  );
   expect(dup.stdout).toBe('');
   const long = await admin('createuser', email('long'), 'x'.repeat(73));
   expect(long.code).toBe(1);
@@ -103,9 +118,21 @@ async function scenario(expect: ExpectStatic, target: Target): Promise<void> {
   expect((await signIn(server, byId)).body).toMatchObject({ error_code: 'invalid_credentials' });
   expect((await signIn(server, unconfirmed)).body).toMatchObject({ error_code: 'email_not_confirmed' });
   const actions = await auditActions(server, target.secret());
-  expect(actions.filter((p) => p.action === 'user_signedup').map((p) => p.traits.user_email).sort()).toEqual([byId, confirmed, unconfirmed].sort());
-  expect(actions.filter((p) => p.action === 'user_deleted').map((p) => p.traits.user_email).sort()).toEqual([byId, confirmed].sort());
-  expect(actions.every((p) => p.actor_id === '00000000-0000-0000-0000-000000000000' && p.log_type === 'team')).toBe(true);
+  expect(
+    actions
+      .filter((p) => p.action === 'user_signedup')
+      .map((p) => p.traits.user_email)
+      .sort(),
+  ).toEqual([byId, confirmed, unconfirmed].sort());
+  expect(
+    actions
+      .filter((p) => p.action === 'user_deleted')
+      .map((p) => p.traits.user_email)
+      .sort(),
+  ).toEqual([byId, confirmed].sort());
+  expect(actions.every((p) => p.actor_id === '00000000-0000-0000-0000-000000000000' && p.log_type === 'team')).toBe(
+    true,
+  );
   await server.stop();
 }
 
@@ -113,7 +140,9 @@ describe('authsvc admin', { timeout: 300_000 }, () => {
   test('embedded database (local mode): createuser, sign-in, deleteuser by email and by id', async ({ expect }) => {
     const cwd = tempDir();
     await scenario(expect, {
-      cwd, env: { DATABASE_URL: 'pglite://data' }, exclusive: true,
+      cwd,
+      env: { DATABASE_URL: 'pglite://data' },
+      exclusive: true,
       // Local mode keeps the JWT secret in the data directory: the CLI's and the server's are one.
       secret: () => readFileSync(join(cwd, 'data', 'jwt-secret'), 'utf8').trim(),
     });
@@ -132,11 +161,18 @@ describe('authsvc admin', { timeout: 300_000 }, () => {
     const secret = 'cli-admin-secret-with-at-least-32-chars!';
     try {
       await scenario(expect, {
-        cwd: tempDir(), exclusive: false, secret: () => secret,
+        cwd: tempDir(),
+        exclusive: false,
+        secret: () => secret,
         env: {
-          DATABASE_URL: url, DB_NAMESPACE: ns, AUTHSVC_DB_DRIVER: 'postgres',
-          AUTHSVC_SITE_URL: 'http://localhost:3000', AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
-          AUTHSVC_JWT_SECRET: secret, AUTHSVC_SMTP_ADMIN_EMAIL: 'admin@example.com', AUTHSVC_SMTP_HOST: 'localhost',
+          DATABASE_URL: url,
+          DB_NAMESPACE: ns,
+          AUTHSVC_DB_DRIVER: 'postgres',
+          AUTHSVC_SITE_URL: 'http://localhost:3000',
+          AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
+          AUTHSVC_JWT_SECRET: secret,
+          AUTHSVC_SMTP_ADMIN_EMAIL: 'admin@example.com',
+          AUTHSVC_SMTP_HOST: 'localhost',
         },
       });
     } finally {

@@ -10,7 +10,10 @@ import { REPO_ROOT, type ServerProcess, cleanupProcesses, runCli, startServer, t
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const MIGRATIONS = readdirSync(join(REPO_ROOT, 'migrations')).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort();
+const MIGRATIONS = readdirSync(join(REPO_ROOT, 'migrations'))
+  .filter((f) => f.endsWith('.sql'))
+  .map((f) => f.slice(0, -4))
+  .sort();
 
 afterAll(async () => {
   await cleanupProcesses();
@@ -25,7 +28,8 @@ async function json(res: Response): Promise<Record<string, unknown>> {
 
 async function signUp(s: ServerProcess, email: string): Promise<Record<string, unknown>> {
   const res = await fetch(`${s.url}/signup`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password: 'correct-horse-1' }),
   });
   if (res.status !== 200) throw new Error(`signup: ${res.status} ${await res.text()}`);
@@ -44,15 +48,24 @@ function heldRequest(port: number, path: string, body: unknown, agent: http.Agen
   const text = JSON.stringify(body);
   let req!: http.ClientRequest;
   const response = new Promise<{ status: number; body: string; at: number }>((done, fail) => {
-    req = http.request({
-      host: '127.0.0.1', port, path, method: 'POST', agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
-    }, (res) => {
-      let out = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { out += c; });
-      res.on('end', () => done({ status: res.statusCode ?? 0, body: out, at: Date.now() }));
-    });
+    req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+      },
+      (res) => {
+        let out = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          out += c;
+        });
+        res.on('end', () => done({ status: res.statusCode ?? 0, body: out, at: Date.now() }));
+      },
+    );
     req.on('error', fail);
   });
   req.write(text.slice(0, 5));
@@ -62,10 +75,12 @@ function heldRequest(port: number, path: string, body: unknown, agent: http.Agen
 /** A GET over `agent`, read to the end. */
 function get(port: number, path: string, agent: http.Agent | false): Promise<number> {
   return new Promise((done, fail) => {
-    http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
-      res.resume();
-      res.on('end', () => done(res.statusCode ?? 0));
-    }).on('error', fail);
+    http
+      .get({ host: '127.0.0.1', port, path, agent }, (res) => {
+        res.resume();
+        res.on('end', () => done(res.statusCode ?? 0));
+      })
+      .on('error', fail);
   });
 }
 
@@ -92,20 +107,26 @@ describe('authsvc CLI', { timeout: 120_000 }, () => {
     const first = await runCli(['migrate'], { cwd, env });
     expect(first.code, first.proc.output()).toBe(0);
     expect(first.proc.logs().find((l) => Array.isArray(l.migrations))).toMatchObject({
-      msg: `applied ${MIGRATIONS.length} migration(s)`, migrations: MIGRATIONS,
+      msg: `applied ${MIGRATIONS.length} migration(s)`,
+      migrations: MIGRATIONS,
     });
     expect(existsSync(join(cwd, 'data', 'pgdata'))).toBe(true);
     expect(existsSync(join(cwd, 'data', 'authsvc.lock'))).toBe(false);
 
     const second = await runCli(['migrate'], { cwd, env });
     expect(second.code, second.proc.output()).toBe(0);
-    expect(second.proc.logs().find((l) => Array.isArray(l.migrations))).toMatchObject({ msg: 'database is up to date', migrations: [] });
+    expect(second.proc.logs().find((l) => Array.isArray(l.migrations))).toMatchObject({
+      msg: 'database is up to date',
+      migrations: [],
+    });
     // migrate never serves.
     expect(msgs(second.proc.logs()).some((m) => m.includes('listening'))).toBe(false);
   });
 
   // One data directory throughout, as a developer restarts `npm start` in one checkout.
-  test('local mode: serves on PORT with the embedded database and a kept secret; one process per directory; graceful SIGTERM', async ({ expect }) => {
+  test('local mode: serves on PORT with the embedded database and a kept secret; one process per directory; graceful SIGTERM', async ({
+    expect,
+  }) => {
     const cwd = tempDir();
     const dataDir = join(cwd, '.authsvc');
     // Read from .env, as a developer would configure it.
@@ -115,10 +136,16 @@ describe('authsvc CLI', { timeout: 120_000 }, () => {
     const s = await startServer({ cwd });
     const logs = msgs(s.logs());
     for (const what of ['SITE_URL', 'API_EXTERNAL_URL', 'DATABASE_URL', 'JWT_SECRET', 'SMTP_HOST']) {
-      expect(logs.some((m) => m.startsWith('local mode:') && m.includes(what)), `notice about ${what}`).toBe(true);
+      expect(
+        logs.some((m) => m.startsWith('local mode:') && m.includes(what)),
+        `notice about ${what}`,
+      ).toBe(true);
     }
     expect(logs).toContain(`local mode: API_EXTERNAL_URL is not set: using http://localhost:${s.port}.`);
-    expect(s.logs().find((l) => String(l.msg).includes('listening'))).toMatchObject({ port: s.port, database: 'pglite' });
+    expect(s.logs().find((l) => String(l.msg).includes('listening'))).toMatchObject({
+      port: s.port,
+      database: 'pglite',
+    });
     const secretFile = join(dataDir, 'jwt-secret');
     expect(statSync(secretFile).mode & 0o777).toBe(0o600);
     const secret = readFileSync(secretFile, 'utf8');
@@ -155,7 +182,12 @@ describe('authsvc CLI', { timeout: 120_000 }, () => {
     let exitedAt = 0;
     try {
       expect(await get(again.port, '/health', agent)).toBe(200); // the connection is open and known
-      const held = heldRequest(again.port, '/signup', { email: 'late@example.com', password: 'correct-horse-1' }, agent);
+      const held = heldRequest(
+        again.port,
+        '/signup',
+        { email: 'late@example.com', password: 'correct-horse-1' },
+        agent,
+      );
       // Once a request sent after the held one's headers is answered, the server has read them.
       expect(await get(again.port, '/health', false)).toBe(200);
       await new Promise((r) => setTimeout(r, 100));
@@ -177,7 +209,8 @@ describe('authsvc CLI', { timeout: 120_000 }, () => {
     expect(existsSync(join(dataDir, 'authsvc.lock'))).toBe(false);
     const next = await startServer({ cwd });
     const signIn = await fetch(`${next.url}/token?grant_type=password`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'late@example.com', password: 'correct-horse-1' }),
     });
     expect(signIn.status).toBe(200);
@@ -194,8 +227,10 @@ describe('authsvc CLI', { timeout: 120_000 }, () => {
       cwd,
       env: {
         DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test',
-        API_EXTERNAL_URL: 'http://localhost:9999', AUTHSVC_DB_DRIVER: 'postgres',
-        AUTHSVC_SMTP_ADMIN_EMAIL: 'admin@example.com', AUTHSVC_SMTP_HOST: 'localhost',
+        API_EXTERNAL_URL: 'http://localhost:9999',
+        AUTHSVC_DB_DRIVER: 'postgres',
+        AUTHSVC_SMTP_ADMIN_EMAIL: 'admin@example.com',
+        AUTHSVC_SMTP_HOST: 'localhost',
       },
     });
     expect(r.code).not.toBe(0);
@@ -210,14 +245,17 @@ describe('authsvc CLI', { timeout: 120_000 }, () => {
   test('.env in the working directory is read; the real environment wins over it', async ({ expect }) => {
     // The configuration errors show which value of each variable the process saw.
     const cwd = tempDir();
-    writeFileSync(join(cwd, '.env'), [
-      '# written by the test',
-      'DATABASE_URL=postgres://postgres@127.0.0.1:5432/test',
-      'AUTHSVC_SITE_URL=http://localhost:3000',
-      'AUTHSVC_PASSWORD_MIN_LENGTH=from-dotenv-1',
-      'AUTHSVC_JWT_EXP=from-dotenv-2',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(cwd, '.env'),
+      [
+        '# written by the test',
+        'DATABASE_URL=postgres://postgres@127.0.0.1:5432/test',
+        'AUTHSVC_SITE_URL=http://localhost:3000',
+        'AUTHSVC_PASSWORD_MIN_LENGTH=from-dotenv-1',
+        'AUTHSVC_JWT_EXP=from-dotenv-2',
+        '',
+      ].join('\n'),
+    );
     const r = await runCli([], { cwd, env: { AUTHSVC_JWT_EXP: '3600' } });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('AUTHSVC_PASSWORD_MIN_LENGTH'); // read from .env …
@@ -228,29 +266,38 @@ describe('authsvc CLI', { timeout: 120_000 }, () => {
     expect(existsSync(join(cwd, '.authsvc'))).toBe(false); // DATABASE_URL from .env: not local mode
   });
 
-  test.runIf(TEST_DATABASE_URL)('Postgres server: two migrate processes at once both succeed, each migration recorded once', async ({ expect }) => {
-    const url = TEST_DATABASE_URL ?? '';
-    const ns = uniqueNamespace();
-    const env = {
-      DATABASE_URL: url, DB_NAMESPACE: ns, AUTHSVC_DB_DRIVER: 'postgres',
-      AUTHSVC_SITE_URL: 'http://localhost:3000', AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
-      AUTHSVC_JWT_SECRET: 'cli-test-secret-with-at-least-32-chars!!',
-      AUTHSVC_SMTP_ADMIN_EMAIL: 'admin@example.com', AUTHSVC_SMTP_HOST: 'localhost',
-    };
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const runs = await Promise.all([runCli(['migrate'], { env }), runCli(['migrate'], { env })]);
-      for (const r of runs) expect(r.code, r.proc.output()).toBe(0);
-      const applied = runs.flatMap((r) => r.proc.logs().find((l) => Array.isArray(l.migrations))?.migrations as string[]);
-      expect(applied.sort()).toEqual(MIGRATIONS);
-      const rows = await client.query<{ version: string; n: string }>(
-        `SELECT version, count(*) AS n FROM "${ns}".schema_migrations GROUP BY version ORDER BY version`,
-      );
-      expect(rows.rows).toEqual(MIGRATIONS.map((version) => ({ version, n: '1' })));
-    } finally {
-      await client.query(`DROP SCHEMA IF EXISTS "${ns}" CASCADE`);
-      await client.end();
-    }
-  });
+  test.runIf(TEST_DATABASE_URL)(
+    'Postgres server: two migrate processes at once both succeed, each migration recorded once',
+    async ({ expect }) => {
+      const url = TEST_DATABASE_URL ?? '';
+      const ns = uniqueNamespace();
+      const env = {
+        DATABASE_URL: url,
+        DB_NAMESPACE: ns,
+        AUTHSVC_DB_DRIVER: 'postgres',
+        AUTHSVC_SITE_URL: 'http://localhost:3000',
+        AUTHSVC_API_EXTERNAL_URL: 'http://localhost:9999',
+        AUTHSVC_JWT_SECRET: 'cli-test-secret-with-at-least-32-chars!!',
+        AUTHSVC_SMTP_ADMIN_EMAIL: 'admin@example.com',
+        AUTHSVC_SMTP_HOST: 'localhost',
+      };
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const runs = await Promise.all([runCli(['migrate'], { env }), runCli(['migrate'], { env })]);
+        for (const r of runs) expect(r.code, r.proc.output()).toBe(0);
+        const applied = runs.flatMap(
+          (r) => r.proc.logs().find((l) => Array.isArray(l.migrations))?.migrations as string[],
+        );
+        expect(applied.sort()).toEqual(MIGRATIONS);
+        const rows = await client.query<{ version: string; n: string }>(
+          `SELECT version, count(*) AS n FROM "${ns}".schema_migrations GROUP BY version ORDER BY version`,
+        );
+        expect(rows.rows).toEqual(MIGRATIONS.map((version) => ({ version, n: '1' })));
+      } finally {
+        await client.query(`DROP SCHEMA IF EXISTS "${ns}" CASCADE`);
+        await client.end();
+      }
+    },
+  );
 });

@@ -16,13 +16,40 @@ const BASE: Env = { ...GOTRUE_ENV, GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For' }
 
 // Values that parse for most fields; the first that parses and changes the config is used.
 // A real SAML_PRIVATE_KEY (PKCS#1 DER, base64).
-const RSA_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'der' }).toString('base64');
+const RSA_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  .privateKey.export({ type: 'pkcs1', format: 'der' })
+  .toString('base64');
 
 const CANDIDATES = [
-  'true', 'false', '7', '2h', 'https://example.com/x', 'postgres://other@db/x', 'x', 'a,b', 'twilio', 'prometheus',
-  'debug', 'turnstile', 'postgres', 'preferred', '+15555550100:123456', '2040-01-01T00:00:00Z', '10/1h', 'idp.internal:8443',
-  'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', 'v1,whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-  JSON.stringify([{ kty: 'oct', k: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo', kid: 'k1', key_ops: ['sign', 'verify'], alg: 'HS256' }]),
+  'true',
+  'false',
+  '7',
+  '2h',
+  'https://example.com/x',
+  'postgres://other@db/x',
+  'x',
+  'a,b',
+  'twilio',
+  'prometheus',
+  'debug',
+  'turnstile',
+  'postgres',
+  'preferred',
+  '+15555550100:123456',
+  '2040-01-01T00:00:00Z',
+  '10/1h',
+  'idp.internal:8443',
+  'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
+  'v1,whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  JSON.stringify([
+    {
+      kty: 'oct',
+      k: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
+      kid: 'k1',
+      key_ops: ['sign', 'verify'],
+      alg: 'HS256',
+    },
+  ]),
   RSA_KEY,
 ];
 
@@ -33,23 +60,35 @@ const COMPANIONS: Record<string, Env> = {
   PASSWORD_HIBP_FAIL_CLOSED: { GOTRUE_PASSWORD_HIBP_ENABLED: 'true' },
   SECURITY_CAPTCHA_ENABLED: { GOTRUE_SECURITY_CAPTCHA_SECRET: 's' },
   SECURITY_DB_ENCRYPTION_ENCRYPT: {
-    GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: 'k1', GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
+    GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: 'k1',
+    GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
     GOTRUE_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: 'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
   },
   // Whichever provider a sample names, its credentials are there.
   SMS_PROVIDER: {
-    GOTRUE_SMS_TWILIO_ACCOUNT_SID: 'AC1', GOTRUE_SMS_TWILIO_AUTH_TOKEN: 't', GOTRUE_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
-    GOTRUE_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC1', GOTRUE_SMS_TWILIO_VERIFY_AUTH_TOKEN: 't', GOTRUE_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
-    GOTRUE_SMS_MESSAGEBIRD_ACCESS_KEY: 'k', GOTRUE_SMS_MESSAGEBIRD_ORIGINATOR: 'o', GOTRUE_SMS_TEXTLOCAL_API_KEY: 'k',
-    GOTRUE_SMS_TEXTLOCAL_SENDER: 's', GOTRUE_SMS_VONAGE_API_KEY: 'k', GOTRUE_SMS_VONAGE_API_SECRET: 's', GOTRUE_SMS_VONAGE_FROM: 'f',
+    GOTRUE_SMS_TWILIO_ACCOUNT_SID: 'AC1',
+    GOTRUE_SMS_TWILIO_AUTH_TOKEN: 't',
+    GOTRUE_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
+    GOTRUE_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC1',
+    GOTRUE_SMS_TWILIO_VERIFY_AUTH_TOKEN: 't',
+    GOTRUE_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+    GOTRUE_SMS_MESSAGEBIRD_ACCESS_KEY: 'k',
+    GOTRUE_SMS_MESSAGEBIRD_ORIGINATOR: 'o',
+    GOTRUE_SMS_TEXTLOCAL_API_KEY: 'k',
+    GOTRUE_SMS_TEXTLOCAL_SENDER: 's',
+    GOTRUE_SMS_VONAGE_API_KEY: 'k',
+    GOTRUE_SMS_VONAGE_API_SECRET: 's',
+    GOTRUE_SMS_VONAGE_FROM: 'f',
   },
 };
 for (const v of CONFIG_VARIABLES) {
   const m = /^EXTERNAL_([A-Z]+)_ENABLED$/.exec(v.name);
   if (!m || m[1] === 'EMAIL' || m[1] === 'PHONE' || m[1] === 'ANONYMOUS') continue;
   COMPANIONS[v.name] = {
-    [`GOTRUE_EXTERNAL_${m[1]}_CLIENT_ID`]: 'id', [`GOTRUE_EXTERNAL_${m[1]}_SECRET`]: 'secret',
-    [`GOTRUE_EXTERNAL_${m[1]}_REDIRECT_URI`]: 'https://auth.example.com/callback', [`GOTRUE_EXTERNAL_${m[1]}_URL`]: 'https://idp.example.com',
+    [`GOTRUE_EXTERNAL_${m[1]}_CLIENT_ID`]: 'id',
+    [`GOTRUE_EXTERNAL_${m[1]}_SECRET`]: 'secret',
+    [`GOTRUE_EXTERNAL_${m[1]}_REDIRECT_URI`]: 'https://auth.example.com/callback',
+    [`GOTRUE_EXTERNAL_${m[1]}_URL`]: 'https://idp.example.com',
   };
 }
 
@@ -74,7 +113,9 @@ function changedPaths(a: Config, b: Config): string[] {
   const fb = flatten(b);
   // config.effective mirrors every setting for GET /admin/config (shown, never acted on): what
   // acts on a setting is the typed config around it.
-  return [...new Set([...fa.keys(), ...fb.keys()])].filter((k) => !k.startsWith('effective.') && fa.get(k) !== fb.get(k));
+  return [...new Set([...fa.keys(), ...fb.keys()])].filter(
+    (k) => !k.startsWith('effective.') && fa.get(k) !== fb.get(k),
+  );
 }
 
 function sources(dir: string): string[] {
@@ -101,7 +142,8 @@ function isRead(path: string): boolean {
   const leaf = parts.at(-1)!;
   const parent = parts.at(-2);
   // Provider settings are read through config.external.providers[name].
-  if (parts[0] === 'external' && parts[1] === 'providers' && READERS.includes('providers[')) return new RegExp(`\\.${leaf}\\b`).test(READERS);
+  if (parts[0] === 'external' && parts[1] === 'providers' && READERS.includes('providers['))
+    return new RegExp(`\\.${leaf}\\b`).test(READERS);
   // Hook settings are read through config.hooks[kind].
   if (parts[0] === 'hooks' && READERS.includes('config.hooks[')) return new RegExp(`\\.${leaf}\\b`).test(READERS);
   if (!parent) return new RegExp(`\\.${leaf}\\b`).test(READERS);
@@ -120,7 +162,8 @@ function sample(name: string): { value: string; env: Env } | undefined {
     const r = parseConfig(env);
     if (!r.ok) {
       // A refused setting shows up as an error naming it; that is a usable sample too.
-      if (r.errors.some((e) => e.startsWith(`GOTRUE_${name}:`) && e.includes('refuses to start'))) return { value, env };
+      if (r.errors.some((e) => e.startsWith(`GOTRUE_${name}:`) && e.includes('refuses to start')))
+        return { value, env };
       continue;
     }
     if (changedPaths(baseline.config, r.config).length > 0) return { value, env };
@@ -155,14 +198,24 @@ describe('every accepted setting is acted on, refused, or warned about', () => {
       return;
     }
     expect(named).toEqual([]);
-    const paths = changedPaths(parse({ ...BASE, ...COMPANIONS[name] }).ok ? (parse({ ...BASE, ...COMPANIONS[name] }) as { config: Config }).config : baseline.config, result.config);
+    const paths = changedPaths(
+      parse({ ...BASE, ...COMPANIONS[name] }).ok
+        ? (parse({ ...BASE, ...COMPANIONS[name] }) as { config: Config }).config
+        : baseline.config,
+      result.config,
+    );
     expect(paths.length, `${name} changes nothing in the config`).toBeGreaterThan(0);
     const unread = paths.filter((p) => !isRead(p));
     expect(unread, `${name} is marked as built, but nothing outside the schema reads ${unread.join(', ')}`).toEqual([]);
   });
 
   test('a value equal to the default changes nothing and is not warned about', () => {
-    const r = parseConfig({ ...BASE, GOTRUE_TRACING_ENABLED: 'false', GOTRUE_SMS_AUTOCONFIRM: 'false', GOTRUE_EXTERNAL_GITHUB_ENABLED: 'false' });
+    const r = parseConfig({
+      ...BASE,
+      GOTRUE_TRACING_ENABLED: 'false',
+      GOTRUE_SMS_AUTOCONFIRM: 'false',
+      GOTRUE_EXTERNAL_GITHUB_ENABLED: 'false',
+    });
     expect(r.ok && r.warnings).toEqual([]);
   });
 
@@ -174,7 +227,8 @@ describe('every accepted setting is acted on, refused, or warned about', () => {
 
 describe('RATE_LIMIT_HEADER', () => {
   const { GOTRUE_RATE_LIMIT_HEADER: _, ...withoutHeader } = BASE;
-  const warning = 'RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).';
+  const warning =
+    'RATE_LIMIT_HEADER is not set: per-IP rate limits are off until it names the header in which your proxy passes the client IP (e.g. X-Forwarded-For).';
 
   test('outside local mode, a start-up warning says per-IP limits are off until it is set', () => {
     const r = parseConfig(withoutHeader);
@@ -196,7 +250,8 @@ describe('a refused setting stops start-up (the mechanism, with a constructed su
   const because = 'pretend this security setting is not built';
   const table = (name: FieldName): Support =>
     name === 'PASSWORD_HIBP_ENABLED' || name === 'SMTP_PASS' ? { built: false, refuse: true, because } : support(name);
-  const refusal = (key: string) => `${key}: ${because}; authsvc refuses to start rather than run without it (unset it to start).`;
+  const refusal = (key: string) =>
+    `${key}: ${because}; authsvc refuses to start rather than run without it (unset it to start).`;
 
   test('given a value, start-up fails naming the variable as it was set; the value is never repeated', () => {
     const r = parseConfig({ ...BASE, GOTRUE_PASSWORD_HIBP_ENABLED: 'true' }, { support: table });
@@ -206,7 +261,10 @@ describe('a refused setting stops start-up (the mechanism, with a constructed su
     expect(!secret.ok && secret.errors).toEqual([refusal('AUTHSVC_SMTP_PASS')]);
     expect(JSON.stringify(secret)).not.toContain('hunter2');
     // Both at once: every refusal is listed, and a setting that is only warned about stays a warning.
-    const both = parseConfig({ ...BASE, GOTRUE_PASSWORD_HIBP_ENABLED: 'true', GOTRUE_SMTP_PASS: 'x', GOTRUE_TRACING_ENABLED: 'true' }, { support: table });
+    const both = parseConfig(
+      { ...BASE, GOTRUE_PASSWORD_HIBP_ENABLED: 'true', GOTRUE_SMTP_PASS: 'x', GOTRUE_TRACING_ENABLED: 'true' },
+      { support: table },
+    );
     expect(!both.ok && both.errors).toEqual([refusal('GOTRUE_PASSWORD_HIBP_ENABLED'), refusal('GOTRUE_SMTP_PASS')]);
   });
 

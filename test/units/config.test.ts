@@ -29,8 +29,19 @@ const errors = (extra: Env, opts?: { local?: boolean }): string[] => parseErrors
 
 describe('parseGoDuration', () => {
   it.each([
-    ['0', 0], ['-0', 0], ['300ms', 300], ['1.5h', 5_400_000], ['2h45m', 9_900_000], ['1m30s', 90_000],
-    ['-1m', -60_000], ['+10s', 10_000], ['.5s', 500], ['5.s', 5000], ['1500us', 1.5], ['1500µs', 1.5], ['2000000ns', 2],
+    ['0', 0],
+    ['-0', 0],
+    ['300ms', 300],
+    ['1.5h', 5_400_000],
+    ['2h45m', 9_900_000],
+    ['1m30s', 90_000],
+    ['-1m', -60_000],
+    ['+10s', 10_000],
+    ['.5s', 500],
+    ['5.s', 5000],
+    ['1500us', 1.5],
+    ['1500µs', 1.5],
+    ['2000000ns', 2],
   ])('%s → %d ms', (input, ms) => {
     expect(parseGoDuration(input)).toBeCloseTo(ms, 9);
   });
@@ -41,10 +52,15 @@ describe('parseGoDuration', () => {
 });
 
 describe('parseDurationSeconds', () => {
-  it.each([['90', 90], ['0.5', 0.5], ['90s', 90], ['1m30s', 90], ['1.5h', 5400], ['250ms', 0.25], ['0', 0]])(
-    '%s → %d s',
-    (input, s) => expect(parseDurationSeconds(input)).toBe(s),
-  );
+  it.each([
+    ['90', 90],
+    ['0.5', 0.5],
+    ['90s', 90],
+    ['1m30s', 90],
+    ['1.5h', 5400],
+    ['250ms', 0.25],
+    ['0', 0],
+  ])('%s → %d s', (input, s) => expect(parseDurationSeconds(input)).toBe(s));
 
   it.each(['abc', '1d', '', '1 m'])('rejects %j', (input) => {
     expect(() => parseDurationSeconds(input)).toThrow();
@@ -88,7 +104,12 @@ describe('parseConfig: names', () => {
     const config = ok({});
     expect(config.siteUrl).toBe('https://app.example.com');
     expect(config.api.externalUrl).toBe('https://auth.example.com');
-    expect(config.db).toMatchObject({ driver: 'postgres', connection: { kind: 'postgres', url: BASE.DATABASE_URL }, namespace: 'auth', maxPoolSize: 0 });
+    expect(config.db).toMatchObject({
+      driver: 'postgres',
+      connection: { kind: 'postgres', url: BASE.DATABASE_URL },
+      namespace: 'auth',
+      maxPoolSize: 0,
+    });
     expect(config.jwt.secret).toBe(BASE.GOTRUE_JWT_SECRET);
     expect(config.mailer.transport).toBe('smtp');
     expect(config.local).toBe(false);
@@ -112,24 +133,31 @@ describe('parseConfig: names', () => {
     expect(ok({ LOG_LEVEL: 'debug', GOTRUE_LOG_LEVEL: 'error' }).log.level).toBe('error');
     expect(ok({ GOTRUE_DB_DATABASE_URL: 'postgresql://other/db' }).db.connection.url).toBe('postgresql://other/db');
     expect(ok({ GOTRUE_DB_NAMESPACE: 'auth2' }).db.namespace).toBe('auth2');
-    expect(ok({ OTEL_SERVICE_NAME: 'auth', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318' }).otel)
-      .toMatchObject({ serviceName: 'auth', exporterOtlpEndpoint: 'http://otel:4318' });
+    expect(ok({ OTEL_SERVICE_NAME: 'auth', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318' }).otel).toMatchObject({
+      serviceName: 'auth',
+      exporterOtlpEndpoint: 'http://otel:4318',
+    });
   });
 
   it('names the variable that was actually set in an error', () => {
     expect(errors({ AUTHSVC_JWT_EXP: 'abc' })).toEqual(['AUTHSVC_JWT_EXP: expected a number of seconds, got "abc"']);
     expect(errors({ GOTRUE_JWT_EXP: 'abc' })).toEqual(['GOTRUE_JWT_EXP: expected a number of seconds, got "abc"']);
-    expect(errors({ LOG_LEVEL: 'loud' })).toEqual(['LOG_LEVEL: expected one of panic, fatal, error, warn, info, debug, got "loud"']);
+    expect(errors({ LOG_LEVEL: 'loud' })).toEqual([
+      'LOG_LEVEL: expected one of panic, fatal, error, warn, info, debug, got "loud"',
+    ]);
   });
 
   it('lists every supported variable, including everything parseConfig reads', () => {
     const read = new Set<string>();
-    const spy = new Proxy<Env>({}, {
-      get(_target, key) {
-        if (typeof key === 'string') read.add(key);
-        return undefined;
+    const spy = new Proxy<Env>(
+      {},
+      {
+        get(_target, key) {
+          if (typeof key === 'string') read.add(key);
+          return undefined;
+        },
       },
-    });
+    );
     parseConfig(spy);
     parseConfig(spy, { local: true });
     expect(read.size).toBeGreaterThan(200);
@@ -150,11 +178,28 @@ describe('parseConfig: names', () => {
 
 describe('parseConfig: session limits', () => {
   it('SESSIONS_TIMEBOX and SESSIONS_INACTIVITY_TIMEOUT take Go durations (unset: no limit, garbage refused); SESSIONS_SINGLE_PER_USER and SESSIONS_TAGS', () => {
-    expect(ok({}).sessions).toEqual({ timebox: 0, inactivityTimeout: 0, allowLowAal: 0, singlePerUser: false, tags: [] });
-    expect(ok({
-      GOTRUE_SESSIONS_TIMEBOX: '24h', GOTRUE_SESSIONS_INACTIVITY_TIMEOUT: '1h30m',
-      GOTRUE_SESSIONS_SINGLE_PER_USER: 'true', GOTRUE_SESSIONS_TAGS: 'web, mobile', GOTRUE_SESSIONS_ALLOW_LOW_AAL: '12h',
-    }).sessions).toEqual({ timebox: 86400, inactivityTimeout: 5400, allowLowAal: 43200, singlePerUser: true, tags: ['web', 'mobile'] });
+    expect(ok({}).sessions).toEqual({
+      timebox: 0,
+      inactivityTimeout: 0,
+      allowLowAal: 0,
+      singlePerUser: false,
+      tags: [],
+    });
+    expect(
+      ok({
+        GOTRUE_SESSIONS_TIMEBOX: '24h',
+        GOTRUE_SESSIONS_INACTIVITY_TIMEOUT: '1h30m',
+        GOTRUE_SESSIONS_SINGLE_PER_USER: 'true',
+        GOTRUE_SESSIONS_TAGS: 'web, mobile',
+        GOTRUE_SESSIONS_ALLOW_LOW_AAL: '12h',
+      }).sessions,
+    ).toEqual({
+      timebox: 86400,
+      inactivityTimeout: 5400,
+      allowLowAal: 43200,
+      singlePerUser: true,
+      tags: ['web', 'mobile'],
+    });
     expect(parseErrors({ ...BASE, GOTRUE_SESSIONS_TIMEBOX: 'a day' }).join('\n')).toContain('GOTRUE_SESSIONS_TIMEBOX');
   });
 });
@@ -184,12 +229,19 @@ describe('parseConfig: variables that name no setting', () => {
 
   it('warns about a setting given under its bare name (it has no effect) unless the prefixed one is set too', () => {
     const result = parseConfig({
-      ...BASE, GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For',
-      SMTP_PASS: 'a-bare-secret-that-authsvc-does-not-read', HOOK_CUSTOM_ACCESS_TOKEN_ENABLED: 'true',
+      ...BASE,
+      GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For',
+      SMTP_PASS: 'a-bare-secret-that-authsvc-does-not-read',
+      HOOK_CUSTOM_ACCESS_TOKEN_ENABLED: 'true',
       // Shadowed by the prefixed name (GOTRUE_ENV sets both), or blank.
-      JWT_SECRET: 'another-bare-secret', SITE_URL: 'https://shadowed.example.com', MAILER_AUTOCONFIRM: '',
+      JWT_SECRET: 'another-bare-secret',
+      SITE_URL: 'https://shadowed.example.com',
+      MAILER_AUTOCONFIRM: '',
       // Read bare (allowed), or no setting at all.
-      PORT: '8080', LOG_LEVEL: 'info', HOSTNAME: 'box', OTEL_SERVICE_NAME: 'auth',
+      PORT: '8080',
+      LOG_LEVEL: 'info',
+      HOSTNAME: 'box',
+      OTEL_SERVICE_NAME: 'auth',
     });
     if (!result.ok) throw new Error(result.errors.join('\n'));
     expect(result.warnings).toEqual([
@@ -201,13 +253,20 @@ describe('parseConfig: variables that name no setting', () => {
 
   it('a GoTrue docker-compose configuration of supported settings gives no warnings', () => {
     const result = parseConfig({
-      ...BASE, GOTRUE_MAILER_AUTOCONFIRM: 'true', GOTRUE_JWT_EXP: '3600', GOTRUE_EXTERNAL_GOOGLE_ENABLED: 'false', GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For',
+      ...BASE,
+      GOTRUE_MAILER_AUTOCONFIRM: 'true',
+      GOTRUE_JWT_EXP: '3600',
+      GOTRUE_EXTERNAL_GOOGLE_ENABLED: 'false',
+      GOTRUE_RATE_LIMIT_HEADER: 'X-Forwarded-For',
     });
     expect(result.ok && result.warnings).toEqual([]);
   });
 
   it('a runtime adapter names the variables it reads itself', () => {
-    const result = parseConfig({ ...BASE, AUTHSVC_DB_WS_PROXY: 'proxy.example.com/v2', GOTRUE_RATE_LIMIT_HEADER: 'X-Real-IP' }, { adapterVariables: ['AUTHSVC_DB_WS_PROXY'] });
+    const result = parseConfig(
+      { ...BASE, AUTHSVC_DB_WS_PROXY: 'proxy.example.com/v2', GOTRUE_RATE_LIMIT_HEADER: 'X-Real-IP' },
+      { adapterVariables: ['AUTHSVC_DB_WS_PROXY'] },
+    );
     expect(result.ok && result.warnings).toEqual([]);
   });
 });
@@ -236,14 +295,24 @@ describe('parseConfig: value syntax', () => {
     expect(config.mailer.secureEmailChangeEnabled).toBe(true);
   });
 
-  it.each([['90', 90], ['90s', 90], ['1m30s', 90], ['1.5h', 5400], ['0.5', 0.5]])('reads the duration %j', (v, s) => {
+  it.each([
+    ['90', 90],
+    ['90s', 90],
+    ['1m30s', 90],
+    ['1.5h', 5400],
+    ['0.5', 0.5],
+  ])('reads the duration %j', (v, s) => {
     expect(ok({ GOTRUE_SMTP_MAX_FREQUENCY: v }).smtp.maxFrequency).toBe(s);
   });
 
   it('rejects bad durations', () => {
-    expect(errors({ GOTRUE_SMTP_MAX_FREQUENCY: '1d' })).toEqual(['GOTRUE_SMTP_MAX_FREQUENCY: expected a number of seconds, got "1d"']);
+    expect(errors({ GOTRUE_SMTP_MAX_FREQUENCY: '1d' })).toEqual([
+      'GOTRUE_SMTP_MAX_FREQUENCY: expected a number of seconds, got "1d"',
+    ]);
     expect(errors({ GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '-5' })).toHaveLength(1);
-    expect(errors({ GOTRUE_JWT_EXP: '90.5' })).toEqual(['GOTRUE_JWT_EXP: expected a whole number of seconds, got "90.5"']);
+    expect(errors({ GOTRUE_JWT_EXP: '90.5' })).toEqual([
+      'GOTRUE_JWT_EXP: expected a whole number of seconds, got "90.5"',
+    ]);
   });
 
   it('applies duration defaults in seconds', () => {
@@ -261,7 +330,10 @@ describe('parseConfig: value syntax', () => {
   });
 
   it('splits lists on commas, trimming and dropping empty items', () => {
-    const config = ok({ GOTRUE_URI_ALLOW_LIST: ' http://a.test/** , ,http://b.test,', GOTRUE_JWT_ADMIN_ROLES: 'admin' });
+    const config = ok({
+      GOTRUE_URI_ALLOW_LIST: ' http://a.test/** , ,http://b.test,',
+      GOTRUE_JWT_ADMIN_ROLES: 'admin',
+    });
     expect(config.uriAllowList).toEqual(['http://a.test/**', 'http://b.test']);
     expect(config.jwt.adminRoles).toEqual(['admin']);
     expect(ok({}).jwt.adminRoles).toEqual(['service_role', 'supabase_admin']);
@@ -280,10 +352,14 @@ describe('parseConfig: value syntax', () => {
   });
 
   it('checks enumerations', () => {
-    expect(ok({
-      GOTRUE_SMS_PROVIDER: 'twilio_verify', GOTRUE_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC1', GOTRUE_SMS_TWILIO_VERIFY_AUTH_TOKEN: 't',
-      GOTRUE_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
-    }).sms.provider).toBe('twilio_verify');
+    expect(
+      ok({
+        GOTRUE_SMS_PROVIDER: 'twilio_verify',
+        GOTRUE_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC1',
+        GOTRUE_SMS_TWILIO_VERIFY_AUTH_TOKEN: 't',
+        GOTRUE_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+      }).sms.provider,
+    ).toBe('twilio_verify');
     expect(errors({ GOTRUE_SMS_PROVIDER: 'carrier-pigeon' })).toHaveLength(1);
     expect(errors({ GOTRUE_METRICS_EXPORTER: 'statsd' })).toHaveLength(1);
     expect(errors({ GOTRUE_TRACING_EXPORTER: 'jaeger' })).toHaveLength(1);
@@ -317,7 +393,9 @@ describe('parseConfig: required values', () => {
   });
 
   it('requires API_EXTERNAL_URL to be a URL', () => {
-    expect(errors({ API_EXTERNAL_URL: 'auth.example.com' })).toEqual(['API_EXTERNAL_URL: expected an absolute URL, got "auth.example.com"']);
+    expect(errors({ API_EXTERNAL_URL: 'auth.example.com' })).toEqual([
+      'API_EXTERNAL_URL: expected an absolute URL, got "auth.example.com"',
+    ]);
   });
 
   it('accepts Resend instead of SMTP and prefers it', () => {
@@ -329,17 +407,27 @@ describe('parseConfig: required values', () => {
   });
 
   it('refuses MAILER_AUTOCONFIRM together with unverified sign-ins', () => {
-    expect(errors({ GOTRUE_MAILER_AUTOCONFIRM: 'true', GOTRUE_MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: 'true' })).toEqual([
-      'GOTRUE_MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: cannot be true while MAILER_AUTOCONFIRM is true',
-    ]);
+    expect(
+      errors({ GOTRUE_MAILER_AUTOCONFIRM: 'true', GOTRUE_MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: 'true' }),
+    ).toEqual(['GOTRUE_MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: cannot be true while MAILER_AUTOCONFIRM is true']);
   });
 
   it('requires a captcha secret when captcha is on', () => {
     expect(errors({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true' })).toEqual([
       'AUTHSVC_SECURITY_CAPTCHA_SECRET (or GOTRUE_SECURITY_CAPTCHA_SECRET) is required when SECURITY_CAPTCHA_ENABLED is true',
     ]);
-    const config = ok({ GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 's', GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'turnstile' });
-    expect(config.security.captcha).toEqual({ enabled: true, provider: 'turnstile', secret: 's', timeout: 10, verifyUrl: undefined });
+    const config = ok({
+      GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true',
+      GOTRUE_SECURITY_CAPTCHA_SECRET: 's',
+      GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'turnstile',
+    });
+    expect(config.security.captcha).toEqual({
+      enabled: true,
+      provider: 'turnstile',
+      secret: 's',
+      timeout: 10,
+      verifyUrl: undefined,
+    });
     expect(errors({ GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha' })).toHaveLength(1);
   });
 });
@@ -355,7 +443,10 @@ describe('parseConfig: local mode', () => {
     expect(config.mailer.transport).toBe('log');
     expect(notices).toHaveLength(6);
     for (const name of ['SITE_URL', 'API_EXTERNAL_URL', 'DB_DRIVER', 'DATABASE_URL', 'SMTP_ADMIN_EMAIL', 'SMTP_HOST']) {
-      expect(notices.some((n) => n.includes(name)), name).toBe(true);
+      expect(
+        notices.some((n) => n.includes(name)),
+        name,
+      ).toBe(true);
     }
     expect(notices.some((n) => n.includes('http://localhost:9999'))).toBe(true);
   });
@@ -373,7 +464,9 @@ describe('parseConfig: local mode', () => {
   });
 
   it('still requires JWT_SECRET', () => {
-    expect(parseErrors({}, { local: true })).toEqual(['AUTHSVC_JWT_SECRET (or GOTRUE_JWT_SECRET) is required (or set JWT_KEYS)']);
+    expect(parseErrors({}, { local: true })).toEqual([
+      'AUTHSVC_JWT_SECRET (or GOTRUE_JWT_SECRET) is required (or set JWT_KEYS)',
+    ]);
   });
 });
 
@@ -404,7 +497,10 @@ describe('parseConfig: JWT_KEYS', () => {
   it('accepts one signing key plus verification keys, without JWT_SECRET', () => {
     const config = ok({ GOTRUE_JWT_SECRET: undefined, GOTRUE_JWT_KEYS: JSON.stringify([signing, verifying]) });
     // A key without `alg` gets the usual one of its type, so config and signer agree.
-    expect(config.jwt.keys).toEqual([{ ...signing, alg: 'ES256' }, { ...verifying, alg: 'RS256' }]);
+    expect(config.jwt.keys).toEqual([
+      { ...signing, alg: 'ES256' },
+      { ...verifying, alg: 'RS256' },
+    ]);
     expect(config.jwt.secret).toBeUndefined();
     expect(config.jwt.validMethods).toEqual(['ES256', 'RS256']);
   });
@@ -416,7 +512,9 @@ describe('parseConfig: JWT_KEYS', () => {
 
   it('refuses a key algorithm the signer does not support', () => {
     const es384 = { ...signing, crv: 'P-384', alg: undefined };
-    expect(errors({ GOTRUE_JWT_SECRET: undefined, GOTRUE_JWT_KEYS: JSON.stringify([es384]) }).join('\n')).toMatch(/ES384 is not supported/);
+    expect(errors({ GOTRUE_JWT_SECRET: undefined, GOTRUE_JWT_KEYS: JSON.stringify([es384]) }).join('\n')).toMatch(
+      /ES384 is not supported/,
+    );
   });
 
   it.each([
@@ -447,9 +545,13 @@ describe('parseConfig: passwords', () => {
     expect(parseRequiredCharacters('a\\:b\\:c:d')).toEqual(['a:b:c', 'd']);
     expect(parseRequiredCharacters('ab\\')).toEqual(['ab\\']);
     // The set Supabase's dashboard writes, whose symbols include a colon.
-    const supabase = 'abcdefghijklmnopqrstuvwxyz:ABCDEFGHIJKLMNOPQRSTUVWXYZ:0123456789:!@#$%^&*()_+-=[]{};\'\\:"|<>?,./`~';
+    const supabase =
+      'abcdefghijklmnopqrstuvwxyz:ABCDEFGHIJKLMNOPQRSTUVWXYZ:0123456789:!@#$%^&*()_+-=[]{};\'\\:"|<>?,./`~';
     expect(ok({ GOTRUE_PASSWORD_REQUIRED_CHARACTERS: supabase }).password.requiredCharacters).toEqual([
-      'abcdefghijklmnopqrstuvwxyz', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', '0123456789', '!@#$%^&*()_+-=[]{};\':"|<>?,./`~',
+      'abcdefghijklmnopqrstuvwxyz',
+      'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
+      '0123456789',
+      '!@#$%^&*()_+-=[]{};\':"|<>?,./`~',
     ]);
   });
 
@@ -462,7 +564,15 @@ describe('parseConfig: passwords', () => {
 });
 
 describe('parseConfig: OTP lengths', () => {
-  it.each([['6', 6], ['8', 8], ['10', 10], ['5', 6], ['11', 6], ['0', 6], ['-7', 6]])('%s → %d', (value, expected) => {
+  it.each([
+    ['6', 6],
+    ['8', 8],
+    ['10', 10],
+    ['5', 6],
+    ['11', 6],
+    ['0', 6],
+    ['-7', 6],
+  ])('%s → %d', (value, expected) => {
     const config = ok({ GOTRUE_MAILER_OTP_LENGTH: value, GOTRUE_SMS_OTP_LENGTH: value });
     expect(config.mailer.otpLength).toBe(expected);
     expect(config.sms.otpLength).toBe(expected);
@@ -496,8 +606,10 @@ describe('parseConfig: send limits', () => {
 
   it('reads the per-IP limits', () => {
     expect(ok({}).rateLimit).toMatchObject({ tokenRefresh: 150, verify: 30, otp: 30, anonymousUsers: 30, sso: 30 });
-    expect(ok({ GOTRUE_RATE_LIMIT_VERIFY: '5', GOTRUE_RATE_LIMIT_HEADER: 'X-Real-IP' }).rateLimit)
-      .toMatchObject({ verify: 5, header: 'X-Real-IP' });
+    expect(ok({ GOTRUE_RATE_LIMIT_VERIFY: '5', GOTRUE_RATE_LIMIT_HEADER: 'X-Real-IP' }).rateLimit).toMatchObject({
+      verify: 5,
+      header: 'X-Real-IP',
+    });
   });
 });
 
@@ -519,23 +631,33 @@ describe('parseConfig: external providers', () => {
 
   it('requires the realm URL for keycloak', () => {
     const keycloak = {
-      GOTRUE_EXTERNAL_KEYCLOAK_ENABLED: 'true', GOTRUE_EXTERNAL_KEYCLOAK_CLIENT_ID: 'id',
-      GOTRUE_EXTERNAL_KEYCLOAK_SECRET: 's', GOTRUE_EXTERNAL_KEYCLOAK_REDIRECT_URI: 'https://auth.example.com/callback',
+      GOTRUE_EXTERNAL_KEYCLOAK_ENABLED: 'true',
+      GOTRUE_EXTERNAL_KEYCLOAK_CLIENT_ID: 'id',
+      GOTRUE_EXTERNAL_KEYCLOAK_SECRET: 's',
+      GOTRUE_EXTERNAL_KEYCLOAK_REDIRECT_URI: 'https://auth.example.com/callback',
     };
     expect(errors(keycloak)).toEqual([
       'AUTHSVC_EXTERNAL_KEYCLOAK_URL (or GOTRUE_EXTERNAL_KEYCLOAK_URL) is required when EXTERNAL_KEYCLOAK_ENABLED is true',
     ]);
     const config = ok({ ...keycloak, GOTRUE_EXTERNAL_KEYCLOAK_URL: 'https://kc.example.com/realms/main' });
     expect(config.external.providers.keycloak).toEqual({
-      enabled: true, clientId: 'id', secret: 's', redirectUri: 'https://auth.example.com/callback',
-      url: 'https://kc.example.com/realms/main', skipNonceCheck: false, emailOptional: false,
+      enabled: true,
+      clientId: 'id',
+      secret: 's',
+      redirectUri: 'https://auth.example.com/callback',
+      url: 'https://kc.example.com/realms/main',
+      skipNonceCheck: false,
+      emailOptional: false,
     });
   });
 
   it('reads a complete provider and ignores disabled ones', () => {
     const config = ok({
-      AUTHSVC_EXTERNAL_GOOGLE_ENABLED: 'true', AUTHSVC_EXTERNAL_GOOGLE_CLIENT_ID: 'gid', AUTHSVC_EXTERNAL_GOOGLE_SECRET: 'gs',
-      AUTHSVC_EXTERNAL_GOOGLE_REDIRECT_URI: 'https://auth.example.com/callback', AUTHSVC_EXTERNAL_GOOGLE_SKIP_NONCE_CHECK: '1',
+      AUTHSVC_EXTERNAL_GOOGLE_ENABLED: 'true',
+      AUTHSVC_EXTERNAL_GOOGLE_CLIENT_ID: 'gid',
+      AUTHSVC_EXTERNAL_GOOGLE_SECRET: 'gs',
+      AUTHSVC_EXTERNAL_GOOGLE_REDIRECT_URI: 'https://auth.example.com/callback',
+      AUTHSVC_EXTERNAL_GOOGLE_SKIP_NONCE_CHECK: '1',
       GOTRUE_EXTERNAL_GITLAB_CLIENT_ID: 'only-an-id',
     });
     expect(config.external.providers.google).toMatchObject({ enabled: true, clientId: 'gid', skipNonceCheck: true });
@@ -546,13 +668,24 @@ describe('parseConfig: external providers', () => {
 describe('parseConfig: mailer and sms', () => {
   it('applies the spec defaults', () => {
     const { mailer, sms } = ok({});
-    expect(mailer.urlPaths).toEqual({ invite: '/verify', confirmation: '/verify', recovery: '/verify', emailChange: '/verify' });
+    expect(mailer.urlPaths).toEqual({
+      invite: '/verify',
+      confirmation: '/verify',
+      recovery: '/verify',
+      emailChange: '/verify',
+    });
     expect(mailer.subjects).toEqual({
-      invite: 'You have been invited', confirmation: 'Confirm Your Signup', recovery: 'Reset Your Password',
-      magicLink: 'Your Magic Link', emailChange: 'Confirm Email Change', reauthentication: 'Confirm reauthentication',
+      invite: 'You have been invited',
+      confirmation: 'Confirm Your Signup',
+      recovery: 'Reset Your Password',
+      magicLink: 'Your Magic Link',
+      emailChange: 'Confirm Email Change',
+      reauthentication: 'Confirm reauthentication',
       // GoTrue's defaults for the account-change notifications.
-      password_changed_notification: 'Your password was changed', email_changed_notification: 'Your email address was changed',
-      phone_changed_notification: 'Your phone number was changed', identity_linked_notification: 'A new sign-in method was linked to your account',
+      password_changed_notification: 'Your password was changed',
+      email_changed_notification: 'Your email address was changed',
+      phone_changed_notification: 'Your phone number was changed',
+      identity_linked_notification: 'A new sign-in method was linked to your account',
       identity_unlinked_notification: 'A sign-in method was removed from your account',
       mfa_factor_enrolled_notification: 'A new verification method was added to your account',
       mfa_factor_unenrolled_notification: 'A verification method was removed from your account',

@@ -35,7 +35,11 @@ async function violations(tree: Record<string, string>): Promise<string[]> {
   const cwd = process.cwd();
   process.chdir(dir);
   try {
-    const result = await cruise(['src'], { ...config.options, validate: true, ruleSet: { forbidden: config.forbidden } });
+    const result = await cruise(['src'], {
+      ...config.options,
+      validate: true,
+      ruleSet: { forbidden: config.forbidden },
+    });
     const output = result.output as { summary: { violations: { rule: { name: string }; from: string; to: string }[] } };
     return output.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
   } finally {
@@ -58,22 +62,29 @@ describe('source layout', () => {
 
   test('docs/architecture.md draws the same layers, bottom last', () => {
     const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
-    const drawn = [...doc.matchAll(/^\| (\d+) \| `([^`]+)` \| ([^|]+) \|/gm)].map((m) => ({ n: Number(m[1]), name: m[2], rooms: m[3]!.trim() }));
+    const drawn = [...doc.matchAll(/^\| (\d+) \| `([^`]+)` \| ([^|]+) \|/gm)].map((m) => ({
+      n: Number(m[1]),
+      name: m[2],
+      rooms: m[3]!.trim(),
+    }));
     expect(drawn.map((d) => d.name)).toEqual([...LAYERS].reverse().map((l) => l.name));
     for (const d of drawn) expect(d.rooms).toBe(LAYERS[d.n]!.rooms.map((r) => `\`${r}\``).join(', '));
   });
 
   test('the rules catch an upward import, a circle, a feature importing another, Node outside adapters/, and a room without a layer', async () => {
-    expect(await violations({
-      'db/users.ts': "import { signup } from '../flows/signup.ts';\nexport const u = signup;\n",
-      'flows/signup.ts': "import { x } from '../crypto/jwt.ts';\nexport const signup = x;\n",
-      'crypto/jwt.ts': "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n",
-      'mfa/verify.ts': "import { signup } from '../flows/signup.ts';\nexport const v = signup;\n",
-      'accounts/a.ts': "import type { B } from './b.ts';\nexport type A = B;\n",
-      'accounts/b.ts': "import type { A } from './a.ts';\nexport type B = A | 1;\n",
-      'newroom/x.ts': "import { x } from '../crypto/jwt.ts';\nexport const y = x;\n",
-      'adapters/node.ts': "import { readFileSync } from 'node:fs';\nimport { signup } from '../flows/signup.ts';\nexport const n = [readFileSync, signup];\n",
-    })).toEqual([
+    expect(
+      await violations({
+        'db/users.ts': "import { signup } from '../flows/signup.ts';\nexport const u = signup;\n",
+        'flows/signup.ts': "import { x } from '../crypto/jwt.ts';\nexport const signup = x;\n",
+        'crypto/jwt.ts': "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n",
+        'mfa/verify.ts': "import { signup } from '../flows/signup.ts';\nexport const v = signup;\n",
+        'accounts/a.ts': "import type { B } from './b.ts';\nexport type A = B;\n",
+        'accounts/b.ts': "import type { A } from './a.ts';\nexport type B = A | 1;\n",
+        'newroom/x.ts': "import { x } from '../crypto/jwt.ts';\nexport const y = x;\n",
+        'adapters/node.ts':
+          "import { readFileSync } from 'node:fs';\nimport { signup } from '../flows/signup.ts';\nexport const n = [readFileSync, signup];\n",
+      }),
+    ).toEqual([
       'db-imports-down: src/db/users.ts → src/flows/signup.ts',
       'features-no-peer-imports: src/mfa/verify.ts → src/flows/signup.ts',
       'in-a-layer: src/newroom/x.ts → src/crypto/jwt.ts',
@@ -83,7 +94,9 @@ describe('source layout', () => {
   });
 
   test(`no file in src/ is over ${MAX_LINES} lines`, () => {
-    const long = files(SRC).filter((p) => readFileSync(p, 'utf8').split('\n').length > MAX_LINES).map((p) => relative(ROOT, p));
+    const long = files(SRC)
+      .filter((p) => readFileSync(p, 'utf8').split('\n').length > MAX_LINES)
+      .map((p) => relative(ROOT, p));
     expect(long).toEqual([]);
   });
 });

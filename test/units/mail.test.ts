@@ -28,8 +28,19 @@ const TLS = selfSignedCert();
 
 // ---------------------------------------------------------------- an SMTP server
 
-interface Received { raw: Buffer; secure: boolean; user: unknown; envelopeTo: string[]; parsed: Email }
-interface SmtpServerHandle { port: number; received: Received[]; auths: { method: string; username?: string }[]; close(): Promise<void> }
+interface Received {
+  raw: Buffer;
+  secure: boolean;
+  user: unknown;
+  envelopeTo: string[];
+  parsed: Email;
+}
+interface SmtpServerHandle {
+  port: number;
+  received: Received[];
+  auths: { method: string; username?: string }[];
+  close(): Promise<void>;
+}
 
 async function startSmtp(options: SMTPServerOptions, port = 0): Promise<SmtpServerHandle> {
   const received: Received[] = [];
@@ -50,7 +61,13 @@ async function startSmtp(options: SMTPServerOptions, port = 0): Promise<SmtpServ
       stream.on('end', () => {
         const raw = Buffer.concat(chunks);
         PostalMime.parse(raw).then((parsed) => {
-          received.push({ raw, secure: session.secure, user: session.user, envelopeTo: session.envelope.rcptTo.map((r) => r.address), parsed });
+          received.push({
+            raw,
+            secure: session.secure,
+            user: session.user,
+            envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+            parsed,
+          });
           cb();
         }, cb);
       });
@@ -80,9 +97,15 @@ function smtp(opts: SmtpTransportOptions): MailTransport {
 
 // ---------------------------------------------------------------- HTTP stand-ins
 
-interface HttpHandle { url: string; hits: string[]; close(): Promise<void> }
+interface HttpHandle {
+  url: string;
+  hits: string[];
+  close(): Promise<void>;
+}
 
-async function startHttp(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<HttpHandle> {
+async function startHttp(
+  handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
+): Promise<HttpHandle> {
   const hits: string[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -96,7 +119,11 @@ async function startHttp(handler: (req: IncomingMessage, res: ServerResponse, bo
   const handle = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     hits,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   cleanups.push(handle.close);
   return handle;
@@ -112,12 +139,15 @@ async function closedPort(): Promise<number> {
 // ---------------------------------------------------------------- fixtures
 
 function config(env: Record<string, string> = {}): Config {
-  const parsed = parseConfig({
-    ...BASE_ENV,
-    GOTRUE_SMTP_ADMIN_EMAIL: 'admin@auth.example.org',
-    GOTRUE_SMTP_SENDER_NAME: 'Sender Name',
-    ...env,
-  }, { local: true });
+  const parsed = parseConfig(
+    {
+      ...BASE_ENV,
+      GOTRUE_SMTP_ADMIN_EMAIL: 'admin@auth.example.org',
+      GOTRUE_SMTP_SENDER_NAME: 'Sender Name',
+      ...env,
+    },
+    { local: true },
+  );
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   return parsed.config;
 }
@@ -128,8 +158,13 @@ const LINK = `http://localhost:9999/verify?token=${TOKEN_HASH}&type=signup&redir
 
 function mail(over: Partial<MailRequest> = {}): MailRequest {
   return {
-    kind: 'confirmation', to: 'alice.private@example.com', token: TOKEN, tokenHash: TOKEN_HASH,
-    confirmationUrl: LINK, siteUrl: 'http://localhost:3000', redirectTo: 'http://localhost:3000/welcome',
+    kind: 'confirmation',
+    to: 'alice.private@example.com',
+    token: TOKEN,
+    tokenHash: TOKEN_HASH,
+    confirmationUrl: LINK,
+    siteUrl: 'http://localhost:3000',
+    redirectTo: 'http://localhost:3000/welcome',
     userMetadata: { name: 'Alice <3', plan: 'pro' },
     ...over,
   };
@@ -140,7 +175,11 @@ function recordingLogger(): { logger: Logger; lines: string[] } {
   return { logger: createLogger('debug', (l) => lines.push(l)), lines };
 }
 
-function build(transport: MailTransport, env: Record<string, string> = {}, rendererOpts: { ttlMs?: number; timeoutMs?: number; now?: () => number } = {}) {
+function build(
+  transport: MailTransport,
+  env: Record<string, string> = {},
+  rendererOpts: { ttlMs?: number; timeoutMs?: number; now?: () => number } = {},
+) {
   const { logger, lines } = recordingLogger();
   const renderer = createTemplateRenderer({ fetch: globalThis.fetch.bind(globalThis), logger, ...rendererOpts });
   return { mailer: createMailer({ config: config(env), transport, renderer, logger }), lines };
@@ -212,9 +251,16 @@ describe('SMTP transport', () => {
   });
 
   test('wrong credentials fail the send with GoTrue’s message and the cause attached', async () => {
-    const srv = await startSmtp({ authMethods: ['PLAIN', 'LOGIN'], allowInsecureAuth: true, disabledCommands: ['STARTTLS'] });
+    const srv = await startSmtp({
+      authMethods: ['PLAIN', 'LOGIN'],
+      allowInsecureAuth: true,
+      disabledCommands: ['STARTTLS'],
+    });
     const { mailer, lines } = build(smtp({ host: '127.0.0.1', port: srv.port, user: 'mailer', pass: 'wrong' }));
-    const err = await mailer.send(mail({ kind: 'magic_link' })).then(() => undefined, (e: unknown) => e);
+    const err = await mailer.send(mail({ kind: 'magic_link' })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toBe('Error sending magic link email');
     expect(String(((err as Error).cause as Error).message)).toMatch(/535|Invalid/);
@@ -232,7 +278,9 @@ describe('SMTP transport', () => {
 
   test('upgrades with STARTTLS when offered, verifying the certificate', async () => {
     const srv = await startSmtp({ authOptional: true, key: TLS.key, cert: TLS.cert });
-    const { mailer } = build(smtp({ host: '127.0.0.1', port: srv.port, user: 'mailer', pass: 's3cret pass', tls: { ca: TLS.cert } }));
+    const { mailer } = build(
+      smtp({ host: '127.0.0.1', port: srv.port, user: 'mailer', pass: 's3cret pass', tls: { ca: TLS.cert } }),
+    );
     await mailer.send(mail());
     expect(srv.received).toHaveLength(1);
     expect(srv.received[0]!.secure).toBe(true);
@@ -286,10 +334,14 @@ describe('templates', () => {
     const http = await startHttp((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(TEMPLATE));
     const srv = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
     let clock = 1_000_000;
-    const { mailer } = build(smtp({ host: '127.0.0.1', port: srv.port }), {
-      GOTRUE_MAILER_TEMPLATES_CONFIRMATION: `${http.url}/confirm.html`,
-      GOTRUE_MAILER_TEMPLATES_EMAIL_CHANGE: `${http.url}/change.html`,
-    }, { ttlMs: 60_000, now: () => clock });
+    const { mailer } = build(
+      smtp({ host: '127.0.0.1', port: srv.port }),
+      {
+        GOTRUE_MAILER_TEMPLATES_CONFIRMATION: `${http.url}/confirm.html`,
+        GOTRUE_MAILER_TEMPLATES_EMAIL_CHANGE: `${http.url}/change.html`,
+      },
+      { ttlMs: 60_000, now: () => clock },
+    );
 
     await Promise.all([mailer.send(mail()), mailer.send(mail())]);
     await mailer.send(mail());
@@ -299,7 +351,9 @@ describe('templates', () => {
     expect(html).toContain('<h1>Hello Alice &lt;3</h1>');
     expect(html).toContain(`<a href="${LINK.replaceAll('&', '&amp;')}">Confirm</a>`);
     expect(html).toContain('Welcome to http://localhost:3000. Your address: alice.private@example.com, new: .');
-    expect(html).toContain(`Code: ${TOKEN} / hash ${TOKEN_HASH} / back to http://localhost:3000/welcome / plan pro</p>`);
+    expect(html).toContain(
+      `Code: ${TOKEN} / hash ${TOKEN_HASH} / back to http://localhost:3000/welcome / plan pro</p>`,
+    );
     expect(html).not.toContain('{{');
     expect(text).toContain('Hello Alice <3');
     expect(text).toContain(`Confirm: ${LINK}`);
@@ -345,10 +399,20 @@ describe('templates', () => {
     const http = await startHttp((_req, res) => answer(res));
     const { logger, lines } = recordingLogger();
     const renderer = createTemplateRenderer({ fetch: globalThis.fetch.bind(globalThis), logger });
-    const out = await renderer.render('invite', {
-      siteUrl: 'http://localhost:3000', email: 'a@example.com', confirmationUrl: LINK, token: TOKEN,
-      tokenHash: TOKEN_HASH, redirectTo: '', data: {},
-    }, `${http.url}/invite.html`, 'You have been invited');
+    const out = await renderer.render(
+      'invite',
+      {
+        siteUrl: 'http://localhost:3000',
+        email: 'a@example.com',
+        confirmationUrl: LINK,
+        token: TOKEN,
+        tokenHash: TOKEN_HASH,
+        redirectTo: '',
+        data: {},
+      },
+      `${http.url}/invite.html`,
+      'You have been invited',
+    );
     expect(http.hits).toHaveLength(1);
     expect(out.subject).toBe('You have been invited');
     expect(out.html).toContain('<h2>You have been invited</h2>');
@@ -363,17 +427,28 @@ describe('templates', () => {
     const { logger } = recordingLogger();
     const renderer = createTemplateRenderer({ fetch: globalThis.fetch.bind(globalThis), logger, timeoutMs: 200 });
     const started = Date.now();
-    const out = await renderer.render('magic_link', {
-      siteUrl: 'http://localhost:3000', email: 'a@example.com', confirmationUrl: LINK, token: TOKEN,
-      tokenHash: TOKEN_HASH, redirectTo: '', data: {},
-    }, `${hang.url}/slow.html`, 'Your Magic Link');
+    const out = await renderer.render(
+      'magic_link',
+      {
+        siteUrl: 'http://localhost:3000',
+        email: 'a@example.com',
+        confirmationUrl: LINK,
+        token: TOKEN,
+        tokenHash: TOKEN_HASH,
+        redirectTo: '',
+        data: {},
+      },
+      `${hang.url}/slow.html`,
+      'Your Magic Link',
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(out.text).toContain(LINK);
   });
 
   test('htmlToText keeps link targets and drops markup', () => {
-    expect(htmlToText('<p>Hi &amp; welcome</p><p><a href="https://x.test/a?b=1&amp;c=2">Go</a><br>next</p>'))
-      .toBe('Hi & welcome\n\nGo: https://x.test/a?b=1&c=2\nnext\n');
+    expect(htmlToText('<p>Hi &amp; welcome</p><p><a href="https://x.test/a?b=1&amp;c=2">Go</a><br>next</p>')).toBe(
+      'Hi & welcome\n\nGo: https://x.test/a?b=1&c=2\nnext\n',
+    );
   });
 });
 
@@ -386,20 +461,32 @@ describe('Resend transport', () => {
     const bodies: unknown[] = [];
     const api = await startHttp((req, res, body) => {
       if (req.url !== '/emails' || req.headers.authorization !== `Bearer ${KEY}` || !req.headers['user-agent']) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 401, name: 'missing_api_key', message: 'bad request' }));
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ statusCode: 401, name: 'missing_api_key', message: 'bad request' }));
         return;
       }
       bodies.push(JSON.parse(body));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: '49a3999c-0ce1-4ea6-ab68-afcd6dc2e794' }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ id: '49a3999c-0ce1-4ea6-ab68-afcd6dc2e794' }));
     });
-    const transport = createResendTransport({ apiKey: KEY, baseUrl: `${api.url}/`, fetch: globalThis.fetch.bind(globalThis) });
+    const transport = createResendTransport({
+      apiKey: KEY,
+      baseUrl: `${api.url}/`,
+      fetch: globalThis.fetch.bind(globalThis),
+    });
     const { mailer, lines } = build(transport, { GOTRUE_MAILER_SUBJECTS_INVITE: 'Join {{ .SiteURL }}' });
     await mailer.send(mail({ kind: 'invite' }));
 
     expect(api.hits).toEqual(['POST /emails']);
     expect(bodies).toHaveLength(1);
     const sent = bodies[0] as Record<string, unknown>;
-    expect(sent).toMatchObject({ from: 'Sender Name <admin@auth.example.org>', to: ['alice.private@example.com'], subject: 'Join http://localhost:3000' });
+    expect(sent).toMatchObject({
+      from: 'Sender Name <admin@auth.example.org>',
+      to: ['alice.private@example.com'],
+      subject: 'Join http://localhost:3000',
+    });
     expect(sent.html).toContain(LINK.replaceAll('&', '&amp;'));
     expect(sent.text).toContain(LINK);
     expect(sent.text).toContain(TOKEN);
@@ -409,12 +496,22 @@ describe('Resend transport', () => {
   test('a 4xx becomes "Error sending … email" whose messages hold neither the key nor the token', async () => {
     const api = await startHttp((_req, res) => {
       // A hostile or buggy API echoing the key must not get it into our errors.
-      res.writeHead(422, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ statusCode: 422, name: 'validation_error', message: `Invalid \`from\` field (key ${KEY})` }));
+      res
+        .writeHead(422, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({ statusCode: 422, name: 'validation_error', message: `Invalid \`from\` field (key ${KEY})` }),
+        );
     });
-    const transport = createResendTransport({ apiKey: KEY, baseUrl: api.url, fetch: globalThis.fetch.bind(globalThis) });
+    const transport = createResendTransport({
+      apiKey: KEY,
+      baseUrl: api.url,
+      fetch: globalThis.fetch.bind(globalThis),
+    });
     const { mailer, lines } = build(transport);
-    const err = await mailer.send(mail()).then(() => undefined, (e: unknown) => e);
+    const err = await mailer.send(mail()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     const e = err as Error;
     const cause = e.cause as Error;
@@ -448,7 +545,9 @@ describe('Resend transport', () => {
       const answer = JSON.stringify({ id: crypto.randomUUID() });
       if (key !== undefined) answered.set(key, answer);
       sent.push({ idempotencyKey: key, body: JSON.parse(body) as Record<string, unknown> });
-      const reply = () => { if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(answer); };
+      const reply = () => {
+        if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+      };
       if (requests.length === 1 && delayMs > 0) setTimeout(reply, delayMs);
       else reply();
     });
@@ -461,7 +560,11 @@ describe('Resend transport', () => {
 
   test('every send carries an Idempotency-Key derived from kind, recipient and token, revealing none of them', async () => {
     const { api, requests } = await idempotentResend();
-    const transport = createResendTransport({ apiKey: KEY, baseUrl: api.url, fetch: globalThis.fetch.bind(globalThis) });
+    const transport = createResendTransport({
+      apiKey: KEY,
+      baseUrl: api.url,
+      fetch: globalThis.fetch.bind(globalThis),
+    });
     const { mailer, lines } = build(transport);
     await mailer.send(mail());
     await mailer.send(mail({ kind: 'magic_link' }));
@@ -470,10 +573,20 @@ describe('Resend transport', () => {
 
     expect(requests).toHaveLength(4);
     // The exact request: fetch's own headers aside, these four and nothing else.
-    const FETCH_OWN = new Set(['host', 'connection', 'content-length', 'accept', 'accept-language', 'accept-encoding', 'sec-fetch-mode']);
+    const FETCH_OWN = new Set([
+      'host',
+      'connection',
+      'content-length',
+      'accept',
+      'accept-language',
+      'accept-encoding',
+      'sec-fetch-mode',
+    ]);
     const first = Object.fromEntries(Object.entries(requests[0]!.headers).filter(([k]) => !FETCH_OWN.has(k)));
     expect(first).toEqual({
-      authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'user-agent': 'authsvc',
+      authorization: `Bearer ${KEY}`,
+      'content-type': 'application/json',
+      'user-agent': 'authsvc',
       'idempotency-key': expectedKey('confirmation', 'alice.private@example.com', TOKEN_HASH),
     });
     const keys = requests.map((r) => r.headers['idempotency-key'] as string);
@@ -491,17 +604,27 @@ describe('Resend transport', () => {
       expect(key).not.toContain('alice');
     }
     // A hash of the address and a 6-digit code without the API key would be a million guesses away from the code.
-    expect(keys[0]).not.toBe(`authsvc-${createHmac('sha256', '').update(`resend-idempotency\nconfirmation\nalice.private@example.com\n${TOKEN_HASH}`).digest('hex').slice(0, 48)}`);
+    expect(keys[0]).not.toBe(
+      `authsvc-${createHmac('sha256', '').update(`resend-idempotency\nconfirmation\nalice.private@example.com\n${TOKEN_HASH}`).digest('hex').slice(0, 48)}`,
+    );
     expectNoSecretsLogged(lines);
   });
 
   test('a send retried after a timeout reaches the inbox once: the retry carries the same key', async () => {
     // The API takes the first request and sends it, but answers after the transport gave up.
     const { api, sent, requests } = await idempotentResend(1_000);
-    const transport = createResendTransport({ apiKey: KEY, baseUrl: api.url, fetch: globalThis.fetch.bind(globalThis), timeoutMs: 200 });
+    const transport = createResendTransport({
+      apiKey: KEY,
+      baseUrl: api.url,
+      fetch: globalThis.fetch.bind(globalThis),
+      timeoutMs: 200,
+    });
     const { mailer } = build(transport);
     const message = mail({ kind: 'recovery' });
-    const err = await mailer.send(message).then(() => undefined, (e: unknown) => e as Error);
+    const err = await mailer.send(message).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     expect(err?.message).toBe('Error sending recovery email');
     await mailer.send(message);
 
@@ -509,13 +632,26 @@ describe('Resend transport', () => {
     expect(requests[1]!.headers['idempotency-key']).toBe(requests[0]!.headers['idempotency-key']);
     expect(requests[1]!.body).toBe(requests[0]!.body);
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ idempotencyKey: expectedKey('recovery', 'alice.private@example.com', TOKEN_HASH), body: { to: ['alice.private@example.com'] } });
+    expect(sent[0]).toMatchObject({
+      idempotencyKey: expectedKey('recovery', 'alice.private@example.com', TOKEN_HASH),
+      body: { to: ['alice.private@example.com'] },
+    });
   });
 
   test('a message without a token gets no Idempotency-Key (one derived from nothing would drop other emails)', async () => {
     const { api, requests } = await idempotentResend();
-    const transport = createResendTransport({ apiKey: KEY, baseUrl: api.url, fetch: globalThis.fetch.bind(globalThis) });
-    await transport.deliver({ from: 'admin@auth.example.org', to: 'alice.private@example.com', subject: 's', html: '<p>h</p>', text: 'h' });
+    const transport = createResendTransport({
+      apiKey: KEY,
+      baseUrl: api.url,
+      fetch: globalThis.fetch.bind(globalThis),
+    });
+    await transport.deliver({
+      from: 'admin@auth.example.org',
+      to: 'alice.private@example.com',
+      subject: 's',
+      html: '<p>h</p>',
+      text: 'h',
+    });
     expect(requests).toHaveLength(1);
     expect(requests[0]!.headers).not.toHaveProperty('idempotency-key');
   });
@@ -535,7 +671,12 @@ describe('Node adapter', () => {
 
   test('SMTP_HOST selects the SMTP transport', async () => {
     const srv = await startSmtp({ authMethods: ['PLAIN'], allowInsecureAuth: true, disabledCommands: ['STARTTLS'] });
-    const cfg = config({ GOTRUE_SMTP_HOST: '127.0.0.1', GOTRUE_SMTP_PORT: String(srv.port), GOTRUE_SMTP_USER: 'mailer', GOTRUE_SMTP_PASS: 's3cret pass' });
+    const cfg = config({
+      GOTRUE_SMTP_HOST: '127.0.0.1',
+      GOTRUE_SMTP_PORT: String(srv.port),
+      GOTRUE_SMTP_USER: 'mailer',
+      GOTRUE_SMTP_PASS: 's3cret pass',
+    });
     expect(cfg.mailer.transport).toBe('smtp');
     const deps = await buildNodeDeps(cfg, noDb, recordingLogger().logger);
     await deps.mailer.send(mail());
@@ -547,7 +688,9 @@ describe('Node adapter', () => {
   test('RESEND_API_KEY selects the Resend transport at RESEND_BASE_URL', async () => {
     const KEY = 're_wiring_key';
     const api = await startHttp((req, res) => {
-      res.writeHead(req.headers.authorization === `Bearer ${KEY}` ? 200 : 401, { 'content-type': 'application/json' }).end('{"id":"x"}');
+      res
+        .writeHead(req.headers.authorization === `Bearer ${KEY}` ? 200 : 401, { 'content-type': 'application/json' })
+        .end('{"id":"x"}');
     });
     const cfg = config({ AUTHSVC_RESEND_API_KEY: KEY, AUTHSVC_RESEND_BASE_URL: api.url });
     expect(cfg.mailer.transport).toBe('resend');

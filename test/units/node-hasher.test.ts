@@ -6,15 +6,16 @@ test('concurrencyLimit runs at most N tasks at once, in order, and keeps going a
   let active = 0;
   let peak = 0;
   const order: number[] = [];
-  const task = (i: number) => limit(async () => {
-    active++;
-    peak = Math.max(peak, active);
-    await new Promise((r) => setTimeout(r, 5));
-    order.push(i);
-    active--;
-    if (i === 3) throw new Error('boom');
-    return i;
-  });
+  const task = (i: number) =>
+    limit(async () => {
+      active++;
+      peak = Math.max(peak, active);
+      await new Promise((r) => setTimeout(r, 5));
+      order.push(i);
+      active--;
+      if (i === 3) throw new Error('boom');
+      return i;
+    });
   const results = await Promise.allSettled([0, 1, 2, 3, 4, 5, 6].map(task));
   expect(peak).toBe(2);
   expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(6);

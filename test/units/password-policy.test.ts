@@ -126,7 +126,11 @@ describe('generatePassword', () => {
       const pw = generatePassword(33, sets);
       const chars = [...pw];
       expect(chars).toHaveLength(33);
-      for (const set of sets) expect(chars.some((c) => [...set].includes(c)), `${set} in ${pw}`).toBe(true);
+      for (const set of sets)
+        expect(
+          chars.some((c) => [...set].includes(c)),
+          `${set} in ${pw}`,
+        ).toBe(true);
       positions.add(chars.indexOf('€'));
       expect(checkPasswordStrength(pw, { minLength: 6, requiredCharacters: sets })).toBeNull();
     }

@@ -46,7 +46,10 @@ function anchors(md: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
   for (const m of md.replace(/^```[^\n]*\n[\s\S]*?^```[^\n]*$/gm, '').matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
-    const base = m[1]!.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const base = m[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     out.add(n === 0 ? base : `${base}-${n}`);
@@ -58,30 +61,36 @@ describe('documentation links', () => {
   const files = markdownFiles();
 
   test('docs/ has the pages the README points to', () => {
-    expect(files.map((f) => relative(root, f))).toEqual(expect.arrayContaining(['docs/configuration.md', 'docs/security.md']));
+    expect(files.map((f) => relative(root, f))).toEqual(
+      expect.arrayContaining(['docs/configuration.md', 'docs/security.md']),
+    );
   });
 
-  test.each(files.map((f) => [relative(root, f), f]))('every relative link in %s points at an existing file and heading', (_name, file) => {
-    const broken: string[] = [];
-    const text = readFileSync(file, 'utf8');
-    for (const m of prose(text).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
-      const target = m[1]!;
-      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
-      const [path, anchor] = target.split('#') as [string, string | undefined];
-      const dest = path === '' ? file : resolve(dirname(file), path);
-      if (!existsSync(dest)) {
-        broken.push(`${target}: no such file`);
-        continue;
+  test.each(files.map((f) => [relative(root, f), f]))(
+    'every relative link in %s points at an existing file and heading',
+    (_name, file) => {
+      const broken: string[] = [];
+      const text = readFileSync(file, 'utf8');
+      for (const m of prose(text).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+        const target = m[1]!;
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
+        const [path, anchor] = target.split('#') as [string, string | undefined];
+        const dest = path === '' ? file : resolve(dirname(file), path);
+        if (!existsSync(dest)) {
+          broken.push(`${target}: no such file`);
+          continue;
+        }
+        if (anchor !== undefined && dest.endsWith('.md') && !anchors(readFileSync(dest, 'utf8')).has(anchor)) {
+          broken.push(`${target}: no heading with that anchor`);
+        }
       }
-      if (anchor !== undefined && dest.endsWith('.md') && !anchors(readFileSync(dest, 'utf8')).has(anchor)) {
-        broken.push(`${target}: no heading with that anchor`);
-      }
-    }
-    expect(broken).toEqual([]);
-  });
+      expect(broken).toEqual([]);
+    },
+  );
 
-  test('the anchor rule is GitHub\'s', () => {
-    expect([...anchors('# Fault injection\n## Node.js\n## `redirect_to` and (globs)\n## Node.js\n```\n# not a heading\n```')])
-      .toEqual(['fault-injection', 'nodejs', 'redirect_to-and-globs', 'nodejs-1']);
+  test("the anchor rule is GitHub's", () => {
+    expect([
+      ...anchors('# Fault injection\n## Node.js\n## `redirect_to` and (globs)\n## Node.js\n```\n# not a heading\n```'),
+    ]).toEqual(['fault-injection', 'nodejs', 'redirect_to-and-globs', 'nodejs-1']);
   });
 });

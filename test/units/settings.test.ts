@@ -21,11 +21,13 @@ describe('settings', () => {
     expect(SETTINGS.filter((s) => s.secret).length).toBeGreaterThan(40);
   });
 
-  test('a value set for any setting shows in the Config at the setting\'s place', () => {
+  test("a value set for any setting shows in the Config at the setting's place", () => {
     // Every setting that takes free text gets a value of its own, which Config must hold where its
     // section puts it: walk the tree and the built Config together.
     const env: Record<string, string> = { ...GOTRUE_ENV };
-    const plain = SETTINGS.filter((s) => s.parser.safeParse(`value-of-${s.name}`).data === `value-of-${s.name}` && !(`GOTRUE_${s.name}` in env));
+    const plain = SETTINGS.filter(
+      (s) => s.parser.safeParse(`value-of-${s.name}`).data === `value-of-${s.name}` && !(`GOTRUE_${s.name}` in env),
+    );
     for (const s of plain) env[`GOTRUE_${s.name}`] = `value-of-${s.name}`;
     const result = parseConfig(env);
     if (!result.ok) throw new Error(result.errors.join('\n'));

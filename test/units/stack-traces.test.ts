@@ -13,18 +13,29 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 test('frames of built files name the source line; other frames are left alone', async () => {
   const { build } = await import('esbuild');
   // Line 5 of thrower.ts throws; the bundle is minified onto a few lines, as dist/node is.
-  writeFileSync(join(dir, 'thrower.ts'), [
-    'export interface Box { n: number }',
-    'const double = (b: Box): number => b.n * 2;',
-    'export function fail(b: Box): never {',
-    '  const twice: number = double(b);',
-    '  throw new TypeError("bad " + twice);',
-    '}',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'thrower.ts'),
+    [
+      'export interface Box { n: number }',
+      'const double = (b: Box): number => b.n * 2;',
+      'export function fail(b: Box): never {',
+      '  const twice: number = double(b);',
+      '  throw new TypeError("bad " + twice);',
+      '}',
+      '',
+    ].join('\n'),
+  );
   await build({
-    entryPoints: [join(dir, 'thrower.ts')], outdir: join(dir, 'out'), bundle: true, format: 'esm', platform: 'node',
-    sourcemap: true, sourcesContent: false, minifyWhitespace: true, minifySyntax: true, logLevel: 'silent',
+    entryPoints: [join(dir, 'thrower.ts')],
+    outdir: join(dir, 'out'),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    sourcemap: true,
+    sourcesContent: false,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'silent',
   });
   const script = `
     import { installStackMapping } from ${JSON.stringify(join(ROOT, 'scripts', 'stack-traces.mjs'))};
@@ -41,7 +52,7 @@ test('frames of built files name the source line; other frames are left alone', 
   expect(lines.slice(2).join('\n')).not.toContain('thrower');
 });
 
-test('bin/authsvc.js installs it instead of Node\'s eager source maps', async () => {
+test("bin/authsvc.js installs it instead of Node's eager source maps", async () => {
   const { readFileSync } = await import('node:fs');
   const bin = readFileSync(join(ROOT, 'bin', 'authsvc.js'), 'utf8');
   expect(bin).toContain('installStackMapping(OUT)');

@@ -23,7 +23,8 @@ async function joseVerdict(token: string): Promise<unknown> {
     return (await jwtVerify(token, secret, { algorithms: ['HS256'], currentDate: now })).payload;
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) return 'token has invalid claims: token is expired';
-    if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'token signature is invalid: signature is invalid';
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed)
+      return 'token signature is invalid: signature is invalid';
     if (err instanceof joseErrors.JWTClaimValidationFailed) return `token has invalid claims: ${err.message}`;
     return 'token is malformed';
   }
@@ -54,13 +55,37 @@ describe('HS256 verification agrees with jose', () => {
     ['payload an array', () => signed(H, [good])],
     ['payload a number', () => signed(H, 42)],
     ['payload not JSON', () => signed(H, '{"sub":')],
-    ['payload not UTF-8', () => { const input = `${enc(H)}.${base64url(new Uint8Array([0x7b, 0xff, 0x7d]))}`; return `${input}.${base64url(hmacSha256(secret, utf8(input)))}`; }],
+    [
+      'payload not UTF-8',
+      () => {
+        const input = `${enc(H)}.${base64url(new Uint8Array([0x7b, 0xff, 0x7d]))}`;
+        return `${input}.${base64url(hmacSha256(secret, utf8(input)))}`;
+      },
+    ],
     ['crit header', () => signed({ ...H, crit: ['exp'] }, good)],
     ['b64 false', () => signed({ ...H, b64: false, crit: ['b64'] }, good)],
-    ['a wrong signature', () => { const t = signed(H, good); return `${t.slice(0, -2)}${t.endsWith('AA') ? 'BB' : 'AA'}`; }],
-    ['a signature under another secret', async () => new CompactSign(utf8(JSON.stringify(good))).setProtectedHeader(H).sign(utf8('another-secret-with-at-least-32-characters'))],
+    [
+      'a wrong signature',
+      () => {
+        const t = signed(H, good);
+        return `${t.slice(0, -2)}${t.endsWith('AA') ? 'BB' : 'AA'}`;
+      },
+    ],
+    [
+      'a signature under another secret',
+      async () =>
+        new CompactSign(utf8(JSON.stringify(good)))
+          .setProtectedHeader(H)
+          .sign(utf8('another-secret-with-at-least-32-characters')),
+    ],
     ['an empty signature', () => `${signed(H, good).split('.').slice(0, 2).join('.')}.`],
-    ['padding in the payload', () => { const [h, p, s] = signed(H, good).split('.'); return `${h}.${p}==.${s}`; }],
+    [
+      'padding in the payload',
+      () => {
+        const [h, p, s] = signed(H, good).split('.');
+        return `${h}.${p}==.${s}`;
+      },
+    ],
   ];
   for (const [name, make] of cases) {
     test(name, async () => {

@@ -44,8 +44,7 @@ const GOTRUE_FBSCRYPT_WRONG = `${GOTRUE_FBSCRYPT_PREFIX}ZGlmZmVyZW50aGFzaA==`;
 
 const SALT16 = 'c29tZXNhbHRzb21lc2FsdA'; // "somesaltsomesalt", unpadded
 const HASH32 = 'RXnb8rh7LaDcn07xsssqqulZYXOM/EUCEFMVcAcyYVk';
-const argon2 = (params: string, alg = 'argon2id', salt = SALT16, hash = HASH32) =>
-  `$${alg}$${params}$${salt}$${hash}`;
+const argon2 = (params: string, alg = 'argon2id', salt = SALT16, hash = HASH32) => `$${alg}$${params}$${salt}$${hash}`;
 
 describe('bcrypt', () => {
   it('hashes new passwords as $2a$ cost 10 on both hashers', async () => {

@@ -9,9 +9,19 @@ export const hooks = {
     const what = kind.toLowerCase().replaceAll('_', ' ');
     return {
       enabled: setting(`HOOK_${kind}_ENABLED`, bool(false), 'false', `Calls the ${what} hook (docs/hooks.md).`),
-      uri: setting(`HOOK_${kind}_URI`, opt(parseHookUri), '', `The ${what} hook: pg-functions://<db>/<schema>/<function>, https://… (http:// only on localhost).`)
-        .map((v) => v ?? ''),
-      secrets: setting(`HOOK_${kind}_SECRETS`, withDefault(parseHookSecrets, []), '', `Standard Webhooks secrets of the ${what} hook (v1,whsec_<base64>), several separated by |; the HTTP request is signed with each.`, { secret: true }),
+      uri: setting(
+        `HOOK_${kind}_URI`,
+        opt(parseHookUri),
+        '',
+        `The ${what} hook: pg-functions://<db>/<schema>/<function>, https://… (http:// only on localhost).`,
+      ).map((v) => v ?? ''),
+      secrets: setting(
+        `HOOK_${kind}_SECRETS`,
+        withDefault(parseHookSecrets, []),
+        '',
+        `Standard Webhooks secrets of the ${what} hook (v1,whsec_<base64>), several separated by |; the HTTP request is signed with each.`,
+        { secret: true },
+      ),
     };
   }),
 };

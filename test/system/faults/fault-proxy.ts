@@ -40,7 +40,12 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-interface Pair { client: net.Socket; server: net.Socket; held: Array<{ to: net.Socket; data: Buffer }>; mute?: boolean }
+interface Pair {
+  client: net.Socket;
+  server: net.Socket;
+  held: Array<{ to: net.Socket; data: Buffer }>;
+  mute?: boolean;
+}
 
 export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<FaultProxy> {
   let mode: Mode = 'pass';
@@ -57,8 +62,14 @@ export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.
   };
   const forward = (p: Pair, to: net.Socket, data: Buffer) => {
     if (p.mute && to === p.client) return;
-    if (mode === 'blackhole') { p.held.push({ to, data }); return; }
-    if (delayMs > 0) setTimeout(() => { if (!to.destroyed) to.write(data); }, delayMs);
+    if (mode === 'blackhole') {
+      p.held.push({ to, data });
+      return;
+    }
+    if (delayMs > 0)
+      setTimeout(() => {
+        if (!to.destroyed) to.write(data);
+      }, delayMs);
     else if (!to.destroyed) to.write(data);
   };
 
@@ -72,7 +83,10 @@ export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.
       if (i >= 0) {
         const [t] = traps.splice(i, 1);
         t!.fired?.();
-        if (t!.when === 'before') { destroy(p, true); return; }
+        if (t!.when === 'before') {
+          destroy(p, true);
+          return;
+        }
         // The server gets it; its answer never reaches the client, which then sees a reset.
         p.mute = true;
         forward(p, server, data);
@@ -92,28 +106,39 @@ export async function startFaultProxy(targetPort: number, targetHost = '127.0.0.
   let listener = net.createServer(onConnection);
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   const port = (listener.address() as net.AddressInfo).port;
-  const listen = () => new Promise<void>((resolve, reject) => {
-    listener = net.createServer(onConnection);
-    listener.once('error', reject);
-    listener.listen(port, '127.0.0.1', resolve);
-  });
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      listener = net.createServer(onConnection);
+      listener.once('error', reject);
+      listener.listen(port, '127.0.0.1', resolve);
+    });
   const stopListening = () => new Promise<void>((resolve) => listener.close(() => resolve()));
 
   return {
     port,
     upstreamPorts: () => [...pairs].map((p) => p.server.localPort).filter((x): x is number => typeof x === 'number'),
     connections: () => pairs.size,
-    delay(ms) { delayMs = ms; },
-    blackhole() { mode = 'blackhole'; },
+    delay(ms) {
+      delayMs = ms;
+    },
+    blackhole() {
+      mode = 'blackhole';
+    },
     async refuse() {
       mode = 'refuse';
       const closed = stopListening();
       for (const p of [...pairs]) destroy(p, false);
       await closed;
     },
-    resetAll() { for (const p of [...pairs]) destroy(p, true); },
-    trap(t) { traps.push(t); },
-    untrap() { traps.length = 0; },
+    resetAll() {
+      for (const p of [...pairs]) destroy(p, true);
+    },
+    trap(t) {
+      traps.push(t);
+    },
+    untrap() {
+      traps.length = 0;
+    },
     async heal() {
       const was = mode;
       mode = 'pass';

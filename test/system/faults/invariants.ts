@@ -16,7 +16,9 @@ const CHECKS: Record<string, (ns: string) => string> = {
   'confirmation token without its row': (ns) => `select u.id from ${ns}.users u
     where coalesce(u.confirmation_token, '') <> ''
       and not exists (select 1 from ${ns}.one_time_tokens o where o.user_id = u.id and o.token_type = 'confirmation_token' and o.token_hash = u.confirmation_token)`,
-  'confirmation row without its token': (ns) => `select o.id from ${ns}.one_time_tokens o join ${ns}.users u on u.id = o.user_id
+  'confirmation row without its token': (
+    ns,
+  ) => `select o.id from ${ns}.one_time_tokens o join ${ns}.users u on u.id = o.user_id
     where o.token_type = 'confirmation_token' and coalesce(u.confirmation_token, '') <> o.token_hash`,
   'email change token without its row': (ns) => `select u.id from ${ns}.users u
     where coalesce(u.email_change_token_new, '') <> ''
@@ -53,7 +55,8 @@ export async function leftInTransaction(url: string, ports: number[]): Promise<u
   try {
     const { rows } = await client.query(
       `select pid, client_port, state, query from pg_stat_activity where client_port = any($1::int[]) and state like 'idle in transaction%'`,
-      [ports]);
+      [ports],
+    );
     return rows;
   } finally {
     await client.end();

@@ -43,12 +43,24 @@ describe.runIf(TEST_DATABASE_URL)('kill -9 of one of three instances', () => {
     if (process.env.FAULTS_VERBOSE) console.log('kill -9', summary);
 
     expect(others.length, summary).toBeGreaterThan(300);
-    expect(others.filter((a) => a.status !== 200), summary).toEqual([]);
+    expect(
+      others.filter((a) => a.status !== 200),
+      summary,
+    ).toEqual([]);
     // The kill was felt: requests to it failed at the socket (not with an answer).
-    expect(atVictim.some((a) => a.status === 0), summary).toBe(true);
-    expect(atVictim.filter((a) => a.status !== 200 && a.status !== 0), summary).toEqual([]);
+    expect(
+      atVictim.some((a) => a.status === 0),
+      summary,
+    ).toBe(true);
+    expect(
+      atVictim.filter((a) => a.status !== 200 && a.status !== 0),
+      summary,
+    ).toEqual([]);
     expect(atRestarted.length, summary).toBeGreaterThan(50);
-    expect(atRestarted.filter((a) => a.status !== 200), summary).toEqual([]);
+    expect(
+      atRestarted.filter((a) => a.status !== 200),
+      summary,
+    ).toEqual([]);
     expect(await brokenInvariants(TEST_DATABASE_URL!, namespace)).toEqual({});
   }, 60_000);
 });

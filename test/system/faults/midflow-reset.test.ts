@@ -24,8 +24,11 @@ describe.runIf(TEST_DATABASE_URL)('connection reset mid-flow', () => {
     proxy = await startFaultProxy(Number(new URL(TEST_DATABASE_URL!).port || 5432));
     mailbox = await startMailbox();
     server = await startAuthsvc(proxy.port, namespace, {
-      AUTHSVC_MAILER_AUTOCONFIRM: 'false', AUTHSVC_SMTP_PORT: String(mailbox.port), AUTHSVC_SMTP_MAX_FREQUENCY: '1s',
-      AUTHSVC_RATE_LIMIT_EMAIL_SENT: '100000', AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: 'false',
+      AUTHSVC_MAILER_AUTOCONFIRM: 'false',
+      AUTHSVC_SMTP_PORT: String(mailbox.port),
+      AUTHSVC_SMTP_MAX_FREQUENCY: '1s',
+      AUTHSVC_RATE_LIMIT_EMAIL_SENT: '100000',
+      AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: 'false',
     });
     base = server.url;
     proxy.delay(10);
@@ -42,10 +45,22 @@ describe.runIf(TEST_DATABASE_URL)('connection reset mid-flow', () => {
   const COMMIT = /Q[\s\S]{4}commit\x00/i;
 
   /** Runs `request` with a reset trap on `statement`; the trap must fire and the answer be 503. */
-  async function cut(statement: RegExp, when: 'before' | 'after', request: () => Promise<{ status: number; json: Record<string, any> }>) {
+  async function cut(
+    statement: RegExp,
+    when: 'before' | 'after',
+    request: () => Promise<{ status: number; json: Record<string, any> }>,
+  ) {
     let fired = false;
-    proxy.trap({ match: statement, when, fired: () => { fired = true; } });
-    const r = await request().catch((err: unknown) => { throw new Error(`no answer; server output:\n${server.output().slice(-3000)}`, { cause: err }); });
+    proxy.trap({
+      match: statement,
+      when,
+      fired: () => {
+        fired = true;
+      },
+    });
+    const r = await request().catch((err: unknown) => {
+      throw new Error(`no answer; server output:\n${server.output().slice(-3000)}`, { cause: err });
+    });
     proxy.untrap();
     expect(fired, `no statement matched ${statement}`).toBe(true);
     expect({ status: r.status, code: r.json.error_code }).toEqual({ status: 503, code: 'database_unavailable' });
@@ -65,7 +80,9 @@ describe.runIf(TEST_DATABASE_URL)('connection reset mid-flow', () => {
 
   test('signup: reset after the user row, before its token row, leaves no user; reset after COMMIT leaves a whole one; retries work', async () => {
     const a = 'cut-signup-a@faults.example.com';
-    await cut(new RegExp(`insert into ${ns.replaceAll('"', '"?')}\\."?one_time_tokens`, 'i'), 'before', () => signup(a));
+    await cut(new RegExp(`insert into ${ns.replaceAll('"', '"?')}\\."?one_time_tokens`, 'i'), 'before', () =>
+      signup(a),
+    );
     await holds();
     expect(mailbox.to(a)).toHaveLength(0);
     expect((await signup(a)).status).toBe(200);
@@ -116,8 +133,9 @@ describe.runIf(TEST_DATABASE_URL)('connection reset mid-flow', () => {
     const a = 'cut-verify-a@faults.example.com';
     expect((await signup(a)).status).toBe(200);
     const tokenA = new URL(mailLink(await mailbox.next(a))!).searchParams.get('token');
-    await cut(new RegExp(`update ${ns.replaceAll('"', '"?')}\\."?users`, 'i'), 'before',
-      () => call(base, 'POST', '/verify', { type: 'signup', token_hash: tokenA }));
+    await cut(new RegExp(`update ${ns.replaceAll('"', '"?')}\\."?users`, 'i'), 'before', () =>
+      call(base, 'POST', '/verify', { type: 'signup', token_hash: tokenA }),
+    );
     await holds();
     const retried = await call(base, 'POST', '/verify', { type: 'signup', token_hash: tokenA });
     expect(retried.status, JSON.stringify(retried.json) + server.output().slice(-2000)).toBe(200);
@@ -128,7 +146,9 @@ describe.runIf(TEST_DATABASE_URL)('connection reset mid-flow', () => {
     await cut(COMMIT, 'after', () => call(base, 'POST', '/verify', { type: 'signup', token_hash: tokenB }));
     await holds();
     // The link was used by the lost answer; the user is confirmed and signs in.
-    expect((await call(base, 'POST', '/verify', { type: 'signup', token_hash: tokenB })).json.error_code).toBe('otp_expired');
+    expect((await call(base, 'POST', '/verify', { type: 'signup', token_hash: tokenB })).json.error_code).toBe(
+      'otp_expired',
+    );
     expect((await signIn(b)).status).toBe(200);
   });
 
@@ -138,8 +158,9 @@ describe.runIf(TEST_DATABASE_URL)('connection reset mid-flow', () => {
     expect((await signup(email)).status).toBe(200);
     expect((await confirm(email)).status).toBe(200);
     const auth = { authorization: `Bearer ${(await signIn(email)).json.access_token}` };
-    await cut(new RegExp(`insert into ${ns.replaceAll('"', '"?')}\\."?one_time_tokens`, 'i'), 'before',
-      () => call(base, 'PUT', '/user', { email: next }, auth));
+    await cut(new RegExp(`insert into ${ns.replaceAll('"', '"?')}\\."?one_time_tokens`, 'i'), 'before', () =>
+      call(base, 'PUT', '/user', { email: next }, auth),
+    );
     await holds();
     expect(mailbox.to(next)).toHaveLength(0);
     expect((await call(base, 'PUT', '/user', { email: next }, auth)).status).toBe(200);

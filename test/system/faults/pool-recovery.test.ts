@@ -22,14 +22,23 @@ describe.runIf(TEST_DATABASE_URL)('pool after a timed-out statement', () => {
   test('a transaction cut off mid-way is rolled back, not committed by the next one on its connection', async () => {
     proxy = await startFaultProxy(Number(new URL(TEST_DATABASE_URL!).port || 5432));
     // One connection, so the next transaction would get the same one back.
-    const db = openPostgres({ url: viaPort(proxy.port), namespace, maxPoolSize: 1, connectTimeoutMs: 1_000, queryTimeoutMs: 300 });
+    const db = openPostgres({
+      url: viaPort(proxy.port),
+      namespace,
+      maxPoolSize: 1,
+      connectTimeoutMs: 1_000,
+      queryTimeoutMs: 300,
+    });
     try {
       await db.withSession((s) => s.exec(`create schema "${namespace}"; create table "${namespace}".rows (x int)`));
       const failed = await transaction(db, async (tx) => {
         await tx.orm.execute(sql.raw(`insert into "${namespace}".rows values (1)`));
         proxy!.blackhole();
         await tx.orm.execute(sql`select 1`);
-      }).then(() => undefined, (err: unknown) => err);
+      }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(failed).toBeInstanceOf(Error);
       expect(isDatabaseUnavailable(failed)).toBe(true);
 
@@ -46,11 +55,19 @@ describe.runIf(TEST_DATABASE_URL)('pool after a timed-out statement', () => {
 
   test('connection errors and outage SQLSTATEs read as the database being unavailable; others do not', () => {
     const wrapped = (cause: unknown) => Object.assign(new Error('Failed query: select 1'), { cause });
-    expect(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(
+      isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })),
+    ).toBe(true);
     expect(isDatabaseUnavailable(wrapped(new Error('Connection terminated unexpectedly')))).toBe(true);
     expect(isDatabaseUnavailable(wrapped(new Error('timeout exceeded when trying to connect')))).toBe(true);
-    expect(isDatabaseUnavailable(wrapped(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })))).toBe(true);
-    expect(isDatabaseUnavailable(wrapped(Object.assign(new Error('connection failure'), { code: '08006' })))).toBe(true);
+    expect(
+      isDatabaseUnavailable(
+        wrapped(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })),
+      ),
+    ).toBe(true);
+    expect(isDatabaseUnavailable(wrapped(Object.assign(new Error('connection failure'), { code: '08006' })))).toBe(
+      true,
+    );
     expect(isDatabaseUnavailable(wrapped(Object.assign(new Error('duplicate key'), { code: '23505' })))).toBe(false);
     expect(isDatabaseUnavailable(new Error('something else'))).toBe(false);
   });

@@ -29,7 +29,8 @@ describe.runIf(TEST_DATABASE_URL)('Postgres outage under load', () => {
     // old token after the heal. Within the reuse interval it gets the same child; past it (GoTrue's
     // default is 10 s, as long as this outage) the retry is a reuse and ends the session.
     const server = await startAuthsvc(proxy.port, namespace, {
-      AUTHSVC_API_MAX_REQUEST_DURATION: String(LIMIT_S), AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '30',
+      AUTHSVC_API_MAX_REQUEST_DURATION: String(LIMIT_S),
+      AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '30',
     });
     const base = server.url;
     const accounts = await Promise.all(Array.from({ length: 8 }, (_, i) => signUp(base, `outage${i}`)));
@@ -54,7 +55,8 @@ describe.runIf(TEST_DATABASE_URL)('Postgres outage under load', () => {
     const during = load.answers.filter((a) => a.at >= outageStart && a.at < healedAt);
     const after = load.answers.filter((a) => a.at >= healedAt + 500);
     const summary = { during: tally(during), after: tally(after) };
-    if (process.env.FAULTS_VERBOSE) console.log('outage', JSON.stringify(summary), 'slowest ms', Math.max(...load.answers.map((a) => a.ms)));
+    if (process.env.FAULTS_VERBOSE)
+      console.log('outage', JSON.stringify(summary), 'slowest ms', Math.max(...load.answers.map((a) => a.ms)));
 
     expect(healthBlackholed.status, JSON.stringify(healthBlackholed)).toBe(503);
     expect(healthBlackholed.json.error_code).toBe('database_unavailable');
@@ -66,17 +68,26 @@ describe.runIf(TEST_DATABASE_URL)('Postgres outage under load', () => {
     // The outage was seen, and only as 503 database_unavailable in the JSON error shape.
     const failed = during.filter((a) => a.status !== 200);
     expect(failed.length, JSON.stringify(summary)).toBeGreaterThan(20);
-    expect(failed.filter((a) => a.status !== 503 || a.code !== 'database_unavailable'), JSON.stringify(summary)).toEqual([]);
+    expect(
+      failed.filter((a) => a.status !== 503 || a.code !== 'database_unavailable'),
+      JSON.stringify(summary),
+    ).toEqual([]);
     // Nothing waited for the 504: each answer came before API_MAX_REQUEST_DURATION.
     expect(Math.max(...load.answers.map((a) => a.ms))).toBeLessThan(LIMIT_S * 1000);
     // While refused, failing is fast (connection refused at once).
     const refusedPhase = during.filter((a) => a.at >= outageStart + 6_000 && a.status === 503);
     expect(refusedPhase.length).toBeGreaterThan(10);
-    expect(refusedPhase.every((a) => a.ms < 500), JSON.stringify(refusedPhase.map((a) => a.ms))).toBe(true);
+    expect(
+      refusedPhase.every((a) => a.ms < 500),
+      JSON.stringify(refusedPhase.map((a) => a.ms)),
+    ).toBe(true);
 
     // Recovered with no restart: every answer 200, no connection left in a transaction.
     expect(after.length).toBeGreaterThan(50);
-    expect(after.filter((a) => a.status !== 200), JSON.stringify(summary)).toEqual([]);
+    expect(
+      after.filter((a) => a.status !== 200),
+      JSON.stringify(summary),
+    ).toEqual([]);
     expect(server.exit).toBeUndefined();
     expect(await leftInTransaction(TEST_DATABASE_URL!, proxy.upstreamPorts())).toEqual([]);
     expect(await brokenInvariants(TEST_DATABASE_URL!, namespace)).toEqual({});
@@ -94,7 +105,9 @@ describe.runIf(TEST_DATABASE_URL)('Postgres outage under load', () => {
       await admin.connect();
       const killedAt = Date.now();
       const { rows } = await admin.query(
-        'select pg_terminate_backend(pid) as done from pg_stat_activity where client_port = any($1::int[])', [local.upstreamPorts()]);
+        'select pg_terminate_backend(pid) as done from pg_stat_activity where client_port = any($1::int[])',
+        [local.upstreamPorts()],
+      );
       await admin.end();
       await sleep(2_000);
       await load.stop();
@@ -103,10 +116,16 @@ describe.runIf(TEST_DATABASE_URL)('Postgres outage under load', () => {
       const summary = JSON.stringify({ terminated: rows.length, all: tally(load.answers) });
       if (process.env.FAULTS_VERBOSE) console.log('terminate', summary);
       expect(rows.length, summary).toBeGreaterThan(0);
-      expect(load.answers.filter((a) => a.status !== 200 && !(a.status === 503 && a.code === 'database_unavailable')), summary).toEqual([]);
+      expect(
+        load.answers.filter((a) => a.status !== 200 && !(a.status === 503 && a.code === 'database_unavailable')),
+        summary,
+      ).toEqual([]);
       expect(before.length).toBeGreaterThan(20);
       expect(after.length).toBeGreaterThan(50);
-      expect(after.filter((a) => a.status !== 200), summary).toEqual([]);
+      expect(
+        after.filter((a) => a.status !== 200),
+        summary,
+      ).toEqual([]);
       expect(server.exit).toBeUndefined();
     } finally {
       await local.close();

@@ -31,7 +31,11 @@ export function newNamespace(): string {
   return uniqueNamespace();
 }
 
-export async function startAuthsvc(dbPort: number, namespace: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startAuthsvc(
+  dbPort: number,
+  namespace: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   return startServer({
     port,
@@ -55,10 +59,17 @@ export async function startAuthsvc(dbPort: number, namespace: string, env: Recor
 
 export type Json = Record<string, any>;
 
-export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Json; ms: number }> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Json; ms: number }> {
   const started = Date.now();
   const res = await fetch(base + path, {
-    method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(30_000),
   });
@@ -72,7 +83,11 @@ export async function call(base: string, method: string, path: string, body?: un
   return { status: res.status, json, ms: Date.now() - started };
 }
 
-export interface Account { email: string; access: string; refresh: string }
+export interface Account {
+  email: string;
+  access: string;
+  refresh: string;
+}
 
 export async function signUp(base: string, tag: string): Promise<Account> {
   const email = `${tag}-${crypto.randomUUID().slice(0, 8)}@faults.example.com`;
@@ -81,7 +96,15 @@ export async function signUp(base: string, tag: string): Promise<Account> {
   return { email, access: r.json.access_token, refresh: r.json.refresh_token };
 }
 
-export interface Answer { at: number; kind: 'signin' | 'refresh' | 'user'; status: number; code?: string; ms: number; base: string; network?: string }
+export interface Answer {
+  at: number;
+  kind: 'signin' | 'refresh' | 'user';
+  status: number;
+  code?: string;
+  ms: number;
+  base: string;
+  network?: string;
+}
 
 /**
  * Runs the mixed profile over `accounts` (one worker each, round robin over `bases`) until stop()
@@ -99,11 +122,12 @@ export function mixedLoad(bases: string[], accounts: Account[]): { answers: Answ
       pos = (pos + 1) % 221;
       const started = Date.now();
       try {
-        const r = kind === 'signin'
-          ? await call(base, 'POST', '/token?grant_type=password', { email: a.email, password: PASSWORD })
-          : kind === 'refresh'
-            ? await call(base, 'POST', '/token?grant_type=refresh_token', { refresh_token: a.refresh })
-            : await call(base, 'GET', '/user', undefined, { authorization: `Bearer ${a.access}` });
+        const r =
+          kind === 'signin'
+            ? await call(base, 'POST', '/token?grant_type=password', { email: a.email, password: PASSWORD })
+            : kind === 'refresh'
+              ? await call(base, 'POST', '/token?grant_type=refresh_token', { refresh_token: a.refresh })
+              : await call(base, 'GET', '/user', undefined, { authorization: `Bearer ${a.access}` });
         answers.push({ at: started, kind, status: r.status, code: r.json.error_code ?? r.json.code, ms: r.ms, base });
         if (r.status === 200 && kind !== 'user') {
           a.access = r.json.access_token;
@@ -111,13 +135,26 @@ export function mixedLoad(bases: string[], accounts: Account[]): { answers: Answ
         }
         if (r.status >= 500) await new Promise((res) => setTimeout(res, 50));
       } catch (err) {
-        answers.push({ at: started, kind, status: 0, ms: Date.now() - started, base, network: String((err as Error).cause ?? err) });
+        answers.push({
+          at: started,
+          kind,
+          status: 0,
+          ms: Date.now() - started,
+          base,
+          network: String((err as Error).cause ?? err),
+        });
         await new Promise((res) => setTimeout(res, 50));
       }
     }
   };
   const done = Promise.all(accounts.map((a, i) => worker(a, i)));
-  return { answers, async stop() { running = false; await done; } };
+  return {
+    answers,
+    async stop() {
+      running = false;
+      await done;
+    },
+  };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

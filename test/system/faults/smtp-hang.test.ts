@@ -25,8 +25,11 @@ describe.runIf(TEST_DATABASE_URL)('SMTP server that hangs', () => {
     mailbox = await startMailbox();
     smtpProxy = await startFaultProxy(mailbox.port);
     server = await startAuthsvc(Number(new URL(TEST_DATABASE_URL!).port || 5432), namespace, {
-      AUTHSVC_MAILER_AUTOCONFIRM: 'false', AUTHSVC_SMTP_PORT: String(smtpProxy.port), AUTHSVC_SMTP_MAX_FREQUENCY: '1s',
-      AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000', AUTHSVC_API_MAX_REQUEST_DURATION: String(LIMIT_S),
+      AUTHSVC_MAILER_AUTOCONFIRM: 'false',
+      AUTHSVC_SMTP_PORT: String(smtpProxy.port),
+      AUTHSVC_SMTP_MAX_FREQUENCY: '1s',
+      AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000',
+      AUTHSVC_API_MAX_REQUEST_DURATION: String(LIMIT_S),
     });
     db = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await db.connect();
@@ -41,8 +44,12 @@ describe.runIf(TEST_DATABASE_URL)('SMTP server that hangs', () => {
   });
 
   const ns = `"${namespace}"`;
-  const sentCount = async () => Number((await db.query(`select coalesce(sum(count), 0) as n from ${ns}.rate_limits where key = 'email_sent'`)).rows[0].n);
-  const userRow = async (email: string) => (await db.query(`select id, recovery_token, recovery_sent_at from ${ns}.users where email = $1`, [email])).rows[0];
+  const sentCount = async () =>
+    Number(
+      (await db.query(`select coalesce(sum(count), 0) as n from ${ns}.rate_limits where key = 'email_sent'`)).rows[0].n,
+    );
+  const userRow = async (email: string) =>
+    (await db.query(`select id, recovery_token, recovery_sent_at from ${ns}.users where email = $1`, [email])).rows[0];
   const tokens = async () => Number((await db.query(`select count(*)::int as n from ${ns}.one_time_tokens`)).rows[0].n);
 
   test('signup and recovery end within the limit, leave nothing behind, and no stale mail arrives later', async () => {
@@ -58,13 +65,19 @@ describe.runIf(TEST_DATABASE_URL)('SMTP server that hangs', () => {
     smtpProxy.blackhole();
     const fresh = 'hang-fresh@faults.example.com';
     const signup = await call(server.url, 'POST', '/signup', { email: fresh, password: PASSWORD });
-    expect({ status: signup.status, code: signup.json.error_code, msg: signup.json.msg })
-      .toEqual({ status: 500, code: 'unexpected_failure', msg: 'Error sending confirmation email' });
+    expect({ status: signup.status, code: signup.json.error_code, msg: signup.json.msg }).toEqual({
+      status: 500,
+      code: 'unexpected_failure',
+      msg: 'Error sending confirmation email',
+    });
     expect(signup.ms).toBeLessThan(LIMIT_S * 1000);
     expect(await userRow(fresh)).toBeUndefined();
 
     const recover = await call(server.url, 'POST', '/recover', { email: known });
-    expect({ status: recover.status, msg: recover.json.msg }).toEqual({ status: 500, msg: 'Error sending recovery email' });
+    expect({ status: recover.status, msg: recover.json.msg }).toEqual({
+      status: 500,
+      msg: 'Error sending recovery email',
+    });
     expect(recover.ms).toBeLessThan(LIMIT_S * 1000);
     const after = await userRow(known);
     expect({ token: after.recovery_token ?? '', sentAt: after.recovery_sent_at }).toEqual({ token: '', sentAt: null });

@@ -14,7 +14,7 @@ export const INVARIANTS: Record<string, (ns: string) => string> = {
   'no refresh token without a session': (ns) => `
     select r.id from ${ns}.refresh_tokens r
     where r.session_id is null or not exists (select 1 from ${ns}.sessions s where s.id = r.session_id)`,
-  'a refresh token belongs to its session\'s user': (ns) => `
+  "a refresh token belongs to its session's user": (ns) => `
     select r.id from ${ns}.refresh_tokens r join ${ns}.sessions s on s.id = r.session_id where r.user_id <> s.user_id::text`,
   'no refresh token has two live children': (ns) => `
     select r.parent from ${ns}.refresh_tokens r
@@ -28,7 +28,7 @@ export const INVARIANTS: Record<string, (ns: string) => string> = {
     select o.id from ${ns}.one_time_tokens o
     where not exists (select 1 from ${ns}.users u where u.id = o.user_id and u.deleted_at is null)`,
   // GoTrue keeps the token in the user's column and in one_time_tokens; they never disagree.
-  'a one-time token matches its user\'s column': (ns) => `
+  "a one-time token matches its user's column": (ns) => `
     select o.id from ${ns}.one_time_tokens o join ${ns}.users u on u.id = o.user_id
     where o.token_hash <> coalesce(case o.token_type
       when 'confirmation_token' then u.confirmation_token when 'recovery_token' then u.recovery_token

@@ -12,8 +12,10 @@ import { type FuzzProfile, setupFuzzTarget } from './setup.ts';
 
 const { values } = parseArgs({
   options: {
-    runs: { type: 'string', default: '10000' }, seed: { type: 'string', default: '17' },
-    collect: { type: 'boolean', default: false }, concurrency: { type: 'string', default: '1' },
+    runs: { type: 'string', default: '10000' },
+    seed: { type: 'string', default: '17' },
+    collect: { type: 'boolean', default: false },
+    concurrency: { type: 'string', default: '1' },
     profile: { type: 'string', default: 'autoconfirm' },
   },
 });
@@ -35,20 +37,35 @@ function rssNow(): number {
 }
 
 function print(stats: FuzzStats, seconds: number): void {
-  console.log(`requests:        ${stats.requests} in ${seconds.toFixed(1)} s (seed ${seed}, profile ${values.profile}, ${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`);
+  console.log(
+    `requests:        ${stats.requests} in ${seconds.toFixed(1)} s (seed ${seed}, profile ${values.profile}, ${TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`,
+  );
   const table = [...stats.routes].filter((r) => !r.includes('(stray)')).length;
-  console.log(`distinct routes: ${table} of the table's ${routeCount()} × 2 prefixes, and ${stats.routes.size - table} stray method/prefix pairs`);
-  console.log(`by class:        ${[...stats.byClass].sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  console.log(`valid requests accepted: ${stats.validOk} (${[...stats.validByRoute].map(([r, [n, ok]]) => `${r} ${ok}/${n}`).join(', ')})`);
+  console.log(
+    `distinct routes: ${table} of the table's ${routeCount()} × 2 prefixes, and ${stats.routes.size - table} stray method/prefix pairs`,
+  );
+  console.log(
+    `by class:        ${[...stats.byClass]
+      .sort()
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `valid requests accepted: ${stats.validOk} (${[...stats.validByRoute].map(([r, [n, ok]]) => `${r} ${ok}/${n}`).join(', ')})`,
+  );
   console.log('4xx by code:');
-  for (const [k, v] of [...stats.clientErrors].sort((a, b) => b[1] - a[1])) console.log(`  ${String(v).padStart(6)}  ${k}`);
+  for (const [k, v] of [...stats.clientErrors].sort((a, b) => b[1] - a[1]))
+    console.log(`  ${String(v).padStart(6)}  ${k}`);
   console.log(`5xx:             ${stats.serverErrors}`);
 }
 
 async function main(): Promise<number> {
   const rssStart = rssNow();
   const db = await openTestDb();
-  const dbBytes = async () => (TEST_DATABASE_URL ? 0 : Number((await db.withSession((s) => s.exec('select pg_database_size(current_database()) as n')))[0]!.n));
+  const dbBytes = async () =>
+    TEST_DATABASE_URL
+      ? 0
+      : Number((await db.withSession((s) => s.exec('select pg_database_size(current_database()) as n')))[0]!.n);
   const target = await setupFuzzTarget(db, values.profile as FuzzProfile);
   const stats = newStats();
   const started = performance.now();
@@ -56,15 +73,22 @@ async function main(): Promise<number> {
   let rssPeak = 0;
   let failed = false;
   try {
-    await runFuzz(target, {
-      seed, numRuns: runs, collect: values.collect || Number(values.concurrency) > 1, concurrency: Number(values.concurrency),
-      onProgress: async (s) => {
-        const rss = rssNow();
-        rssPeak = Math.max(rssPeak, rss);
-        if (!warm && s.requests >= 1000) warm = { rss, db: await dbBytes() };
-        process.stderr.write(`… ${s.requests} requests, RSS ${mb(rss)} MB\n`);
+    await runFuzz(
+      target,
+      {
+        seed,
+        numRuns: runs,
+        collect: values.collect || Number(values.concurrency) > 1,
+        concurrency: Number(values.concurrency),
+        onProgress: async (s) => {
+          const rss = rssNow();
+          rssPeak = Math.max(rssPeak, rss);
+          if (!warm && s.requests >= 1000) warm = { rss, db: await dbBytes() };
+          process.stderr.write(`… ${s.requests} requests, RSS ${mb(rss)} MB\n`);
+        },
       },
-    }, stats);
+      stats,
+    );
   } catch (err) {
     failed = true;
     console.error((err as Error).message);
@@ -73,8 +97,10 @@ async function main(): Promise<number> {
   print(stats, (performance.now() - started) / 1000);
   const dbGrowth = warm ? (await dbBytes()) - warm.db : 0;
   const growth = warm ? mb(rssEnd - warm.rss - dbGrowth) : 0;
-  console.log(`RSS MB:          start ${mb(rssStart)}, after warm-up ${warm ? mb(warm.rss) : '-'}, peak ${mb(Math.max(rssPeak, rssEnd))}, end ${mb(rssEnd)}` +
-    `${TEST_DATABASE_URL ? '' : ` (in-process database grew ${mb(dbGrowth)} MB)`}; growth past the database's ${growth} MB (bound ${RSS_GROWTH_BOUND_MB})`);
+  console.log(
+    `RSS MB:          start ${mb(rssStart)}, after warm-up ${warm ? mb(warm.rss) : '-'}, peak ${mb(Math.max(rssPeak, rssEnd))}, end ${mb(rssEnd)}` +
+      `${TEST_DATABASE_URL ? '' : ` (in-process database grew ${mb(dbGrowth)} MB)`}; growth past the database's ${growth} MB (bound ${RSS_GROWTH_BOUND_MB})`,
+  );
   if (stats.failures.length > 0) {
     failed = true;
     console.error(`\n${stats.failures.length} failing requests (first 20):`);
@@ -83,7 +109,8 @@ async function main(): Promise<number> {
   const broken = await checkInvariants(db);
   console.log(`invariants:      ${broken.length === 0 ? 'all hold' : `${broken.length} broken`}`);
   for (const b of broken) console.error(`- ${b}`);
-  if (growth > RSS_GROWTH_BOUND_MB) console.error(`RSS grew ${growth} MB after warm-up (bound ${RSS_GROWTH_BOUND_MB} MB)`);
+  if (growth > RSS_GROWTH_BOUND_MB)
+    console.error(`RSS grew ${growth} MB after warm-up (bound ${RSS_GROWTH_BOUND_MB} MB)`);
   await db.close();
   return failed || broken.length > 0 || stats.serverErrors > 0 || growth > RSS_GROWTH_BOUND_MB ? 1 : 0;
 }

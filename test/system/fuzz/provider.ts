@@ -17,8 +17,15 @@ const ok = (body: unknown): Answer => ({ status: 200, body });
 const TOKENS: Answer[] = [
   ok({ access_token: 'gho_fuzz', token_type: 'bearer', scope: 'user:email' }),
   ok({ access_token: 'gho_fuzz', token_type: 'bearer' }),
-  ok({}), ok({ access_token: 123 }), ok({ access_token: '' }), ok({ error: 'bad_verification_code' }), ok([]), ok('text'),
-  { status: 500, body: { message: 'down' } }, { status: 401, body: 'nope' }, ok({ access_token: 'x'.repeat(100_000) }),
+  ok({}),
+  ok({ access_token: 123 }),
+  ok({ access_token: '' }),
+  ok({ error: 'bad_verification_code' }),
+  ok([]),
+  ok('text'),
+  { status: 500, body: { message: 'down' } },
+  { status: 401, body: 'nope' },
+  ok({ access_token: 'x'.repeat(100_000) }),
   ok({ access_token: 'gho_fuzz', expires_in: 'soon', refresh_token: { a: 1 } }),
 ];
 
@@ -34,7 +41,9 @@ const users = (): unknown[] => [
   { id: 5000 + n, login: 'o', email: `${'e'.repeat(300)}@example.com` },
   { id: 6000 + n, login: 'p', avatar_url: 'javascript:alert(1)', __proto__: { admin: true } },
   { id: { nested: true }, login: ['x'] },
-  [], 'string', null,
+  [],
+  'string',
+  null,
   { id: 7000 + n, login: 'q', name: 'Zoë 😀', email: 'zoë@bücher.example' },
 ];
 const emails = (): unknown[] => [
@@ -45,14 +54,22 @@ const emails = (): unknown[] => [
   [{ email: 'not-an-email', primary: true, verified: true }],
   [{ email: 'fuzz-seed-0@example.com', primary: true, verified: true }],
   [{ email: null, primary: 'yes', verified: 1 }],
-  [], {}, 'x', [null, 1, 'a'],
-  [{ email: `A-${n}@EXAMPLE.COM`, primary: true, verified: true }, { email: `b-${n}@example.com`, primary: true, verified: true }],
+  [],
+  {},
+  'x',
+  [null, 1, 'a'],
+  [
+    { email: `A-${n}@EXAMPLE.COM`, primary: true, verified: true },
+    { email: `b-${n}@example.com`, primary: true, verified: true },
+  ],
   [{ email: 'zoë@bücher.example', primary: true, verified: true }],
 ];
 
-const respond = (a: Answer) => new Response(typeof a.body === 'string' ? a.body : JSON.stringify(a.body), {
-  status: a.status, headers: { 'content-type': 'application/json' },
-});
+const respond = (a: Answer) =>
+  new Response(typeof a.body === 'string' ? a.body : JSON.stringify(a.body), {
+    status: a.status,
+    headers: { 'content-type': 'application/json' },
+  });
 
 /** deps.fetch: the odd GitHub for its URLs; nothing else leaves the process. */
 export function providerFetch(): typeof globalThis.fetch {
@@ -64,9 +81,16 @@ export function providerFetch(): typeof globalThis.fetch {
     // Each endpoint cycles on its own counter; half the token answers are good ones.
     const k = (counts[url.pathname] ?? 0) + 1;
     counts[url.pathname] = k;
-    if (url.pathname === '/login/oauth/access_token') return respond(TOKENS[k % 2 === 0 ? 0 : (k >> 1) % TOKENS.length]!);
-    if (url.pathname === '/api/v3/user') { const u = users(); return respond(ok(u[k % u.length])); }
-    if (url.pathname === '/api/v3/user/emails') { const e = emails(); return respond(ok(e[k % e.length])); }
+    if (url.pathname === '/login/oauth/access_token')
+      return respond(TOKENS[k % 2 === 0 ? 0 : (k >> 1) % TOKENS.length]!);
+    if (url.pathname === '/api/v3/user') {
+      const u = users();
+      return respond(ok(u[k % u.length]));
+    }
+    if (url.pathname === '/api/v3/user/emails') {
+      const e = emails();
+      return respond(ok(e[k % e.length]));
+    }
     return new Response('not found', { status: 404 });
   };
 }

@@ -21,7 +21,14 @@ export interface FuzzStats {
 }
 
 export const newStats = (): FuzzStats => ({
-  requests: 0, routes: new Set(), clientErrors: new Map(), byClass: new Map(), serverErrors: 0, validOk: 0, validByRoute: new Map(), failures: [],
+  requests: 0,
+  routes: new Set(),
+  clientErrors: new Map(),
+  byClass: new Map(),
+  serverErrors: 0,
+  validOk: 0,
+  validByRoute: new Map(),
+  failures: [],
 });
 
 const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
@@ -32,7 +39,8 @@ export function checkAnswer(req: Request, status: number, headers: Headers, text
   if (status < 400) return undefined;
   // A HEAD answer has the status and headers of the GET, and no body.
   if (req.method === 'HEAD') return text === '' ? undefined : `HEAD answered with a body: ${text.slice(0, 100)}`;
-  if (!(headers.get('content-type') ?? '').includes('application/json')) return `status ${status} without a JSON content type: ${text.slice(0, 200)}`;
+  if (!(headers.get('content-type') ?? '').includes('application/json'))
+    return `status ${status} without a JSON content type: ${text.slice(0, 200)}`;
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(text) as Record<string, unknown>;
@@ -41,10 +49,15 @@ export function checkAnswer(req: Request, status: number, headers: Headers, text
   }
   if (status === 400 && typeof body.error === 'string' && typeof body.error_description === 'string') return undefined;
   // The OAuth server's own endpoints answer RFC 6749 / 6750 bodies at every 4xx (401 invalid_client, 413…).
-  if (/\/oauth\/(token|revoke|introspect|userinfo|clients\/register)\/?$/.test(new URL(req.url).pathname)
-    && typeof body.error === 'string' && typeof body.error_description === 'string') return undefined;
+  if (
+    /\/oauth\/(token|revoke|introspect|userinfo|clients\/register)\/?$/.test(new URL(req.url).pathname) &&
+    typeof body.error === 'string' &&
+    typeof body.error_description === 'string'
+  )
+    return undefined;
   if (wantsApiVersion2024(req.headers.get('x-supabase-api-version') ?? undefined)) {
-    if (typeof body.code !== 'string' || typeof body.message !== 'string') return `2024 error shape expected: ${text.slice(0, 200)}`;
+    if (typeof body.code !== 'string' || typeof body.message !== 'string')
+      return `2024 error shape expected: ${text.slice(0, 200)}`;
     const header = headers.get('x-sb-error-code');
     if (header !== null && header !== body.code) return `x-sb-error-code ${header} differs from ${String(body.code)}`;
     return undefined;
@@ -52,7 +65,8 @@ export function checkAnswer(req: Request, status: number, headers: Headers, text
   if (body.code !== status || typeof body.error_code !== 'string' || typeof body.msg !== 'string') {
     return `legacy error shape {code: ${status}, error_code, msg} expected: ${text.slice(0, 200)}`;
   }
-  if (headers.get('x-sb-error-code') !== body.error_code) return `x-sb-error-code differs from error_code ${String(body.error_code)}`;
+  if (headers.get('x-sb-error-code') !== body.error_code)
+    return `x-sb-error-code differs from error_code ${String(body.error_code)}`;
   return undefined;
 }
 
@@ -79,7 +93,9 @@ export async function sendOne(target: FuzzTarget, spec: FuzzRequest, stats: Fuzz
     try {
       const b = JSON.parse(text) as { error_code?: unknown; code?: unknown; error?: unknown };
       code = String(b.error_code ?? b.code ?? b.error);
-    } catch { /* no JSON body: counted as above */ }
+    } catch {
+      /* no JSON body: counted as above */
+    }
     bump(stats.clientErrors, `${res.status} ${code}`);
   }
   if (spec.valid) {
@@ -93,7 +109,11 @@ export async function sendOne(target: FuzzTarget, spec: FuzzRequest, stats: Fuzz
   }
   const location = res.headers.get('location');
   if (location?.includes('state=')) {
-    try { cap(target.pool.state, new URL(location).searchParams.get('state')); } catch { /* not a URL */ }
+    try {
+      cap(target.pool.state, new URL(location).searchParams.get('state'));
+    } catch {
+      /* not a URL */
+    }
   }
   if (res.status < 300) {
     try {
@@ -101,11 +121,14 @@ export async function sendOne(target: FuzzTarget, spec: FuzzRequest, stats: Fuzz
       harvest(target.pool, body);
       // A valid email signup used FUZZ_PASSWORD: its address can sign in.
       if (spec.valid && spec.route === 'POST /signup') cap(target.pool.login, body.user?.email);
-    } catch { /* not JSON (redirects, HTML) */ }
+    } catch {
+      /* not JSON (redirects, HTML) */
+    }
   }
   const failure = checkAnswer(probe, res.status, res.headers, text);
   // The server's own account of an unexpected error (logged at level error).
-  const logged = res.status >= 500 ? `\n  log: ${target.t.logs.slice(logsBefore).join('\n  log: ').slice(0, 2000)}` : '';
+  const logged =
+    res.status >= 500 ? `\n  log: ${target.t.logs.slice(logsBefore).join('\n  log: ').slice(0, 2000)}` : '';
   if (failure) stats.failures.push(`${describe(spec)}\n  → ${failure}${logged}`);
   return failure;
 }
@@ -113,7 +136,12 @@ export async function sendOne(target: FuzzTarget, spec: FuzzRequest, stats: Fuzz
 /** A short, replayable description of a request (long strings cut). */
 export function describe(spec: FuzzRequest): string {
   const cut = (s: string) => (s.length > 300 ? `${s.slice(0, 300)}…(${s.length} chars)` : s);
-  const body = spec.body === undefined ? '' : typeof spec.body === 'string' ? cut(JSON.stringify(spec.body)) : `bytes[${[...spec.body].join(',')}]`;
+  const body =
+    spec.body === undefined
+      ? ''
+      : typeof spec.body === 'string'
+        ? cut(JSON.stringify(spec.body))
+        : `bytes[${[...spec.body].join(',')}]`;
   const headers = Object.fromEntries(Object.entries(spec.headers).map(([k, v]) => [k, cut(v)]));
   return `${spec.method} ${cut(spec.url)} ${JSON.stringify(headers)} ${body}`;
 }
@@ -133,14 +161,19 @@ export interface FuzzOptions {
  * fast-check stops at the first failure and shrinks it (the error names seed and path).
  */
 export async function runFuzz(target: FuzzTarget, opts: FuzzOptions, stats = newStats()): Promise<FuzzStats> {
-  const tick = async (): Promise<void> => { if (opts.onProgress && stats.requests % 1000 === 0) await opts.onProgress(stats); };
+  const tick = async (): Promise<void> => {
+    if (opts.onProgress && stats.requests % 1000 === 0) await opts.onProgress(stats);
+  };
   if (opts.collect) {
     // In chunks of 100, each with a seed of its own derived from the run's (runs with
     // neighbouring seeds share no chunk): a whole run's requests at once would hold gigabytes.
     // With `concurrency`, that many requests are in flight at once.
     const width = Math.max(1, opts.concurrency ?? 1);
     for (let done = 0, chunk = 0; done < opts.numRuns; chunk++) {
-      const specs = fc.sample(anyRequest, { seed: (opts.seed * 1_000_003 + chunk) | 0, numRuns: Math.min(100, opts.numRuns - done) });
+      const specs = fc.sample(anyRequest, {
+        seed: (opts.seed * 1_000_003 + chunk) | 0,
+        numRuns: Math.min(100, opts.numRuns - done),
+      });
       for (let i = 0; i < specs.length; i += width) {
         const batch = specs.slice(i, i + width);
         await Promise.all(batch.map((spec) => sendOne(target, spec, stats)));

@@ -13,15 +13,24 @@ export const FUZZ_PASSWORD = 'fuzz-Password-1';
 export const FUZZ_ENV: Record<string, string> = {
   AUTHSVC_MAILER_AUTOCONFIRM: 'true',
   AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
-  AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true', AUTHSVC_SMS_PROVIDER: 'twilio',
-  AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-fuzz', AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'token', AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-fuzz',
-  AUTHSVC_SMS_MAX_FREQUENCY: '0s', AUTHSVC_SMTP_MAX_FREQUENCY: '0s',
-  AUTHSVC_RATE_LIMIT_SMS_SENT: '1000000', AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000000',
-  AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '1000000', AUTHSVC_RATE_LIMIT_VERIFY: '1000000', AUTHSVC_RATE_LIMIT_OTP: '1000000',
+  AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTHSVC_SMS_PROVIDER: 'twilio',
+  AUTHSVC_SMS_TWILIO_ACCOUNT_SID: 'AC-fuzz',
+  AUTHSVC_SMS_TWILIO_AUTH_TOKEN: 'token',
+  AUTHSVC_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG-fuzz',
+  AUTHSVC_SMS_MAX_FREQUENCY: '0s',
+  AUTHSVC_SMTP_MAX_FREQUENCY: '0s',
+  AUTHSVC_RATE_LIMIT_SMS_SENT: '1000000',
+  AUTHSVC_RATE_LIMIT_EMAIL_SENT: '1000000',
+  AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: '1000000',
+  AUTHSVC_RATE_LIMIT_VERIFY: '1000000',
+  AUTHSVC_RATE_LIMIT_OTP: '1000000',
   AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: '1000000',
   AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: 'true',
-  AUTHSVC_OAUTH_SERVER_ENABLED: 'true', AUTHSVC_OAUTH_SERVER_AUTHORIZATION_PATH: '/oauth/consent',
-  AUTHSVC_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: 'true', AUTHSVC_RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: '1000000',
+  AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
+  AUTHSVC_OAUTH_SERVER_AUTHORIZATION_PATH: '/oauth/consent',
+  AUTHSVC_OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION: 'true',
+  AUTHSVC_RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER: '1000000',
   ...PROVIDER_ENV,
 };
 
@@ -72,7 +81,8 @@ async function oddTokens(t: TestApp, sub: string, sid: string): Promise<string[]
   const jwk = JSON.stringify(await exportJWK(rsa.publicKey));
   const unsigned = (header: Record<string, unknown>, claims: Record<string, unknown>) =>
     `${b64(JSON.stringify(header))}.${b64(JSON.stringify(claims))}.`;
-  const service = (claims: Record<string, unknown>) => signJwt(t.deps.keys, { role: 'service_role', exp: now + 3600, ...claims });
+  const service = (claims: Record<string, unknown>) =>
+    signJwt(t.deps.keys, { role: 'service_role', exp: now + 3600, ...claims });
   return [
     unsigned({ alg: 'none', typ: 'JWT' }, base),
     unsigned({ alg: 'none' }, { role: 'service_role', exp: now + 3600 }),
@@ -122,7 +132,12 @@ async function oddTokens(t: TestApp, sub: string, sid: string): Promise<string[]
     await service({ role: 'supabase_admin' }),
     await service({ role: 'anon' }),
     await service({ role: ['service_role'] }),
-    'a.b.c', 'a.b', 'a', '..', '...', 'x'.repeat(10_000),
+    'a.b.c',
+    'a.b',
+    'a',
+    '..',
+    '...',
+    'x'.repeat(10_000),
     `${b64('{"alg":"HS256"')}.${b64('{}')}.abc`,
     `${b64('[1,2]')}.${b64('"str"')}.abc`,
     `${b64('null')}.${b64('null')}.abc`,
@@ -147,19 +162,41 @@ const PROFILE_ENV: Record<FuzzProfile, Record<string, string>> = {
 export async function setupFuzzTarget(db: Database, profile: FuzzProfile = 'autoconfirm'): Promise<FuzzTarget> {
   const sms: SmsMessage[] = [];
   const provider: SmsProvider = {
-    name: 'twilio', supportsWhatsApp: true, verifiesCodes: false,
-    async send(m) { sms.push(m); return `SM${sms.length}`; },
+    name: 'twilio',
+    supportsWhatsApp: true,
+    verifiesCodes: false,
+    async send(m) {
+      sms.push(m);
+      return `SM${sms.length}`;
+    },
   };
   const t = await buildTestApp(db, { ...FUZZ_ENV, ...PROFILE_ENV[profile] }, { sms: provider, fetch: providerFetch() });
-  const pool: Pool = { user: [], admin: [], refresh: [], uid: [], email: [], login: [], phone: [], identity: [], otthash: [], authcode: [], state: [], odd: [], codeAddr: [], codeToken: [], codeType: [] };
+  const pool: Pool = {
+    user: [],
+    admin: [],
+    refresh: [],
+    uid: [],
+    email: [],
+    login: [],
+    phone: [],
+    identity: [],
+    otthash: [],
+    authcode: [],
+    state: [],
+    odd: [],
+    codeAddr: [],
+    codeToken: [],
+    codeType: [],
+  };
   const now = Math.floor(Date.now() / 1000);
   pool.admin.push(await signJwt(t.deps.keys, { role: 'service_role', exp: now + 86_400 }));
   for (let i = 0; i < 4; i++) {
     const email = `fuzz-seed-${i}-${crypto.randomUUID().slice(0, 8)}@example.com`;
     // Created confirmed in either profile, so that they can sign in.
-    const res = profile === 'autoconfirm'
-      ? await t.request('POST', '/signup', { email, password: FUZZ_PASSWORD })
-      : await signInNew(t, pool.admin[0]!, email);
+    const res =
+      profile === 'autoconfirm'
+        ? await t.request('POST', '/signup', { email, password: FUZZ_PASSWORD })
+        : await signInNew(t, pool.admin[0]!, email);
     if (res.status !== 200) throw new Error(`fuzz setup: signup ${res.status} ${await res.text()}`);
     harvest(pool, await res.json());
     pool.email.push(email);
@@ -175,13 +212,20 @@ export async function setupFuzzTarget(db: Database, profile: FuzzProfile = 'auto
 
 /** The session_id claim of one of our own access tokens (a UUID, so safe to quote in SQL). */
 function sessionOf(token: string): string {
-  const claims = JSON.parse(atob(token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { session_id?: string };
+  const claims = JSON.parse(atob(token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as {
+    session_id?: string;
+  };
   return /^[0-9a-f-]{36}$/.test(claims.session_id ?? '') ? claims.session_id! : '00000000-0000-0000-0000-000000000000';
 }
 
 /** An admin-created, confirmed user's first session (the `confirm` profile's seed users). */
 async function signInNew(t: TestApp, adminToken: string, email: string): Promise<Response> {
-  const made = await t.request('POST', '/admin/users', { email, password: FUZZ_PASSWORD, email_confirm: true }, { authorization: `Bearer ${adminToken}` });
+  const made = await t.request(
+    'POST',
+    '/admin/users',
+    { email, password: FUZZ_PASSWORD, email_confirm: true },
+    { authorization: `Bearer ${adminToken}` },
+  );
   if (made.status !== 200) return made;
   return t.request('POST', '/token?grant_type=password', { email, password: FUZZ_PASSWORD });
 }
@@ -198,15 +242,23 @@ export function harvest(pool: Pool, body: unknown): void {
   const b = body as Record<string, unknown>;
   cap(pool.user, b.access_token);
   cap(pool.refresh, b.refresh_token);
-  const user = (b.user && typeof b.user === 'object' ? b.user : 'aud' in b ? b : undefined) as Record<string, unknown> | undefined;
+  const user = (b.user && typeof b.user === 'object' ? b.user : 'aud' in b ? b : undefined) as
+    | Record<string, unknown>
+    | undefined;
   if (user) {
     cap(pool.uid, user.id);
-    if (Array.isArray(user.identities)) for (const i of user.identities) cap(pool.identity, (i as { identity_id?: unknown }).identity_id);
+    if (Array.isArray(user.identities))
+      for (const i of user.identities) cap(pool.identity, (i as { identity_id?: unknown }).identity_id);
   }
 }
 
 const VERIFY_TYPE: Record<string, string> = {
-  confirmation: 'signup', invite: 'invite', recovery: 'recovery', magic_link: 'magiclink', email_change: 'email_change', reauthentication: 'reauthentication',
+  confirmation: 'signup',
+  invite: 'invite',
+  recovery: 'recovery',
+  magic_link: 'magiclink',
+  email_change: 'email_change',
+  reauthentication: 'reauthentication',
 };
 
 function addCode(pool: Pool, addr: string, token: string, type: string): void {
@@ -220,19 +272,40 @@ function addCode(pool: Pool, addr: string, token: string, type: string): void {
 export async function refreshPool(target: FuzzTarget): Promise<void> {
   const { db, pool } = target;
   // Drained, so that a long run holds no more than the last few.
-  for (const m of target.t.mails.splice(0)) if (m.token) addCode(pool, m.newEmail && m.kind === 'email_change' ? m.newEmail : m.to, m.token, VERIFY_TYPE[m.kind] ?? 'email');
+  for (const m of target.t.mails.splice(0))
+    if (m.token)
+      addCode(
+        pool,
+        m.newEmail && m.kind === 'email_change' ? m.newEmail : m.to,
+        m.token,
+        VERIFY_TYPE[m.kind] ?? 'email',
+      );
   for (const m of target.sms.splice(0)) addCode(pool, m.phone, m.otp, 'sms');
   const ns = `"${db.namespace}"`;
   const q = (sql: string) => db.withSession((s) => s.exec(sql));
   // Access tokens whose session has ended (logout, password change, deletion) only reach the
   // auth check: dropped, so that most requests with a user's token get past it.
   const sids = pool.user.map((tok) => sessionOf(tok));
-  const live = new Set((await q(`select id::text as v from ${ns}.sessions where id in (${sids.map((s) => `'${s}'`).join(',') || 'null'})`)).map((r) => r.v));
+  const live = new Set(
+    (
+      await q(`select id::text as v from ${ns}.sessions where id in (${sids.map((s) => `'${s}'`).join(',') || 'null'})`)
+    ).map((r) => r.v),
+  );
   pool.user = pool.user.filter((_tok, i) => live.has(sids[i]!) || i === 0);
-  for (const r of await q(`select id::text as v from ${ns}.users order by created_at desc, id limit 20`)) cap(pool.uid, r.v);
-  for (const r of await q(`select id::text as v from ${ns}.identities order by created_at desc, id limit 20`)) cap(pool.identity, r.v);
-  for (const r of await q(`select token_hash as v from ${ns}.one_time_tokens order by created_at desc limit 20`)) cap(pool.otthash, r.v);
-  for (const r of await q(`select auth_code as v from ${ns}.flow_state order by created_at desc limit 10`)) cap(pool.authcode, r.v);
-  for (const r of await q(`select phone as v from ${ns}.users where phone is not null order by created_at desc, id limit 10`)) cap(pool.phone, r.v);
-  for (const r of await q(`select email as v from ${ns}.users where email is not null order by created_at desc, id limit 10`)) cap(pool.email, r.v);
+  for (const r of await q(`select id::text as v from ${ns}.users order by created_at desc, id limit 20`))
+    cap(pool.uid, r.v);
+  for (const r of await q(`select id::text as v from ${ns}.identities order by created_at desc, id limit 20`))
+    cap(pool.identity, r.v);
+  for (const r of await q(`select token_hash as v from ${ns}.one_time_tokens order by created_at desc limit 20`))
+    cap(pool.otthash, r.v);
+  for (const r of await q(`select auth_code as v from ${ns}.flow_state order by created_at desc limit 10`))
+    cap(pool.authcode, r.v);
+  for (const r of await q(
+    `select phone as v from ${ns}.users where phone is not null order by created_at desc, id limit 10`,
+  ))
+    cap(pool.phone, r.v);
+  for (const r of await q(
+    `select email as v from ${ns}.users where email is not null order by created_at desc, id limit 10`,
+  ))
+    cap(pool.email, r.v);
 }
