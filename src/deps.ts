@@ -47,6 +47,11 @@ export interface Deps {
    * on first use. Unset on Workers: SSO there answers 501 saml_not_supported_on_runtime.
    */
   samlXml?: LoadSamlXml;
+  /**
+   * The migration versions this build carries (migrations/*.sql): GET /health/ready answers 503
+   * while one of them is not recorded in the database.
+   */
+  migrations: readonly string[];
 }
 
 export function cryptoRandomBytes(n: number): Uint8Array {

@@ -3,7 +3,7 @@
 // packages); a runtime supplies only its HTTP server and, if it has its own, its signal API.
 import process from 'node:process';
 import type { Deps } from '../deps.ts';
-import { DataDirLockedError } from './data-dir-error.ts';
+import { DataDirError } from './data-dir-error.ts';
 import { runAdminCommand } from './node-admin.ts';
 import { runDoctor, runHashRefreshTokens } from './node-doctor.ts';
 import {
@@ -131,7 +131,7 @@ export function runCli(argv: string[], runtime: Runtime): void {
   main(argv, runtime, atExit).then(
     (code) => exit(code),
     (err: unknown) => {
-      if (err instanceof ConfigError || err instanceof DataDirLockedError) {
+      if (err instanceof ConfigError || err instanceof DataDirError) {
         process.stderr.write(`authsvc: ${err.message}\n`);
       } else {
         process.stderr.write(`authsvc: ${err instanceof Error ? err.stack : String(err)}\n`);

@@ -1,60 +1,16 @@
 // Embedded Postgres (PGlite). One process per data directory: PGlite has no multi-process
-// access, so we hold a lock file and refuse a second process with a clear message.
+// access, so we hold a lock file (data-dir-lock.ts) and refuse a second process with a clear message.
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createTables } from '../../drizzle/schema.ts';
 import type { Connection, Database, Orm } from '../db/database.ts';
-import { DataDirLockedError } from './data-dir-error.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import { type PgliteQueryable, pgliteRunner } from './db-runner.ts';
 import { ormVia, pgliteView } from './db-tracing.ts';
 import { PACKAGE_ROOT } from './package-root.ts';
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Takes `<dir>/authsvc.lock`; returns its release function. */
-export function lockDataDir(dir: string): () => void {
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, 'authsvc.lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => {
-        try {
-          unlinkSync(path);
-        } catch {
-          /* already gone */
-        }
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid !== process.pid && pidAlive(pid)) {
-        throw new DataDirLockedError(
-          `The data directory ${resolve(dir)} is in use by another authsvc process (pid ${pid}). ` +
-            'The embedded database serves one process at a time: stop that process, point DATABASE_URL ' +
-            'at another pglite:// directory, or use a Postgres server (postgres://…) to run several instances.',
-        );
-      }
-      if (pid === process.pid) {
-        throw new DataDirLockedError(`The data directory ${resolve(dir)} is already open in this process.`);
-      }
-      unlinkSync(path); // stale lock of a process that is gone
-    }
-  }
-  throw new DataDirLockedError(`Could not lock the data directory ${resolve(dir)}.`);
-}
 
 // A buffer pool of 16 MB instead of Postgres's 128 MB: one process and small tables, and every
 // megabyte of it is WASM memory the process holds for good (a restarted server: 366 → 317 MB RSS).
@@ -93,7 +49,7 @@ async function createClient(pgdata: string | undefined): Promise<PGlite> {
 }
 
 export async function openPglite(opts: { dataDir?: string; namespace: string; traced?: boolean }): Promise<Database> {
-  const release = opts.dataDir ? lockDataDir(opts.dataDir) : () => undefined;
+  const release = opts.dataDir ? await lockDataDir(opts.dataDir) : () => undefined;
   let client: PGlite;
   try {
     // Postgres files live in <dir>/pgdata; <dir> also holds our lock file and local JWT secret.

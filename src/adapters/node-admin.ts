@@ -10,7 +10,7 @@ import { validateEmail } from '../accounts/validate.ts';
 import { ApiError } from '../core/errors.ts';
 import { auditLogSink } from '../telemetry/audit-log.ts';
 import { createLogger } from '../telemetry/logger.ts';
-import { DataDirLockedError } from './data-dir-error.ts';
+import { DataDirError } from './data-dir-error.ts';
 import { ConfigError, applyMigrations, buildNodeDeps, loadConfig, openDatabase } from './node.ts';
 
 export const ADMIN_USAGE = `Usage:
@@ -179,7 +179,7 @@ export async function runAdminCommand(args: string[]): Promise<number> {
       err instanceof AdminCommandError ||
       err instanceof ApiError ||
       err instanceof ConfigError ||
-      err instanceof DataDirLockedError
+      err instanceof DataDirError
     ) {
       process.stderr.write(`authsvc: ${err.message}\n`);
       return 1;

@@ -1,6 +1,7 @@
 // Reads the environment for Node (and Bun/Deno through their Node compatibility): `.env` in the
 // working directory fills what the real environment lacks; local mode keeps a JWT secret in
 // the data directory so tokens survive restarts.
+import { unwritableDataDir } from './data-dir-error.ts';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -47,10 +48,14 @@ export function withLocalSecret(
   if (existsSync(file)) {
     secret = readFileSync(file, 'utf8').trim();
   } else {
-    mkdirSync(dir, { recursive: true });
     secret = randomSecret();
-    writeFileSync(file, secret + '\n', { mode: 0o600 });
-    chmodSync(file, 0o600);
+    try {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(file, secret + '\n', { mode: 0o600 });
+      chmodSync(file, 0o600);
+    } catch (err) {
+      throw unwritableDataDir(resolve(dir), err);
+    }
   }
   return {
     env: { ...env, AUTHSVC_JWT_SECRET: secret },

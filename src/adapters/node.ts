@@ -168,6 +168,7 @@ export async function buildNodeDeps(config: Config, db: Database, logger: Logger
     version: VERSION,
     resolveHost: nodeResolveHost,
     samlXml: () => import('./saml-xml.ts').then((m) => m.samlXml),
+    migrations: loadMigrations().map((m) => m.version),
   };
 }
 

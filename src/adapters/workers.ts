@@ -14,8 +14,8 @@ import { lookup } from '../config/names.ts';
 import type { Config } from '../config/types.ts';
 import { loadKeySet } from '../crypto/jwt.ts';
 import { createPortableHasher } from '../crypto/password.ts';
-import { type Database, pgErrorCode } from '../db/database.ts';
-import { type Migration, migrate, pendingVersions, renderMigration } from '../db/migrate.ts';
+import type { Database } from '../db/database.ts';
+import { type Migration, migrate, pendingMigrations } from '../db/migrate.ts';
 import { type Deps, cryptoRandomBytes } from '../deps.ts';
 import { errorBody, unexpectedFailure } from '../http/error-body.ts';
 import { type Mailer, createLogMailer } from '../mail/mailer.ts';
@@ -222,6 +222,7 @@ async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
     randomBytes: cryptoRandomBytes,
     logger,
     version: VERSION,
+    migrations: BUNDLED_MIGRATIONS.map((m) => m.version),
   };
   return {
     base,
@@ -231,24 +232,6 @@ async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
     migrated: false,
     tracing,
   };
-}
-
-const UNDEFINED_TABLE = '42P01';
-const UNDEFINED_SCHEMA = '3F000';
-
-/** Versions of `migrations` not yet recorded in the database (all of them when it is empty). */
-export async function pendingMigrations(db: Database, migrations: readonly Migration[]): Promise<string[]> {
-  const rows = await db
-    .withSession((s) => s.exec(renderMigration('SELECT version FROM "{{namespace}}".schema_migrations', db.namespace)))
-    .catch((err: unknown) => {
-      const code = pgErrorCode(err);
-      if (code === UNDEFINED_TABLE || code === UNDEFINED_SCHEMA) return [];
-      throw err;
-    });
-  return pendingVersions(
-    migrations,
-    rows.map((r) => String(r.version)),
-  );
 }
 
 /**

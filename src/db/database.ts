@@ -148,8 +148,3 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   return false;
 }
-
-/** One `select 1` (GET /health). */
-export async function pingDatabase(ex: Executor): Promise<void> {
-  await ex.orm.execute(sql`select 1`);
-}

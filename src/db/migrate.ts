@@ -1,6 +1,6 @@
 // Applies pending migrations under a Postgres advisory lock, recording each in
 // <namespace>.schema_migrations, so instances starting together apply each migration once.
-import type { Database } from './database.ts';
+import { type Database, pgErrorCode } from './database.ts';
 
 export interface Migration {
   version: string;
@@ -23,9 +23,36 @@ export function renderMigration(sql: string, namespace: string): string {
 const shortVersion = (version: string) => `authsvc_${version.slice(0, 4)}`;
 
 /** The versions of `migrations` that `recorded` (schema_migrations' rows) does not hold. */
-export function pendingVersions(migrations: readonly Migration[], recorded: Iterable<string>): string[] {
+export function pendingVersions(
+  migrations: readonly Pick<Migration, 'version'>[],
+  recorded: Iterable<string>,
+): string[] {
   const done = new Set(recorded);
   return migrations.filter((m) => !done.has(m.version) && !done.has(shortVersion(m.version))).map((m) => m.version);
+}
+
+const UNDEFINED_TABLE = '42P01';
+const UNDEFINED_SCHEMA = '3F000';
+
+/**
+ * Versions of `migrations` not yet recorded in the database (all of them when it is empty): one
+ * read, no lock and no DDL (a cold Workers isolate, the readiness probe).
+ */
+export async function pendingMigrations(
+  db: Database,
+  migrations: readonly Pick<Migration, 'version'>[],
+): Promise<string[]> {
+  const rows = await db
+    .withSession((s) => s.exec(renderMigration('SELECT version FROM "{{namespace}}".schema_migrations', db.namespace)))
+    .catch((err: unknown) => {
+      const code = pgErrorCode(err);
+      if (code === UNDEFINED_TABLE || code === UNDEFINED_SCHEMA) return [];
+      throw err;
+    });
+  return pendingVersions(
+    migrations,
+    rows.map((r) => String(r.version)),
+  );
 }
 
 export function sortMigrations(migrations: Migration[]): Migration[] {

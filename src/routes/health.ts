@@ -1,10 +1,13 @@
-// GET /health, GET /settings, GET /.well-known/jwks.json
+// GET /health (GoTrue's), /health/live and /health/ready (the probes), GET /settings, and the
+// discovery documents: /.well-known/openid-configuration and /.well-known/jwks.json.
 import { PROVIDERS } from '../config/kinds.ts';
-import { isDatabaseUnavailable, pingDatabase } from '../db/database.ts';
+import { ApiError } from '../core/errors.ts';
+import { isDatabaseUnavailable } from '../db/database.ts';
+import { pendingMigrations } from '../db/migrate.ts';
 import { databaseUnavailable } from '../http/error-body.ts';
 import { serverMetadata } from '../oauth-server/discovery.ts';
 import { routeGroup } from '../http/route.ts';
-import { json } from '../openapi/parts.ts';
+import { error, json } from '../openapi/parts.ts';
 
 // GoTrue lists these too; authsvc does not implement them, so they always read false.
 const GOTRUE_ONLY_PROVIDERS = ['snapchat', 'fly', 'kakao', 'linkedin_oidc', 'slack_oidc', 'zoom'] as const;
@@ -13,40 +16,89 @@ export const healthRoutes = routeGroup('health');
 
 const PING_TIMEOUT_MS = 2_000;
 
-// GoTrue: api.HealthCheck. GoTrue's answer never touches the database; authsvc's asks it for
-// `select 1` (at most 2 s) and answers 503 database_unavailable when it cannot, so a load
-// balancer stops sending it requests it could only fail (docs/reliability.md, Fault injection).
+// GoTrue: api.HealthCheck. As GoTrue's, it never touches the database: a liveness probe left on it
+// (as Supabase's compose file has it) must not restart the server during a database blip. Whether
+// the database answers is /health/ready's question.
 healthRoutes.route(
   {
     method: 'get',
     path: '/health',
-    summary: 'Liveness, with a database ping',
+    summary: "GoTrue's health: the server answers (no database call)",
     gotrue: 'HealthCheck',
     replies: { 200: json('Health') },
   },
-  async (c) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), PING_TIMEOUT_MS);
-    });
-    try {
-      const ping = pingDatabase(c.get('deps').db).then(
-        () => 'up' as const,
-        (err: unknown) => err,
-      );
-      const outcome = await Promise.race([ping, late]);
-      if (outcome === 'late') throw databaseUnavailable();
-      if (outcome !== 'up') throw isDatabaseUnavailable(outcome) ? databaseUnavailable() : outcome;
-    } finally {
-      clearTimeout(timer);
-    }
-    return c.json({
+  (c) =>
+    c.json({
       version: c.get('deps').version,
       name: 'GoTrue',
       description: 'GoTrue is a user registration and authentication API',
-    });
+    }),
+);
+
+// Not GoTrue routes: the probes of docs/runtimes.md (Kubernetes livenessProbe and readinessProbe).
+healthRoutes.route(
+  {
+    method: 'get',
+    path: '/health/live',
+    summary: 'Liveness: the process serves requests (no database call; not a GoTrue route)',
+    replies: { 200: json({ type: 'object', description: '{status: "live"}' }) },
+  },
+  (c) => {
+    c.header('Cache-Control', 'no-store');
+    return c.json({ status: 'live' });
   },
 );
+
+healthRoutes.route(
+  {
+    method: 'get',
+    path: '/health/ready',
+    summary:
+      'Readiness: the database answers within 2 s and every migration of this build is applied (not a GoTrue route)',
+    replies: {
+      200: json({ type: 'object', description: '{status: "ready"}' }),
+      503: error(
+        '`database_unavailable` (no answer within 2 s), or `migrations_pending` naming the versions not applied.',
+      ),
+    },
+  },
+  async (c) => {
+    c.header('Cache-Control', 'no-store');
+    const { db, migrations } = c.get('deps');
+    const pending = await withinPingTimeout(
+      pendingMigrations(
+        db,
+        migrations.map((version) => ({ version })),
+      ),
+    );
+    if (pending.length > 0) {
+      throw new ApiError(503, 'migrations_pending', `Database migrations not applied: ${pending.join(', ')}`);
+    }
+    return c.json({ status: 'ready' });
+  },
+);
+
+/** `work`'s result, or database_unavailable when it fails to reach the database or takes over 2 s. */
+async function withinPingTimeout<T>(work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), PING_TIMEOUT_MS);
+  });
+  try {
+    const outcome = await Promise.race([
+      work.then(
+        (value) => ({ value }),
+        (err: unknown) => ({ err }),
+      ),
+      late,
+    ]);
+    if (outcome === 'late') throw databaseUnavailable();
+    if ('err' in outcome) throw isDatabaseUnavailable(outcome.err) ? databaseUnavailable() : outcome.err;
+    return outcome.value;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 // GoTrue: api.Settings
 healthRoutes.route(

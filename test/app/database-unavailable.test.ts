@@ -1,5 +1,5 @@
 // A Postgres that refuses connections (nothing listens on the port): requests that need it and
-// GET /health answer 503 database_unavailable in GoTrue's error shapes, not 500
+// GET /health/ready answer 503 database_unavailable in GoTrue's error shapes, not 500
 // unexpected_failure. No Postgres server needed; test/system/faults/ has the outage under load.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openPostgres } from '../../src/adapters/db-postgres.ts';
@@ -25,9 +25,19 @@ afterAll(async () => {
 
 const MSG = 'Database error: the database cannot be reached, please retry after a moment.';
 
-test('GET /health: 503 database_unavailable (GoTrue answers 200 without asking the database)', async () => {
-  const res = await t.request('GET', '/health');
+test('GET /health and /health/live: 200 without asking the database (a liveness probe must not restart the server)', async () => {
+  for (const path of ['/health', '/health/live', '/auth/v1/health/live']) {
+    const res = await t.request('GET', path);
+    expect(res.status, path).toBe(200);
+  }
+  expect(await (await t.request('GET', '/health')).json()).toMatchObject({ name: 'GoTrue' });
+  expect(await (await t.request('GET', '/health/live')).json()).toEqual({ status: 'live' });
+});
+
+test('GET /health/ready: 503 database_unavailable', async () => {
+  const res = await t.request('GET', '/health/ready');
   expect(res.status).toBe(503);
+  expect(res.headers.get('cache-control')).toBe('no-store');
   expect(res.headers.get('x-sb-error-code')).toBe('database_unavailable');
   const body = (await res.json()) as Record<string, unknown>;
   expect(body).toEqual({ code: 503, error_code: 'database_unavailable', msg: MSG, error_id: expect.any(String) });

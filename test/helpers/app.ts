@@ -2,6 +2,7 @@
 // only the mailer is a recording fake.
 import { createApp } from '../../src/app.ts';
 import { createNodeHasher } from '../../src/adapters/node-hasher.ts';
+import { loadMigrations } from '../../src/adapters/migrations-fs.ts';
 import type { Database } from '../../src/db/database.ts';
 import { type Deps, cryptoRandomBytes } from '../../src/deps.ts';
 import { parseConfig } from '../../src/config/config.ts';
@@ -49,13 +50,7 @@ function keepCookies(jar: Map<string, string>, res: Response): void {
   }
 }
 
-/**
- * bcrypt at cost 4 (the minimum), not GoTrue's 10: every signup and sign-in in the suite pays it,
- * and at cost 10 that was most of the suite's CPU. What the production cost stores is asserted
- * where it matters, with `createNodeHasher()` passed in (test/routes/admin-users.test.ts,
- * test/vectors/password.test.ts). One hasher for all apps: its concurrency limit is per process.
- */
-const TEST_HASHER = createNodeHasher({ cost: 4 });
+const MIGRATION_VERSIONS = loadMigrations().map((m) => m.version);
 
 export async function buildTestApp(
   db: Database,
@@ -77,7 +72,7 @@ export async function buildTestApp(
     db,
     mailer,
     keys: await loadKeySet(config.jwt),
-    hasher: TEST_HASHER,
+    hasher: createNodeHasher(),
     sms: createSmsProvider(config.sms, globalThis.fetch.bind(globalThis)),
     fetch: globalThis.fetch.bind(globalThis),
     now: () => new Date(),
@@ -85,6 +80,7 @@ export async function buildTestApp(
     logger: createLogger(config.log.level, (l) => logs.push(l)),
     version: '0.0.0-test',
     samlXml: () => import('../../src/adapters/saml-xml.ts').then((m) => m.samlXml),
+    migrations: MIGRATION_VERSIONS,
     ...over,
   };
   const app = createApp(deps);

@@ -8,7 +8,6 @@ import type { Database } from '../../src/db/database.ts';
 import { parseBanDuration } from '../../src/admin/ban-duration.ts';
 import { parsePage, parseSort } from '../../src/admin/pagination.ts';
 import { parseUuid } from '../../src/http/uuid.ts';
-import { createNodeHasher } from '../../src/adapters/node-hasher.ts';
 import { buildTestApp, signUpConfirmed, TEST_JWT_SECRET, type TestApp, uniqueEmail } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';
 import { supabaseClientFor } from '../helpers/supabase.ts';
@@ -66,8 +65,7 @@ async function auditFor(userId: string, action: string): Promise<Json[]> {
 beforeAll(async () => {
   db = await openTestDb();
   // Phone logins are off by default (as in GoTrue); admin create does not need them, sign-in does.
-  // The production hasher (not the suite's cost 4): the stored hash's cost is asserted below.
-  t = await buildTestApp(db, { AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true' }, { hasher: createNodeHasher() });
+  t = await buildTestApp(db, { AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true' });
   serviceKey = await roleToken('service_role');
   sb = client(serviceKey);
 });

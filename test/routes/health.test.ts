@@ -95,3 +95,37 @@ describe('discovery documents', () => {
     expect(JSON.parse(body)).toEqual({ keys: [] });
   });
 });
+
+describe('the probes: /health/live and /health/ready', () => {
+  test('live: 200 {status: "live"}, not cached, also under /auth/v1', async () => {
+    for (const path of ['/health/live', '/auth/v1/health/live']) {
+      const res = await t.request('GET', path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(await res.json()).toEqual({ status: 'live' });
+    }
+  });
+
+  test('ready: 200 {status: "ready"} on a migrated database, also under /auth/v1', async () => {
+    for (const path of ['/health/ready', '/auth/v1/health/ready']) {
+      const res = await t.request('GET', path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(await res.json()).toEqual({ status: 'ready' });
+    }
+  });
+
+  test('ready: 503 migrations_pending naming each version this build has and the database lacks', async () => {
+    const ahead = await buildTestApp(db, {}, { migrations: [...t.deps.migrations, '9998_later', '9999_latest'] });
+    const res = await ahead.request('GET', '/health/ready');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('x-sb-error-code')).toBe('migrations_pending');
+    expect(await res.json()).toMatchObject({
+      code: 503,
+      error_code: 'migrations_pending',
+      msg: 'Database migrations not applied: 9998_later, 9999_latest',
+    });
+    // GoTrue's /health does not ask the database, so it does not change.
+    expect((await ahead.request('GET', '/health')).status).toBe(200);
+  });
+});

@@ -151,7 +151,7 @@ describe('authsvc CLI', { timeout: 120_000 }, () => {
     const secret = readFileSync(secretFile, 'utf8');
     expect(secret.trim().length).toBeGreaterThanOrEqual(32);
     expect(existsSync(join(dataDir, 'pgdata'))).toBe(true);
-    expect(readFileSync(join(dataDir, 'authsvc.lock'), 'utf8').trim()).toBe(String(s.pid));
+    expect(readFileSync(join(dataDir, 'authsvc.lock'), 'utf8').split('\n')[0]).toBe(String(s.pid));
     const session = await signUp(s, 'local@example.com');
     const accessToken = String(session.access_token);
     const userId = String((session.user as Log).id);
@@ -161,7 +161,7 @@ describe('authsvc CLI', { timeout: 120_000 }, () => {
     expect(second.code).not.toBe(0);
     expect(second.stderr).toContain(realpathSync(dataDir));
     expect(second.stderr).toContain(`pid ${s.pid}`);
-    expect(readFileSync(join(dataDir, 'authsvc.lock'), 'utf8').trim()).toBe(String(s.pid));
+    expect(readFileSync(join(dataDir, 'authsvc.lock'), 'utf8').split('\n')[0]).toBe(String(s.pid));
     expect((await fetch(`${s.url}/health`)).status).toBe(200);
     expect((await getUser(s, accessToken)).status).toBe(200);
     expect(await s.stop()).toEqual({ code: 0, signal: null });

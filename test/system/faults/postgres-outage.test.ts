@@ -1,7 +1,7 @@
 // Postgres unreachable for ~10 s under a steady mixed load, through a fault proxy: 5 s black-holed
 // (connections accepted, nothing answered), then 5 s refused (every connection closed, ECONNREFUSED).
 // Requests fail fast with a JSON 503 database_unavailable (never 500 unexpected_failure, never past
-// API_MAX_REQUEST_DURATION), /health says 503, and once the proxy heals the same process answers
+// API_MAX_REQUEST_DURATION), /health/ready says 503 while /health and /health/live stay 200, and once the proxy heals the same process answers
 // 200 again: no restart, no connection left inside a transaction. Then every backend terminated
 // by Postgres itself (57P01). Postgres server only.
 import pg from 'pg';
@@ -23,7 +23,7 @@ describe.runIf(TEST_DATABASE_URL)('Postgres outage under load', () => {
     await dropSchema(namespace);
   });
 
-  test('503 database_unavailable within the time limit while it lasts, /health 503, then recovery by itself', async () => {
+  test('503 database_unavailable within the time limit while it lasts, /health/ready 503 (/health/live 200), then recovery by itself', async () => {
     proxy = await startFaultProxy(Number(new URL(TEST_DATABASE_URL!).port || 5432));
     // A rotation can commit while its answer is held by the outage; the client retries with the
     // old token after the heal. Within the reuse interval it gets the same child; past it (GoTrue's
@@ -40,16 +40,18 @@ describe.runIf(TEST_DATABASE_URL)('Postgres outage under load', () => {
     const outageStart = Date.now();
     proxy.blackhole();
     await sleep(2_500);
-    const healthBlackholed = await call(base, 'GET', '/health');
+    const healthBlackholed = await call(base, 'GET', '/health/ready');
+    const liveBlackholed = await call(base, 'GET', '/health/live');
     await sleep(2_500);
     await proxy.refuse();
     await sleep(2_500);
-    const healthRefused = await call(base, 'GET', '/health');
+    const healthRefused = await call(base, 'GET', '/health/ready');
+    const gotrueHealthRefused = await call(base, 'GET', '/health');
     await sleep(2_500);
     await proxy.heal();
     const healedAt = Date.now();
     await sleep(3_000);
-    const healthAfter = await call(base, 'GET', '/health');
+    const healthAfter = await call(base, 'GET', '/health/ready');
     await load.stop();
 
     const during = load.answers.filter((a) => a.at >= outageStart && a.at < healedAt);
@@ -62,8 +64,11 @@ describe.runIf(TEST_DATABASE_URL)('Postgres outage under load', () => {
     expect(healthBlackholed.json.error_code).toBe('database_unavailable');
     expect(healthRefused.status).toBe(503);
     expect(healthRefused.ms).toBeLessThan(1_000);
+    expect(liveBlackholed.status).toBe(200);
+    expect(gotrueHealthRefused.status).toBe(200);
+    expect(gotrueHealthRefused.json.name).toBe('GoTrue');
     expect(healthAfter.status).toBe(200);
-    expect(healthAfter.json.name).toBe('GoTrue');
+    expect(healthAfter.json).toEqual({ status: 'ready' });
 
     // The outage was seen, and only as 503 database_unavailable in the JSON error shape.
     const failed = during.filter((a) => a.status !== 200);
