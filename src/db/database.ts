@@ -1,6 +1,5 @@
 // One query code base over every driver: routes and db/* functions see only `Executor`.
 import type { Context } from '@opentelemetry/api';
-import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { Tables } from '../../drizzle/schema.ts';
 
