@@ -1,10 +1,22 @@
 // The embedded database's lock file, `<dir>/authsvc.lock`: PGlite serves one process, and two
-// processes on one directory would corrupt it. The file names the holder (pid, then host, on two
-// lines), and the holder touches it every few seconds. A lock is stale when its holder is gone:
-// on this host, when its pid is not running, or is this process's own pid while this process does
-// not hold it (a container restarted after SIGKILL is pid 1 again); from another host (a volume
-// moved to a new container), when it has not been touched for STALE_MS.
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+// processes on one directory would corrupt it. The file names the holder (pid, host and pid
+// namespace, one per line), and the holder touches it every few seconds. A lock is stale when its
+// holder is gone: in this pid namespace of this host, when its pid is not running, or is this
+// process's own pid while this process does not hold it; from anywhere else (a container restarted
+// after SIGKILL: pid 1 again, in a new namespace; a volume moved to a new container or host), when
+// it has not been touched for STALE_MS. A pid alone says nothing across namespaces: two containers
+// on one volume are both pid 1.
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataDirError, unwritableDataDir } from './data-dir-error.ts';
@@ -25,9 +37,20 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** This process's pid namespace (Linux: `pid:[4026531836]`), or '' where there is none to read. */
+function pidNamespace(): string {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return '';
+  }
+}
+
 export interface LockOptions {
   /** This host's name (the container's, in a container). */
   host?: string;
+  /** This process's pid namespace. */
+  pidNamespace?: string;
   now?: () => number;
   /** Waits `ms` (another host's lock is watched for one STALE_MS before it is taken). */
   sleep?: (ms: number) => Promise<void>;
@@ -44,10 +67,23 @@ function mkdirOrExplain(dir: string): void {
   }
 }
 
-function readHolder(path: string): { pid: number; host: string | undefined; touched: number } | undefined {
+interface Holder {
+  pid: number;
+  /** Unset in a lock written before the host was recorded (the pid alone). */
+  host: string | undefined;
+  ns: string;
+  touched: number;
+}
+
+function readHolder(path: string): Holder | undefined {
   try {
-    const [pid, host] = readFileSync(path, 'utf8').split('\n');
-    return { pid: Number.parseInt(pid ?? '', 10), host: host?.trim() || undefined, touched: statSync(path).mtimeMs };
+    const [pid, host, ns] = readFileSync(path, 'utf8').split('\n');
+    return {
+      pid: Number.parseInt(pid ?? '', 10),
+      host: host?.trim() || undefined,
+      ns: ns?.trim() ?? '',
+      touched: statSync(path).mtimeMs,
+    };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -57,6 +93,7 @@ function readHolder(path: string): { pid: number; host: string | undefined; touc
 /** Takes `<dir>/authsvc.lock`; resolves to its release function. */
 export async function lockDataDir(dir: string, opts: LockOptions = {}): Promise<() => void> {
   const host = opts.host ?? hostname();
+  const ns = opts.pidNamespace ?? pidNamespace();
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const path = resolve(dir, 'authsvc.lock');
@@ -65,7 +102,7 @@ export async function lockDataDir(dir: string, opts: LockOptions = {}): Promise<
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, 'wx');
-      writeSync(fd, `${process.pid}\n${host}\n`);
+      writeSync(fd, `${process.pid}\n${host}\n${ns}\n`);
       closeSync(fd);
       return hold(path);
     } catch (err) {
@@ -73,7 +110,8 @@ export async function lockDataDir(dir: string, opts: LockOptions = {}): Promise<
     }
     const holder = readHolder(path);
     if (!holder) continue;
-    const sameHost = holder.host === undefined || holder.host === host;
+    // Whether the holder's pid means anything here: same host, same pid namespace.
+    const sameHost = holder.host === undefined || (holder.host === host && holder.ns === ns);
     if (sameHost && Number.isInteger(holder.pid) && holder.pid !== process.pid && pidAlive(holder.pid)) {
       throw new DataDirError(
         `The data directory ${resolve(dir)} is in use by another authsvc process (pid ${holder.pid}). ` +
@@ -82,8 +120,8 @@ export async function lockDataDir(dir: string, opts: LockOptions = {}): Promise<
       );
     }
     if (!sameHost) {
-      // Another host's holder may be alive: it touches the lock every TOUCH_MS. Watch it for as
-      // long as a live holder could stay silent before calling it stale.
+      // A holder elsewhere may be alive: it touches the lock every TOUCH_MS. Watch it for as long
+      // as a live holder could stay silent before calling it stale.
       const untouched = now() - holder.touched;
       if (untouched < STALE_MS) {
         await sleep(STALE_MS - untouched);

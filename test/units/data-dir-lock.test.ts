@@ -11,8 +11,9 @@ import { lockDataDir, STALE_MS, TOUCH_MS } from '../../src/adapters/data-dir-loc
 import { runCli, tempDir } from '../helpers/server.ts';
 
 const HOST = 'host-a';
+const NS = 'pid:[1]';
 const lockOf = (dir: string) => join(dir, 'authsvc.lock');
-const holderOf = (dir: string) => readFileSync(lockOf(dir), 'utf8').split('\n').slice(0, 2);
+const holderOf = (dir: string) => readFileSync(lockOf(dir), 'utf8').split('\n').slice(0, 3);
 const noSleep = async () => {
   throw new Error('must not wait');
 };
@@ -24,32 +25,34 @@ afterEach(() => {
 describe('on this host', () => {
   test('a free directory: the lock names this pid and host, and release removes it', async () => {
     const dir = join(tempDir(), 'data');
-    const release = await lockDataDir(dir, { host: HOST, sleep: noSleep });
-    expect(holderOf(dir)).toEqual([String(process.pid), HOST]);
+    const release = await lockDataDir(dir, { host: HOST, pidNamespace: NS, sleep: noSleep });
+    expect(holderOf(dir)).toEqual([String(process.pid), HOST, NS]);
     release();
     expect(existsSync(lockOf(dir))).toBe(false);
   });
 
   test('held by this process already: refused', async () => {
     const dir = tempDir();
-    const release = await lockDataDir(dir, { host: HOST, sleep: noSleep });
-    await expect(lockDataDir(dir, { host: HOST, sleep: noSleep })).rejects.toThrow(/is already open in this process/);
+    const release = await lockDataDir(dir, { host: HOST, pidNamespace: NS, sleep: noSleep });
+    await expect(lockDataDir(dir, { host: HOST, pidNamespace: NS, sleep: noSleep })).rejects.toThrow(
+      /is already open in this process/,
+    );
     release();
   });
 
   test('this pid in a lock this process does not hold (a container restarted after SIGKILL is pid 1 again): taken', async () => {
     const dir = tempDir();
-    writeFileSync(lockOf(dir), `${process.pid}\n${HOST}\n`);
-    const release = await lockDataDir(dir, { host: HOST, sleep: noSleep });
-    expect(holderOf(dir)).toEqual([String(process.pid), HOST]);
+    writeFileSync(lockOf(dir), `${process.pid}\n${HOST}\n${NS}\n`);
+    const release = await lockDataDir(dir, { host: HOST, pidNamespace: NS, sleep: noSleep });
+    expect(holderOf(dir)).toEqual([String(process.pid), HOST, NS]);
     release();
   });
 
   test('a lock of the old format (the pid alone) naming this pid: taken', async () => {
     const dir = tempDir();
     writeFileSync(lockOf(dir), String(process.pid));
-    const release = await lockDataDir(dir, { host: HOST, sleep: noSleep });
-    expect(holderOf(dir)).toEqual([String(process.pid), HOST]);
+    const release = await lockDataDir(dir, { host: HOST, pidNamespace: NS, sleep: noSleep });
+    expect(holderOf(dir)).toEqual([String(process.pid), HOST, NS]);
     release();
   });
 
@@ -57,11 +60,11 @@ describe('on this host', () => {
     const dir = tempDir();
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     try {
-      writeFileSync(lockOf(dir), `${child.pid}\n${HOST}\n`);
-      const err = await lockDataDir(dir, { host: HOST, sleep: noSleep }).catch((e: unknown) => e);
+      writeFileSync(lockOf(dir), `${child.pid}\n${HOST}\n${NS}\n`);
+      const err = await lockDataDir(dir, { host: HOST, pidNamespace: NS, sleep: noSleep }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DataDirError);
       expect((err as Error).message).toContain(`in use by another authsvc process (pid ${child.pid})`);
-      expect(holderOf(dir)).toEqual([String(child.pid), HOST]);
+      expect(holderOf(dir)).toEqual([String(child.pid), HOST, NS]);
     } finally {
       child.kill('SIGKILL');
     }
@@ -71,9 +74,9 @@ describe('on this host', () => {
     const dir = tempDir();
     const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
     await new Promise((r) => child.once('exit', r));
-    writeFileSync(lockOf(dir), `${child.pid}\n${HOST}\n`);
-    const release = await lockDataDir(dir, { host: HOST, sleep: noSleep });
-    expect(holderOf(dir)).toEqual([String(process.pid), HOST]);
+    writeFileSync(lockOf(dir), `${child.pid}\n${HOST}\n${NS}\n`);
+    const release = await lockDataDir(dir, { host: HOST, pidNamespace: NS, sleep: noSleep });
+    expect(holderOf(dir)).toEqual([String(process.pid), HOST, NS]);
     release();
   });
 
@@ -81,7 +84,7 @@ describe('on this host', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
     vi.setSystemTime(new Date('2030-01-01T00:00:00Z'));
     const dir = tempDir();
-    const release = await lockDataDir(dir, { host: HOST, sleep: noSleep });
+    const release = await lockDataDir(dir, { host: HOST, pidNamespace: NS, sleep: noSleep });
     const past = new Date('2029-01-01T00:00:00Z');
     utimesSync(lockOf(dir), past, past);
     vi.advanceTimersByTime(TOUCH_MS);
@@ -90,14 +93,30 @@ describe('on this host', () => {
   });
 });
 
-describe('from another host (a volume moved to a new container)', () => {
+describe('from another host or pid namespace (a container restarted or recreated on its volume)', () => {
+  test('pid 1 of another pid namespace on this host (a container restarted after SIGKILL) is watched, not trusted: taken once untouched', async () => {
+    const dir = tempDir();
+    writeFileSync(lockOf(dir), `1\n${HOST}\npid:[2]\n`);
+    const waits: number[] = [];
+    const release = await lockDataDir(dir, {
+      host: HOST,
+      pidNamespace: NS,
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
+    expect(waits).toHaveLength(1);
+    expect(holderOf(dir)).toEqual([String(process.pid), HOST, NS]);
+    release();
+  });
+
   test('untouched for STALE_MS already: taken at once', async () => {
     const dir = tempDir();
     writeFileSync(lockOf(dir), `1\nhost-b\n`);
     const old = new Date(Date.now() - STALE_MS - 1_000);
     utimesSync(lockOf(dir), old, old);
-    const release = await lockDataDir(dir, { host: HOST, sleep: noSleep });
-    expect(holderOf(dir)).toEqual([String(process.pid), HOST]);
+    const release = await lockDataDir(dir, { host: HOST, pidNamespace: NS, sleep: noSleep });
+    expect(holderOf(dir)).toEqual([String(process.pid), HOST, NS]);
     release();
   });
 
@@ -110,6 +129,7 @@ describe('from another host (a volume moved to a new container)', () => {
     const waits: number[] = [];
     const release = await lockDataDir(dir, {
       host: HOST,
+      pidNamespace: NS,
       now: () => now,
       sleep: async (ms) => {
         waits.push(ms);
@@ -118,7 +138,7 @@ describe('from another host (a volume moved to a new container)', () => {
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeGreaterThan(STALE_MS - 5_000 - 50);
     expect(waits[0]).toBeLessThanOrEqual(STALE_MS - 5_000 + 50);
-    expect(holderOf(dir)).toEqual([String(process.pid), HOST]);
+    expect(holderOf(dir)).toEqual([String(process.pid), HOST, NS]);
     release();
   });
 
@@ -127,6 +147,7 @@ describe('from another host (a volume moved to a new container)', () => {
     writeFileSync(lockOf(dir), `7\nhost-b\n`);
     const err = await lockDataDir(dir, {
       host: HOST,
+      pidNamespace: NS,
       sleep: async () => {
         const later = new Date(Date.now() + 3_000);
         utimesSync(lockOf(dir), later, later);
@@ -134,7 +155,7 @@ describe('from another host (a volume moved to a new container)', () => {
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DataDirError);
     expect((err as Error).message).toContain('in use by authsvc on host host-b (pid 7)');
-    expect(holderOf(dir)).toEqual(['7', 'host-b']);
+    expect(holderOf(dir)).toEqual(['7', 'host-b', '']);
   });
 });
 
@@ -142,7 +163,9 @@ describe('a directory that cannot be written', () => {
   test('lockDataDir: one line naming the directory, the reason, and what to mount or set', async () => {
     const file = join(tempDir(), 'a-file');
     writeFileSync(file, '');
-    const err = await lockDataDir(join(file, 'data'), { host: HOST, sleep: noSleep }).catch((e: unknown) => e);
+    const err = await lockDataDir(join(file, 'data'), { host: HOST, pidNamespace: NS, sleep: noSleep }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(DataDirError);
     expect((err as Error).message).toBe(
       `cannot write the embedded database's directory ${join(file, 'data')} (ENOTDIR): mount a writable volume there, ` +
