@@ -149,7 +149,7 @@ describe.concurrent.each(RUNTIMES)('$runtime', ({ runtime, command }) => {
     const server = await startServer({
       command,
       env: { DATABASE_URL: `pglite://${dataDir}`, ...SAML_ENV },
-      timeoutMs: 30_000,
+      timeoutMs: 90_000,
     });
     expect(server.logs().find((l) => String(l.msg).includes('listening'))).toMatchObject({
       port: server.port,
@@ -161,45 +161,50 @@ describe.concurrent.each(RUNTIMES)('$runtime', ({ runtime, command }) => {
     await samlRoundTrip(server.url);
     await stopWithRequestInFlight(server);
     expect(existsSync(join(dataDir, 'authsvc.lock')), 'lock released').toBe(false);
-  });
+    // A first start creates the embedded database (initdb): seconds alone, much longer on a loaded machine.
+  }, 120_000);
 
-  test.runIf(TEST_DATABASE_URL)('Postgres server (node-postgres, SMTP mail): smoke, then SIGTERM', async () => {
-    const namespace = uniqueNamespace();
-    const mailbox = await startMailbox();
-    try {
-      const server = await startServer({
-        command,
-        env: {
-          DATABASE_URL: TEST_DATABASE_URL!,
-          DB_NAMESPACE: namespace,
-          GOTRUE_DB_DRIVER: 'postgres',
-          GOTRUE_JWT_SECRET: 'smoke-secret-at-least-32-characters-long',
-          GOTRUE_SITE_URL: 'http://localhost:3000',
-          API_EXTERNAL_URL: 'http://localhost:9999',
-          GOTRUE_SMTP_ADMIN_EMAIL: 'admin@example.com',
-          GOTRUE_SMTP_HOST: '127.0.0.1',
-          GOTRUE_SMTP_PORT: String(mailbox.port),
-        },
-        timeoutMs: 30_000,
-      });
-      expect(server.logs().find((l) => String(l.msg).includes('listening'))).toMatchObject({ database: 'postgres' });
-      await runSmoke({
-        baseUrl: server.url,
-        async lastMail(email) {
-          const mail = await mailbox.next(email, 10_000);
-          return { link: mailLink(mail) ?? '', code: mailCode(mail) };
-        },
-      });
-      await stopWithRequestInFlight(server);
-    } finally {
-      await mailbox.close();
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await client.connect();
+  test.runIf(TEST_DATABASE_URL)(
+    'Postgres server (node-postgres, SMTP mail): smoke, then SIGTERM',
+    async () => {
+      const namespace = uniqueNamespace();
+      const mailbox = await startMailbox();
       try {
-        await client.query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
+        const server = await startServer({
+          command,
+          env: {
+            DATABASE_URL: TEST_DATABASE_URL!,
+            DB_NAMESPACE: namespace,
+            GOTRUE_DB_DRIVER: 'postgres',
+            GOTRUE_JWT_SECRET: 'smoke-secret-at-least-32-characters-long',
+            GOTRUE_SITE_URL: 'http://localhost:3000',
+            API_EXTERNAL_URL: 'http://localhost:9999',
+            GOTRUE_SMTP_ADMIN_EMAIL: 'admin@example.com',
+            GOTRUE_SMTP_HOST: '127.0.0.1',
+            GOTRUE_SMTP_PORT: String(mailbox.port),
+          },
+          timeoutMs: 30_000,
+        });
+        expect(server.logs().find((l) => String(l.msg).includes('listening'))).toMatchObject({ database: 'postgres' });
+        await runSmoke({
+          baseUrl: server.url,
+          async lastMail(email) {
+            const mail = await mailbox.next(email, 10_000);
+            return { link: mailLink(mail) ?? '', code: mailCode(mail) };
+          },
+        });
+        await stopWithRequestInFlight(server);
       } finally {
-        await client.end();
+        await mailbox.close();
+        const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await client.connect();
+        try {
+          await client.query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
+        } finally {
+          await client.end();
+        }
       }
-    }
-  });
+    },
+    120_000,
+  );
 });
