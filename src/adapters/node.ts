@@ -13,7 +13,7 @@ import { createTemplateRenderer } from '../mail/render.ts';
 import { createResendTransport } from '../mail/resend.ts';
 import { type MailTransport, createMailer as createTransportMailer } from '../mail/transport.ts';
 import { createSmsProvider } from '../sms/create.ts';
-import { type Logger, createLogger } from '../telemetry/logger.ts';
+import { type LogFormat, type Logger, createLogger } from '../telemetry/logger.ts';
 import { type LogFile, openLogFile } from './log-file.ts';
 import { loadMigrations } from './migrations-fs.ts';
 import { isLocalMode, readEnv, withLocalSecret } from './node-env.ts';
@@ -50,6 +50,11 @@ export interface NodeLogger extends Logger {
   close(): Promise<void>;
 }
 
+/** LOG_FORMAT, else readable lines for a person at a terminal in local mode, JSON everywhere else. */
+export function logFormat(config: Pick<Config, 'local' | 'log'>, stdoutIsTerminal: boolean): LogFormat {
+  return config.log.format ?? (config.local && stdoutIsTerminal ? 'text' : 'json');
+}
+
 /** Lines go to stdout and, with LOG_FILE, to that file too (opened here: a bad path fails the start). */
 export function createNodeLogger(config: Config): NodeLogger {
   const path = config.log.file;
@@ -63,10 +68,16 @@ export function createNodeLogger(config: Config): NodeLogger {
       throw new ConfigError([`LOG_FILE ${path} cannot be opened: ${(err as Error).message}`]);
     }
   }
-  const logger = createLogger(config.log.level, (line) => {
-    process.stdout.write(line + '\n');
-    file?.write(line);
-  });
+  const format = logFormat(config, process.stdout.isTTY === true);
+  const logger = createLogger(
+    config.log.level,
+    (line) => {
+      process.stdout.write(line + '\n');
+      file?.write(line);
+    },
+    {},
+    format,
+  );
   return { ...logger, close: () => file?.close() ?? Promise.resolve() };
 }
 

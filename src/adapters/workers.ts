@@ -202,7 +202,7 @@ function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fet
 
 async function buildIsolateState(env: WorkersEnv): Promise<IsolateState> {
   const { config, warnings, neon, mailToLog, rateLimiter } = parseWorkersEnv(env);
-  const logger = createLogger(config.log.level, (line) => console.log(line));
+  const logger = createLogger(config.log.level, (line) => console.log(line), {}, config.log.format ?? 'json');
   for (const w of warnings) logger.warn(w);
   if (mailToLog && config.mailer.transport === 'log') {
     logger.warn('AUTHSVC_WORKERS_MAIL_LOG: emails are written to the log, not sent (development only)');

@@ -1,5 +1,7 @@
-// Structured JSON logs: one object per line, filtered by LOG_LEVEL. The adapter decides
-// where lines go (stdout, LOG_FILE); secrets are never passed to the logger.
+// Structured logs, one line per entry, filtered by LOG_LEVEL: a JSON object (LOG_FORMAT=json, for
+// machines) or `time LEVEL message key=value…` (LOG_FORMAT=text, for people); the same fields
+// either way. The adapter decides where lines go (stdout, LOG_FILE); secrets are never passed to
+// the logger.
 export type LogLevel = 'panic' | 'fatal' | 'error' | 'warn' | 'info' | 'debug';
 
 const RANK: Record<LogLevel, number> = { panic: 0, fatal: 1, error: 2, warn: 3, info: 4, debug: 5 };
@@ -15,14 +17,35 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
+export type LogFormat = 'json' | 'text';
+
+/** A field's value in a text line: bare when it is a plain word, else JSON (quoted, escaped: one line). */
+function textValue(v: unknown): string {
+  if (typeof v === 'string') return /^[\w.:/@+-]+$/.test(v) ? v : JSON.stringify(v);
+  if (v === null || typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v) ?? String(v);
+}
+
+/** `2026-12-03T12:10:26.976Z INFO  message key=value …` */
+export function textLine(entry: Record<string, unknown>): string {
+  const { level, time, msg, ...fields } = entry;
+  const rest = Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => ` ${k}=${textValue(v)}`)
+    .join('');
+  return `${time} ${String(level).toUpperCase().padEnd(5)} ${JSON.stringify(msg).slice(1, -1)}${rest}`;
+}
+
 export function createLogger(
   level: LogLevel,
   write: (line: string) => void,
   base: Record<string, unknown> = {},
+  format: LogFormat = 'json',
 ): Logger {
   const log = (l: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[l] > RANK[level]) return;
-    write(JSON.stringify({ level: l, time: new Date().toISOString(), msg, ...base, ...fields }));
+    const entry = { level: l, time: new Date().toISOString(), msg, ...base, ...fields };
+    write(format === 'text' ? textLine(entry) : JSON.stringify(entry));
   };
   return {
     level,
@@ -31,7 +54,7 @@ export function createLogger(
     warn: (m, f) => log('warn', m, f),
     info: (m, f) => log('info', m, f),
     debug: (m, f) => log('debug', m, f),
-    child: (fields) => createLogger(level, write, { ...base, ...fields }),
+    child: (fields) => createLogger(level, write, { ...base, ...fields }, format),
   };
 }
 

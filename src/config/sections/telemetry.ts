@@ -1,11 +1,17 @@
 // Logs, traces and metrics (LOG_*, TRACING_*, METRICS_*, OTEL_*).
-import { bool, text, textOr, withDefault, setting } from '../setting.ts';
+import { bool, opt, text, textOr, withDefault, setting } from '../setting.ts';
 import { integer, logLevel, oneOf } from '../values.ts';
 
 export const telemetry = {
   log: {
     level: setting('LOG_LEVEL', withDefault(logLevel, 'info'), 'info', 'panic, fatal, error, warn, info or debug.'),
     file: setting('LOG_FILE', text(), '', 'Path of a log file.'),
+    format: setting(
+      'LOG_FORMAT',
+      opt(oneOf(['json', 'text'])),
+      'json (text on a terminal in local mode)',
+      'json: one JSON object per line; text: one readable line (time, level, message, key=value fields).',
+    ),
   },
   tracing: {
     enabled: setting('TRACING_ENABLED', bool(false), 'false', 'Enables trace export.'),
