@@ -43,7 +43,7 @@ describe('text lines', () => {
       logger.warn('shown', { n: 1 });
     }
     expect(text).toHaveLength(1);
-    expect(text[0]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z WARN  shown request_id=r1 n=1$/);
+    expect(text[0]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z WARN {2}shown request_id=r1 n=1$/);
     expect(json).toHaveLength(1);
     expect(JSON.parse(json[0]!)).toMatchObject({ level: 'warn', msg: 'shown', request_id: 'r1', n: 1 });
   });
