@@ -9,7 +9,8 @@
 // left as imports, Node loads each package's own source maps once maps are on, about 8 MB of the
 // idle process (issue 18). Packages with native code or files of their own next to them stay
 // imports (EXTERNAL), and so does nodemailer, which is loaded with the first email.
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,7 +24,7 @@ const INPUTS = ['src', 'drizzle', 'package.json', 'package-lock.json'];
 export const EXTERNAL = ['@node-rs/*', 'pg-native', '@electric-sql/pglite', '@electric-sql/pglite/*', 'nodemailer'];
 
 /** The newest modification time among the sources the bundle is made of (ms). */
-export function newestSource() {
+export function newestSource(root = ROOT) {
   let newest = 0;
   const walk = (p) => {
     const st = statSync(p, { throwIfNoEntry: false });
@@ -33,14 +34,42 @@ export function newestSource() {
     if (st.isDirectory()) for (const f of readdirSync(p)) walk(`${p}/${f}`);
     else if (st.mtimeMs > newest) newest = st.mtimeMs;
   };
-  for (const input of INPUTS) walk(join(ROOT, input));
+  for (const input of INPUTS) walk(join(root, input));
   return newest;
 }
 
-/** Whether dist/node was built from the sources as they are now. */
-export function isFresh() {
-  if (!existsSync(STAMP) || !existsSync(ENTRY)) return false;
-  return statSync(STAMP).mtimeMs >= newestSource();
+/** SHA-256 over the sources' paths and contents (INPUTS, in a fixed order). */
+export function sourceDigest(root = ROOT) {
+  const hash = createHash('sha256');
+  const walk = (p, rel) => {
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (!st) return;
+    if (st.isDirectory()) {
+      for (const f of readdirSync(p).sort()) walk(`${p}/${f}`, `${rel}/${f}`);
+    } else {
+      hash.update(`${rel}\0`).update(readFileSync(p)).update('\0');
+    }
+  };
+  // package-lock.json is not part of an installed package, so it is not part of the digest.
+  for (const input of INPUTS.filter((i) => i !== 'package-lock.json')) walk(join(root, input), input);
+  return hash.digest('hex');
+}
+
+/**
+ * Whether dist/node was built from the sources as they are now: the stamp is newer than every
+ * source (a checkout), or, where mtimes say nothing (npm sets them to the time a package is
+ * unpacked, in no order), the sources are byte for byte the ones it was built from.
+ */
+export function isFresh(root = ROOT) {
+  const stamp = join(root, 'dist', 'node', 'build.json');
+  if (!existsSync(stamp) || !existsSync(join(root, 'dist', 'node', 'node-cli.js'))) return false;
+  if (statSync(stamp).mtimeMs >= newestSource(root)) return true;
+  try {
+    const { sources } = JSON.parse(readFileSync(stamp, 'utf8'));
+    return typeof sources === 'string' && sources === sourceDigest(root);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -80,7 +109,10 @@ export async function buildNode({ clean = false } = {}) {
       if (!existsSync(join(OUT, 'chunks', f))) renameSync(join(tmp, 'chunks', f), join(OUT, 'chunks', f));
     }
     for (const f of ['node-cli.js.map', 'node-cli.js']) renameSync(join(tmp, f), join(OUT, f));
-    writeFileSync(join(tmp, 'build.json'), JSON.stringify({ builtAt: new Date().toISOString() }));
+    writeFileSync(
+      join(tmp, 'build.json'),
+      JSON.stringify({ builtAt: new Date().toISOString(), sources: sourceDigest() }),
+    );
     renameSync(join(tmp, 'build.json'), STAMP);
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -2,11 +2,12 @@
 // `npm run build`, and bin/authsvc.js runs it with source maps, never building it (issue 26:
 // test/runtime/read-only-package.test.ts proves a start writes nothing into the package).
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 // @ts-expect-error plain JavaScript module without types
-import { ENTRY, OUT, buildNode, isFresh, newestSource } from '../../scripts/build-node.mjs';
+import { ENTRY, OUT, buildNode, isFresh, newestSource, sourceDigest } from '../../scripts/build-node.mjs';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -48,4 +49,34 @@ test('bin/authsvc.js runs the compiled server: the CLI answers from dist/node', 
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   expect(out.trim()).toContain(pkg.version);
   expect(isFresh()).toBe(true);
+});
+
+test('an installed package whose files npm unpacked with new mtimes in any order is still fresh; an edited source is not', () => {
+  // A package tree as npm unpacks it: the stamp may be older than a source it was built from.
+  const root = mkdtempSync(join(tmpdir(), 'authsvc-fresh-'));
+  try {
+    mkdirSync(join(root, 'src'));
+    mkdirSync(join(root, 'dist', 'node'), { recursive: true });
+    writeFileSync(join(root, 'src', 'a.ts'), 'export const a = 1;\n');
+    writeFileSync(join(root, 'package.json'), '{}');
+    writeFileSync(join(root, 'dist', 'node', 'node-cli.js'), '');
+    const stamp = join(root, 'dist', 'node', 'build.json');
+    writeFileSync(stamp, JSON.stringify({ sources: sourceDigest(root) }));
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(stamp, past, past);
+    expect(statSync(stamp).mtimeMs).toBeLessThan(newestSource(root));
+    expect(isFresh(root)).toBe(true);
+    writeFileSync(join(root, 'src', 'a.ts'), 'export const a = 2;\n');
+    expect(isFresh(root)).toBe(false);
+    // A stamp written before the digest was recorded falls back to the mtimes alone.
+    writeFileSync(stamp, JSON.stringify({ builtAt: past.toISOString() }));
+    utimesSync(stamp, past, past);
+    expect(isFresh(root)).toBe(false);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('the build records the digest of the sources it was built from', () => {
+  expect(JSON.parse(readFileSync(join(OUT, 'build.json'), 'utf8')).sources).toBe(sourceDigest());
 });
