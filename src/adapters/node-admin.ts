@@ -2,6 +2,7 @@
 // same code as POST and DELETE /admin/users: the user gets its email identity, the password is
 // hashed by the Node hasher, and both commands leave an audit entry (GoTrue's CLI writes neither
 // identity nor audit entry).
+import { parseArgs } from 'node:util';
 import { adminCreateUser, adminDeleteUser } from '../admin/users.ts';
 import { assertPasswordLength } from '../crypto/password-policy.ts';
 import { findUserByEmail, findUserById, type UserRow } from '../db/users.ts';
@@ -75,36 +76,32 @@ interface Parsed {
   flags: Map<string, string | true>;
 }
 
-const VALUE_FLAGS: Record<string, string> = { '--role': 'role', '--aud': 'aud', '-a': 'aud' };
-const BOOL_FLAGS: Record<string, string> = { '--confirm': 'confirm', '--admin': 'admin' };
+/** The admin commands' flags (node:util parseArgs); each command allows some of them. */
+const FLAGS = {
+  role: { type: 'string' },
+  aud: { type: 'string', short: 'a' },
+  confirm: { type: 'boolean' },
+  admin: { type: 'boolean' },
+} as const;
 
-function parseArgs(args: string[], allowed: string[]): Parsed {
-  const positional: string[] = [];
+function parseFlags(args: string[], allowed: (keyof typeof FLAGS)[]): Parsed {
+  const options = Object.fromEntries(allowed.map((k) => [k, FLAGS[k]]));
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (err) {
+    // ERR_PARSE_ARGS_UNKNOWN_OPTION, _INVALID_OPTION_VALUE: its message names the flag.
+    throw new UsageError((err as Error).message);
+  }
   const flags = new Map<string, string | true>();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === '--') {
-      positional.push(...args.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith('-') || arg === '-') {
-      positional.push(arg);
-      continue;
-    }
-    const eqAt = arg.indexOf('=');
-    const name = eqAt > 0 ? arg.slice(0, eqAt) : arg;
-    const key = VALUE_FLAGS[name] ?? BOOL_FLAGS[name];
-    if (!key || !allowed.includes(key)) throw new UsageError(`unknown flag ${name}`);
-    if (BOOL_FLAGS[name]) {
-      if (eqAt > 0) throw new UsageError(`${name} takes no value`);
-      flags.set(key, true);
-    } else {
-      const value = eqAt > 0 ? arg.slice(eqAt + 1) : args[++i];
-      if (value === undefined || value === '') throw new UsageError(`${name} needs a value`);
-      flags.set(key, value);
+  for (const [k, v] of Object.entries(parsed.values)) {
+    if (v === true) flags.set(k, true);
+    else if (typeof v === 'string') {
+      if (v === '') throw new UsageError(`--${k} needs a value`);
+      flags.set(k, v);
     }
   }
-  return { positional, flags };
+  return { positional: parsed.positionals, flags };
 }
 
 const str = (v: string | true | undefined) => (typeof v === 'string' ? v : undefined);
@@ -136,7 +133,7 @@ export async function runAdminCommand(args: string[]): Promise<number> {
   }
   try {
     if (sub === 'createuser') {
-      const { positional, flags } = parseArgs(args.slice(1), ['confirm', 'admin', 'role', 'aud']);
+      const { positional, flags } = parseFlags(args.slice(1), ['confirm', 'admin', 'role', 'aud']);
       const [email, password, positionalRole, ...extra] = positional;
       if (!email || password === undefined) throw new UsageError('createuser needs <email> and <password>');
       if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
@@ -163,7 +160,7 @@ export async function runAdminCommand(args: string[]): Promise<number> {
       return 0;
     }
     if (sub === 'deleteuser') {
-      const { positional, flags } = parseArgs(args.slice(1), ['aud']);
+      const { positional, flags } = parseFlags(args.slice(1), ['aud']);
       if (positional.length !== 1) throw new UsageError('deleteuser needs exactly one <email|id>');
       const user = await withDatabase((deps) => deleteUserFromCli(deps, positional[0]!, str(flags.get('aud'))));
       process.stdout.write(`Removed user: ${user.email || user.phone || ''} (id ${user.id})\n`);

@@ -1,33 +1,17 @@
-// Byte/text encodings on Uint8Array only (no Buffer: the core runs on Workers).
+// Byte/text encodings on Uint8Array only (no Buffer: the core runs on Workers). base32 and hex
+// are @scure/base's and @noble/hashes' (both dependencies already); base64url stays written out
+// here because it is on every token check's path (measured, see below).
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-
-const B32 = 'abcdefghijklmnopqrstuvwxyz234567';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { base32nopad } from '@scure/base';
 
 /** Lower-case RFC 4648 base32 without padding (GoTrue's refresh-token alphabet). */
 export function base32(bytes: Uint8Array): string {
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const b of bytes) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += B32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += B32[(value << (5 - bits)) & 31];
-  return out;
+  return base32nopad.encode(bytes).toLowerCase();
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
-export function hex(bytes: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < bytes.length; i++) s += HEX[bytes[i]!];
-  return s;
-}
+export const hex = (bytes: Uint8Array): string => bytesToHex(bytes);
 
 export function base64url(bytes: Uint8Array): string {
   // fromCharCode over chunks (a byte string in a few calls, not one concatenation per byte): 4-7

@@ -148,6 +148,24 @@ describe('authsvc admin', { timeout: 300_000 }, () => {
     });
   });
 
+  test('flags: an unknown one, one another command takes, a missing value, a value on a switch: exit 2 naming it, nothing opened', async ({
+    expect,
+  }) => {
+    const cases: [string[], string][] = [
+      [['createuser', 'a@example.com', PASSWORD, '--bogus'], "Unknown option '--bogus'"],
+      [['deleteuser', 'a@example.com', '--role', 'x'], "Unknown option '--role'"],
+      [['createuser', 'a@example.com', PASSWORD, '--aud'], "Option '-a, --aud <value>' argument missing"],
+      [['createuser', 'a@example.com', PASSWORD, '--confirm=yes'], "Option '--confirm' does not take an argument"],
+      [['createuser', 'a@example.com', PASSWORD, '--aud='], '--aud needs a value'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(['admin', ...args]);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(r.stderr).toContain(`authsvc admin: ${message}`);
+      expect(r.stderr).toContain('authsvc admin createuser <email> <password>');
+    }
+  });
+
   test('an unknown admin command exits 2 with the usage', async ({ expect }) => {
     const r = await runCli(['admin', 'frobnicate']);
     expect(r.code).toBe(2);

@@ -2,7 +2,7 @@
 // value and over inputs longer than one fromCharCode chunk (32 KiB).
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { base64url, fromBase64url, hex } from '../../src/crypto/encoding.ts';
+import { base32, base64url, fromBase64url, hex } from '../../src/crypto/encoding.ts';
 
 const inputs = [
   new Uint8Array(0),
@@ -30,5 +30,19 @@ describe('encodings', () => {
       expect(fromBase64url(Buffer.from(bytes).toString('base64url'))).toEqual(bytes);
     }
     expect(() => fromBase64url('ab$d')).toThrow();
+  });
+
+  it("base32: RFC 4648 section 10 vectors, lower case, without padding (GoTrue's refresh-token alphabet)", () => {
+    const vectors: [string, string][] = [
+      ['', ''],
+      ['f', 'my'],
+      ['fo', 'mzxq'],
+      ['foo', 'mzxw6'],
+      ['foob', 'mzxw6yq'],
+      ['fooba', 'mzxw6ytb'],
+      ['foobar', 'mzxw6ytboi'],
+    ];
+    for (const [text, encoded] of vectors) expect(base32(new TextEncoder().encode(text))).toBe(encoded);
+    expect(base32(Uint8Array.from({ length: 256 }, (_, i) => i))).toMatch(/^[a-z2-7]{410}$/);
   });
 });
