@@ -9,6 +9,8 @@
 // (rebinding). Where no resolver exists (Workers), only literal addresses are checked; the
 // platform's fetch does not reach private networks there.
 
+import ipaddr from 'ipaddr.js';
+
 /** The host's addresses (Node, Bun, Deno: node:dns in the adapter). */
 export type ResolveHost = (hostname: string) => Promise<string[]>;
 
@@ -23,68 +25,38 @@ export class UnsafeUrl extends Error {
   override name = 'UnsafeUrl';
 }
 
-function ipv4(host: string): number[] | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  if (!m) return undefined;
-  const parts = m.slice(1).map(Number);
-  return parts.every((n) => n <= 255) ? parts : undefined;
+const REFUSED: Record<string, string> = {
+  loopback: 'URL cannot resolve to loopback addresses',
+  private: 'URL cannot resolve to private network addresses',
+  // 100.64/10 (carrier-grade NAT) and fc00::/7 (unique local): an operator's internal space as
+  // often as not; stricter than Go's checks.
+  carrierGradeNat: 'URL cannot resolve to private network addresses',
+  uniqueLocal: 'URL cannot resolve to private network addresses',
+  linkLocal: 'URL cannot resolve to link-local addresses',
+  multicast: 'URL cannot resolve to multicast addresses',
+  // 0.0.0.0/8 ("this network"; Linux connects 0.0.0.0 to the local host) and ::.
+  unspecified: 'URL cannot resolve to unspecified addresses',
+};
+
+function v4Refusal(address: ipaddr.IPv4): string | undefined {
+  return REFUSED[address.range()];
 }
 
-function v4Refusal([a, b]: number[]): string | undefined {
-  if (a === 127) return 'URL cannot resolve to loopback addresses';
-  if (a === 10 || (a === 172 && b! >= 16 && b! <= 31) || (a === 192 && b === 168))
-    return 'URL cannot resolve to private network addresses';
-  if (a === 169 && b === 254) return 'URL cannot resolve to link-local addresses';
-  if (a! >= 224 && a! <= 239) return 'URL cannot resolve to multicast addresses';
-  // 0.0.0.0/8 ("this network"; Linux connects 0.0.0.0 to the local host), and 100.64/10
-  // (carrier-grade NAT, an operator's internal space as often as not): stricter than Go's checks.
-  if (a === 0) return 'URL cannot resolve to unspecified addresses';
-  if (a === 100 && b! >= 64 && b! <= 127) return 'URL cannot resolve to private network addresses';
-  return undefined;
-}
-
-/** Expands an IPv6 literal (no brackets) to eight 16-bit groups; undefined when it is not one. */
-function ipv6Groups(host: string): number[] | undefined {
-  if (!host.includes(':')) return undefined;
-  let text = host.toLowerCase();
-  // A dotted IPv4 tail (::ffff:10.0.0.1) becomes its two hex groups.
-  const dotted = /:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const v4 = ipv4(dotted[1]!);
-    if (!v4) return undefined;
-    text = `${text.slice(0, dotted.index + 1)}${((v4[0]! << 8) | v4[1]!).toString(16)}:${((v4[2]! << 8) | v4[3]!).toString(16)}`;
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const read = (s: string) =>
-    s === '' ? [] : s.split(':').map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? Number.parseInt(g, 16) : Number.NaN));
-  const head = read(halves[0]!);
-  const rest = halves.length === 2 ? read(halves[1]!) : [];
-  const fill = 8 - head.length - rest.length;
-  if (fill < 0 || (halves.length === 1 && fill !== 0)) return undefined;
-  const groups = [...head, ...new Array<number>(fill).fill(0), ...rest];
-  return groups.every((g) => Number.isInteger(g)) ? groups : undefined;
-}
-
-function v6Refusal(g: number[]): string | undefined {
-  if (g.every((x) => x === 0)) return 'URL cannot resolve to unspecified addresses';
-  if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return 'URL cannot resolve to loopback addresses';
-  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible addresses carry an IPv4 address.
-  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0))
-    return v4Refusal([g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255]);
-  if ((g[0]! & 0xfe00) === 0xfc00) return 'URL cannot resolve to private network addresses';
-  if ((g[0]! & 0xffc0) === 0xfe80) return 'URL cannot resolve to link-local addresses';
-  if ((g[0]! & 0xff00) === 0xff00) return 'URL cannot resolve to multicast addresses';
-  return undefined;
-}
-
-/** Why an address must not be reached, or undefined when it may. */
+/**
+ * Why an address must not be reached, or undefined when it may (or it is no address). Parsed and
+ * classified by ipaddr.js; an IPv6 address that carries an IPv4 one (IPv4-mapped ::ffff:a.b.c.d,
+ * or the deprecated IPv4-compatible ::a.b.c.d) is judged by that IPv4 address.
+ */
 export function addressRefusal(address: string): string | undefined {
-  const v4 = ipv4(address);
-  if (v4) return v4Refusal(v4);
-  const v6 = ipv6Groups(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
-  if (v6) return v6Refusal(v6);
-  return undefined;
+  const host = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return v4Refusal(ipaddr.IPv4.parse(host));
+  if (!ipaddr.IPv6.isValid(host)) return undefined;
+  const v6 = ipaddr.IPv6.parse(host);
+  if (v6.isIPv4MappedAddress()) return v4Refusal(v6.toIPv4Address());
+  const p = v6.parts;
+  const compatible = p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7]! > 1);
+  if (compatible) return v4Refusal(ipaddr.IPv4.parse(`${p[6]! >> 8}.${p[6]! & 255}.${p[7]! >> 8}.${p[7]! & 255}`));
+  return REFUSED[v6.range()];
 }
 
 const LOCALHOST = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0', '::', '[::]']);
@@ -112,7 +84,7 @@ export async function checkProviderUrl(raw: string, guard: UrlGuard): Promise<vo
     throw new UnsafeUrl('URL cannot point to localhost or loopback addresses');
   const literal = addressRefusal(host);
   if (literal) throw new UnsafeUrl(literal);
-  if (ipv4(host) || host.startsWith('[') || !guard.resolve) return;
+  if (ipaddr.isValid(host.replace(/^\[|\]$/g, '')) || !guard.resolve) return;
   let addresses: string[];
   try {
     addresses = await guard.resolve(host);
