@@ -10,7 +10,7 @@ export const telemetry = {
       'LOG_FORMAT',
       opt(oneOf(['json', 'text'])),
       'json (text on a terminal in local mode)',
-      'json: one JSON object per line; text: one readable line (time, level, message, key=value fields).',
+      'json: one JSON object per line; text: one readable line (time, level, message, key=value fields). authsvc only.',
     ),
   },
   tracing: {
