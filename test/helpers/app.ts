@@ -50,6 +50,13 @@ function keepCookies(jar: Map<string, string>, res: Response): void {
   }
 }
 
+/**
+ * bcrypt at cost 4 (the minimum), not GoTrue's 10, for every password the suite hashes. A test of
+ * what production stores passes `{ hasher: createNodeHasher() }` (admin-users, signup, invite,
+ * admin-generate-link: the stored hash's cost); test/vectors/password.test.ts holds the hasher to
+ * its vectors. One hasher for every app: its concurrency limit is per process.
+ */
+const TEST_HASHER = createNodeHasher({ cost: 4 });
 const MIGRATION_VERSIONS = loadMigrations().map((m) => m.version);
 
 export async function buildTestApp(
@@ -72,7 +79,7 @@ export async function buildTestApp(
     db,
     mailer,
     keys: await loadKeySet(config.jwt),
-    hasher: createNodeHasher(),
+    hasher: TEST_HASHER,
     sms: createSmsProvider(config.sms, globalThis.fetch.bind(globalThis)),
     fetch: globalThis.fetch.bind(globalThis),
     now: () => new Date(),

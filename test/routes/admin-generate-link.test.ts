@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createNodeHasher } from '../../src/adapters/node-hasher.ts';
 import type { Database } from '../../src/db/database.ts';
 import { buildTestApp, signUpConfirmed, TEST_JWT_SECRET, type TestApp, uniqueEmail } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';
@@ -213,7 +214,12 @@ describe('POST /admin/generate_link', () => {
   });
 
   test('magiclink for an unknown address becomes a signup (random password, verification_type signup)', async () => {
-    const t = await buildTestApp(db, { AUTHSVC_PASSWORD_REQUIRED_CHARACTERS: '0123456789:!@#' });
+    // The production hasher: the stored hash's cost is asserted.
+    const t = await buildTestApp(
+      db,
+      { AUTHSVC_PASSWORD_REQUIRED_CHARACTERS: '0123456789:!@#' },
+      { hasher: createNodeHasher() },
+    );
     const email = uniqueEmail('gl-magic-new');
     const body = await generateOk(t, { type: 'magiclink', email, data: { via: 'magic' } });
     expect(body).toMatchObject({ email, verification_type: 'signup', user_metadata: { via: 'magic' } });

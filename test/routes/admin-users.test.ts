@@ -4,6 +4,7 @@ import type { SupabaseClient } from '@supabase/supabase-js';
 import { eq, sql } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createNodeHasher } from '../../src/adapters/node-hasher.ts';
 import type { Database } from '../../src/db/database.ts';
 import { parseBanDuration } from '../../src/admin/ban-duration.ts';
 import { parsePage, parseSort } from '../../src/admin/pagination.ts';
@@ -65,7 +66,8 @@ async function auditFor(userId: string, action: string): Promise<Json[]> {
 beforeAll(async () => {
   db = await openTestDb();
   // Phone logins are off by default (as in GoTrue); admin create does not need them, sign-in does.
-  t = await buildTestApp(db, { AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true' });
+  // The production hasher: the stored hash's cost is asserted.
+  t = await buildTestApp(db, { AUTHSVC_EXTERNAL_PHONE_ENABLED: 'true' }, { hasher: createNodeHasher() });
   serviceKey = await roleToken('service_role');
   sb = client(serviceKey);
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createNodeHasher } from '../../src/adapters/node-hasher.ts';
 import { SignJWT } from 'jose';
 import { eq } from 'drizzle-orm';
 import type { Database } from '../../src/db/database.ts';
@@ -24,7 +25,8 @@ async function roleToken(role: string): Promise<string> {
 
 describe('POST /invite', () => {
   test('service_role invites: user with invited_at, invite email; accepting signs in and confirms', async () => {
-    const t = await buildTestApp(db);
+    // The production hasher: the stored hash's cost is asserted.
+    const t = await buildTestApp(db, {}, { hasher: createNodeHasher() });
     const email = uniqueEmail();
     const res = await t.request(
       'POST',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createNodeHasher } from '../../src/adapters/node-hasher.ts';
 import { eq } from 'drizzle-orm';
 import type { Database } from '../../src/db/database.ts';
 import { tokenHash } from '../../src/crypto/otp.ts';
@@ -84,7 +85,8 @@ describe('POST /signup with email and password', () => {
   });
 
   test('without autoconfirm returns the user and hands a confirmation to the mailer', async () => {
-    const t = await buildTestApp(db);
+    // The production hasher: the stored hash's cost is asserted.
+    const t = await buildTestApp(db, {}, { hasher: createNodeHasher() });
     const email = uniqueEmail();
     const res = await t.request('POST', '/signup?redirect_to=http://localhost:3000/welcome', {
       email,
