@@ -32,6 +32,7 @@ const CANDIDATES = [
   'twilio',
   'prometheus',
   'debug',
+  'text',
   'turnstile',
   'postgres',
   'preferred',
