@@ -6,7 +6,7 @@ import { loadMigrations } from '../../src/adapters/migrations-fs.ts';
 import type { Database } from '../../src/db/database.ts';
 import { type Deps, cryptoRandomBytes } from '../../src/deps.ts';
 import { parseConfig } from '../../src/config/config.ts';
-import { loadKeySet } from '../../src/crypto/jwt.ts';
+import { loadKeySet, signJwt } from '../../src/crypto/jwt.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import type { MailRequest, Mailer } from '../../src/mail/mailer.ts';
 import { createSmsProvider } from '../../src/sms/create.ts';
@@ -130,4 +130,19 @@ export async function signUpConfirmed(
   const res = await t.request('POST', '/signup', { email, password });
   if (res.status !== 200) throw new Error(`signup failed: ${res.status} ${await res.text()}`);
   return { email, password, session: (await res.json()) as Record<string, any> };
+}
+
+/** `Authorization: Bearer <token>`. */
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** A password sign-in that must succeed; the session body. */
+export async function signInWithPassword(app: TestApp, email: string, password: string): Promise<Record<string, any>> {
+  const res = await app.request('POST', '/token?grant_type=password', { email, password });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, any>;
+}
+
+/** Headers of an admin (service_role) request to `app`, valid for ten minutes. */
+export async function serviceRoleHeaders(app: TestApp): Promise<Record<string, string>> {
+  return bearer(await signJwt(app.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 }));
 }

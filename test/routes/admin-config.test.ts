@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isSecretSetting } from '../../src/config/effective.ts';
 import { FIELD_NAMES } from '../../src/config/fields.ts';
 import { parseConfig } from '../../src/config/config.ts';
-import { signJwt } from '../../src/crypto/jwt.ts';
 import type { Database } from '../../src/db/database.ts';
-import { BASE_ENV, buildTestApp, signUpConfirmed, type TestApp } from '../helpers/app.ts';
+import { BASE_ENV, buildTestApp, serviceRoleHeaders, signUpConfirmed, type TestApp } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';
 
 let db: Database;
@@ -14,9 +13,7 @@ let admin: Record<string, string>;
 beforeAll(async () => {
   db = await openTestDb();
   t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true' });
-  admin = {
-    authorization: `Bearer ${await signJwt(t.deps.keys, { role: 'service_role', exp: Math.floor(Date.now() / 1000) + 600 })}`,
-  };
+  admin = await serviceRoleHeaders(t);
 });
 afterAll(async () => {
   await db?.close();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { Database } from '../../src/db/database.ts';
 import { tokenHash } from '../../src/crypto/otp.ts';
-import { buildTestApp, signUpConfirmed, type TestApp } from '../helpers/app.ts';
+import { bearer, buildTestApp, signInWithPassword, signUpConfirmed, type TestApp } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';
 
 let db: Database;
@@ -15,13 +15,8 @@ afterAll(async () => {
   await db?.close();
 });
 
-const auth = (token: string) => ({ authorization: `Bearer ${token}` });
-
-async function signIn(app: TestApp, email: string, password: string): Promise<Record<string, any>> {
-  const res = await app.request('POST', '/token?grant_type=password', { email, password });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, any>;
-}
+const auth = bearer;
+const signIn = signInWithPassword;
 
 describe('GET /user', () => {
   test('returns the user with identities', async () => {
