@@ -34,8 +34,8 @@ RUN npm run build \
   && find /runtime/node_modules/@electric-sql/pglite/dist \( -name '*.cjs' -o -name '*.tar.gz' \) -delete \
   && mkdir -p /runtime/scripts /runtime/src/adapters \
   && cp -a bin dist migrations package.json /runtime/ \
-  && cp scripts/build-node.mjs scripts/malloc-trim.mjs scripts/stack-traces.mjs scripts/healthcheck.mjs /runtime/scripts/ \
-  && cp src/adapters/pglite-initdb-worker.mjs /runtime/src/adapters/ \
+  && cp -p scripts/build-node.mjs scripts/malloc-trim.mjs scripts/stack-traces.mjs scripts/healthcheck.mjs /runtime/scripts/ \
+  && cp -p src/adapters/pglite-initdb-worker.mjs /runtime/src/adapters/ \
   && mkdir -p /runtime-bin && cp "$(command -v node)" /runtime-bin/node
 
 FROM ${RUNTIME_IMAGE}

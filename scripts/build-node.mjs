@@ -58,11 +58,14 @@ export function sourceDigest(root = ROOT) {
 /**
  * Whether dist/node was built from the sources as they are now: the stamp is newer than every
  * source (a checkout), or, where mtimes say nothing (npm sets them to the time a package is
- * unpacked, in no order), the sources are byte for byte the ones it was built from.
+ * unpacked, in no order), the sources are byte for byte the ones it was built from. A tree that
+ * ships dist/node without the sources it was built from (the container image keeps one worker
+ * script of src/) has nothing it could be older than: fresh.
  */
 export function isFresh(root = ROOT) {
   const stamp = join(root, 'dist', 'node', 'build.json');
   if (!existsSync(stamp) || !existsSync(join(root, 'dist', 'node', 'node-cli.js'))) return false;
+  if (!existsSync(join(root, 'src', 'adapters', 'node-cli.ts'))) return true;
   if (statSync(stamp).mtimeMs >= newestSource(root)) return true;
   try {
     const { sources } = JSON.parse(readFileSync(stamp, 'utf8'));

@@ -55,8 +55,9 @@ test('an installed package whose files npm unpacked with new mtimes in any order
   // A package tree as npm unpacks it: the stamp may be older than a source it was built from.
   const root = mkdtempSync(join(tmpdir(), 'authsvc-fresh-'));
   try {
-    mkdirSync(join(root, 'src'));
+    mkdirSync(join(root, 'src', 'adapters'), { recursive: true });
     mkdirSync(join(root, 'dist', 'node'), { recursive: true });
+    writeFileSync(join(root, 'src', 'adapters', 'node-cli.ts'), 'export {};\n');
     writeFileSync(join(root, 'src', 'a.ts'), 'export const a = 1;\n');
     writeFileSync(join(root, 'package.json'), '{}');
     writeFileSync(join(root, 'dist', 'node', 'node-cli.js'), '');
@@ -79,4 +80,27 @@ test('an installed package whose files npm unpacked with new mtimes in any order
 
 test('the build records the digest of the sources it was built from', () => {
   expect(JSON.parse(readFileSync(join(OUT, 'build.json'), 'utf8')).sources).toBe(sourceDigest());
+});
+
+test('a tree that ships dist/node without its sources (the container image) is fresh, whatever the mtimes of what it keeps', () => {
+  // The image keeps package.json and one worker script of src/, copied after the build: the
+  // layer's mtimes (whole seconds) may make either look newer than the stamp.
+  const root = mkdtempSync(join(tmpdir(), 'authsvc-image-'));
+  try {
+    mkdirSync(join(root, 'src', 'adapters'), { recursive: true });
+    mkdirSync(join(root, 'dist', 'node'), { recursive: true });
+    writeFileSync(join(root, 'dist', 'node', 'node-cli.js'), '');
+    const stamp = join(root, 'dist', 'node', 'build.json');
+    writeFileSync(stamp, JSON.stringify({ sources: 'the digest of the whole tree it was built from' }));
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(stamp, past, past);
+    writeFileSync(join(root, 'src', 'adapters', 'pglite-initdb-worker.mjs'), '');
+    writeFileSync(join(root, 'package.json'), '{}');
+    expect(isFresh(root)).toBe(true);
+    // With the entry's source present it is a checkout again, and judged as one.
+    writeFileSync(join(root, 'src', 'adapters', 'node-cli.ts'), 'export {};\n');
+    expect(isFresh(root)).toBe(false);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
