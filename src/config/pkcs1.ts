@@ -1,5 +1,6 @@
 // Reads a PKCS#1 RSAPrivateKey far enough to check it at start-up as GoTrue does (SAML_PRIVATE_KEY:
-// two primes, e = 65537, at least 2048 bits). WebCrypto imports it later (sso/keys.ts).
+// two primes, e = 65537, at least 2048 bits). WebCrypto imports it later (sso/keys.ts). Our own, not
+// @peculiar/asn1-rsa: it runs synchronously in every start (docs/decisions/saml-der.md).
 
 export interface Tlv {
   tag: number;

@@ -6,6 +6,8 @@
 // written.
 import { createHash, createPublicKey, createVerify, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { Certificate, KeyUsage, KeyUsageFlags, id_ce_keyUsage } from '@peculiar/asn1-x509';
 import { count, eq } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -29,6 +31,16 @@ import {
 } from '../helpers/saml-idp.ts';
 
 type Json = Record<string, any>;
+
+/** The certificate's keyUsage extension, read with an X.509 parser (node:crypto does not show it). */
+function keyUsage(cert: X509Certificate): { usages: number | undefined; critical: boolean | undefined } {
+  const { extensions } = AsnConvert.parse(cert.raw, Certificate).tbsCertificate;
+  const ext = extensions?.find((e) => e.extnID === id_ce_keyUsage);
+  return {
+    usages: ext && AsnConvert.parse(ext.extnValue.buffer, KeyUsage).toNumber(),
+    critical: ext?.critical,
+  };
+}
 const SP_KEY = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 65537 }).privateKey;
 const SP_KEY_B64 = SP_KEY.export({ type: 'pkcs1', format: 'der' }).toString('base64');
 const ENTITY = 'http://localhost:9999/sso/saml/metadata';
@@ -157,8 +169,16 @@ describe('settings, gate and SP metadata', () => {
     expect(xml).not.toContain('use="encryption"');
     const cert = new X509Certificate(Buffer.from(/<X509Certificate>([^<]+)</.exec(xml)![1]!, 'base64'));
     expect(cert.subject).toBe('CN=SAML 2.0 Certificate for localhost');
+    expect(cert.issuer).toBe(cert.subject);
     expect(cert.checkPrivateKey(SP_KEY)).toBe(true);
     expect(cert.verify(cert.publicKey)).toBe(true);
+    // As GoTrue makes it: serial 0, 1970 to 2170 (UTCTime, then GeneralizedTime), keyUsage critical.
+    expect(cert.serialNumber).toBe('0');
+    expect([cert.validFromDate.toISOString(), cert.validToDate.toISOString()]).toEqual([
+      '1970-01-01T00:00:00.000Z',
+      '2170-01-01T00:00:00.000Z',
+    ]);
+    expect(keyUsage(cert)).toEqual({ usages: KeyUsageFlags.digitalSignature, critical: true });
     const dl = await t.request('GET', '/sso/saml/metadata?download=true');
     expect(dl.headers.get('content-disposition')).toBe('attachment; filename="metadata.xml"');
     const until = new Date(/validUntil="([^"]+)"/.exec(await dl.text())![1]!);
@@ -847,6 +867,11 @@ describe('encrypted assertions (SAML_ALLOW_ENCRYPTED_ASSERTIONS)', () => {
     });
     const metadata = await (await enc.request('GET', '/sso/saml/metadata')).text();
     expect(metadata.match(/use="encryption"/g)).toHaveLength(2);
+    const encCert = new X509Certificate(Buffer.from(/<X509Certificate>([^<]+)</.exec(metadata)![1]!, 'base64'));
+    expect(keyUsage(encCert)).toEqual({
+      usages: KeyUsageFlags.digitalSignature | KeyUsageFlags.dataEncipherment,
+      critical: true,
+    });
     expect(metadata).toContain('rsa-oaep-mgf1p');
     expect(await t.request('GET', '/sso/saml/metadata').then((r) => r.text())).not.toContain('use="encryption"');
     const idp = createTestIdp(`enc-${unique()}`);
