@@ -6,7 +6,7 @@ import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
-import { buildWorker } from './build-worker.ts';
+import { COMPATIBILITY_DATE, buildWorker } from './build-worker.ts';
 
 const N = Number(process.argv[2] ?? '20');
 const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
       modules: true,
       scriptPath: build.entry,
       modulesRoot: build.outdir,
-      compatibilityDate: '2025-07-18',
+      compatibilityDate: COMPATIBILITY_DATE,
     });
     try {
       await mf.ready;

@@ -10,6 +10,13 @@ import { gzipSync } from 'node:zlib';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const WRANGLER = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
+/** wrangler.toml's `compatibility_date`: what `wrangler deploy` runs with, so the tests' workerd does too. */
+export const COMPATIBILITY_DATE = (() => {
+  const m = /^compatibility_date\s*=\s*"(\d{4}-\d{2}-\d{2})"/m.exec(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'));
+  if (!m?.[1]) throw new Error('wrangler.toml has no compatibility_date');
+  return m[1];
+})();
+
 /** Cloudflare's limit on a Worker's compressed size (free plan: 3 MiB; we hold ourselves to 1 MiB). */
 export const GZIP_BUDGET_BYTES = 1024 * 1024;
 

@@ -13,16 +13,13 @@ import { Miniflare } from 'miniflare';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadMigrations } from '../../src/adapters/migrations-fs.ts';
-import { type WorkerBuild, buildWorker } from '../../scripts/build-worker.ts';
+import { type WorkerBuild, buildWorker, COMPATIBILITY_DATE } from '../../scripts/build-worker.ts';
 import { TEST_DATABASE_URL, uniqueNamespace } from '../helpers/db.ts';
 import { type FakeProvider, startFakeProvider } from '../helpers/fake-oauth.ts';
 import { signingKey } from '../helpers/oauth-scenarios-oidc.ts';
 import { runSmoke } from '../helpers/smoke.ts';
 import { type Mailbox, mailCode, mailLink, startMailbox } from '../helpers/smtp.ts';
 import { type WsTcpProxy, startWsTcpProxy } from '../helpers/ws-tcp-proxy.ts';
-
-// The newest date workerd 1.20250718 (miniflare 3) knows; wrangler.toml says the same.
-const COMPATIBILITY_DATE = '2025-07-18';
 
 interface ResendCall {
   authorization: string | undefined;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildWorker } from '../../scripts/build-worker.ts';
+import { COMPATIBILITY_DATE, buildWorker } from '../../scripts/build-worker.ts';
 import { SmtpTlsRequiredError, isLoopbackHost, plainAuthAllowed } from '../../src/adapters/smtp-auth-policy.ts';
 import { type SmtpTransportOptions, createSmtpTransport } from '../../src/adapters/smtp-transport.ts';
 import type { MailMessage } from '../../src/mail/transport.ts';
@@ -215,7 +215,7 @@ describe(`Workers transport in workerd (worker-mailer; non-loopback address ${IP
       modules: true,
       scriptPath: build.entry,
       modulesRoot: build.outdir,
-      compatibilityDate: '2025-07-18',
+      compatibilityDate: COMPATIBILITY_DATE,
       // Sockets may reach this machine's addresses, and TLS trusts the test certificate (worker-mailer
       // has no option to skip verification).
       outboundService: {

@@ -8,7 +8,7 @@ import { SignJWT } from 'jose';
 import { Miniflare } from 'miniflare';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildWorker } from '../../scripts/build-worker.ts';
+import { COMPATIBILITY_DATE, buildWorker } from '../../scripts/build-worker.ts';
 import { TEST_DATABASE_URL, uniqueNamespace } from '../helpers/db.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { REPO_ROOT } from '../helpers/server.ts';
@@ -56,7 +56,7 @@ describe.runIf(TEST_DATABASE_URL)('Workers: traces over fetch to a local OTLP re
       scriptPath: build.entry,
       modulesRoot: build.outdir,
       modulesRules: [{ type: 'Text' as const, include: ['**/*.sql'] }],
-      compatibilityDate: '2025-07-18',
+      compatibilityDate: COMPATIBILITY_DATE,
     };
     mf = new Miniflare({
       workers: [

@@ -12,9 +12,14 @@ import {
   createDurableObjectRateLimitStore,
 } from '../../src/adapters/workers-rate-limiter.ts';
 import { MIGRATIONS_DIR } from '../../src/adapters/migrations-fs.ts';
-import { GZIP_BUDGET_BYTES, type WorkerBuild, buildWorker, kib } from '../../scripts/build-worker.ts';
+import {
+  GZIP_BUDGET_BYTES,
+  type WorkerBuild,
+  buildWorker,
+  kib,
+  COMPATIBILITY_DATE,
+} from '../../scripts/build-worker.ts';
 
-const COMPATIBILITY_DATE = '2025-07-18';
 // Packages that only run on Node (or need native code) and must never reach the Worker.
 const NODE_ONLY =
   /^(pg|pg-pool|pg-protocol|pg-cloudflare|pgpass|@electric-sql\/pglite|nodemailer|@node-rs\/[^/]+|@hono\/node-server)$/;
@@ -120,13 +125,9 @@ describe('in workerd', () => {
           kvNamespaces: ['RATE_LIMIT_KV'],
         },
       ],
-      handleRuntimeStdio(stdout, stderr) {
-        stdout.on('data', (c: Buffer) => {
-          logged += c.toString();
-        });
-        stderr.on('data', (c: Buffer) => {
-          logged += c.toString();
-        });
+      // What the Worker writes to its console, a line at a time.
+      handleStructuredLogs({ message }: { message: string }) {
+        logged += `${message}\n`;
       },
     });
     await mf.ready;
