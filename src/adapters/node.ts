@@ -161,7 +161,12 @@ function createMailer(config: Config, logger: Logger): Mailer {
           pass: config.smtp.pass,
           stepTimeoutMs: smtpStepTimeoutMs(config),
         });
-  return createTransportMailer({ config, transport, renderer: createTemplateRenderer({ fetch, logger }), logger });
+  return createTransportMailer({
+    config,
+    transport,
+    renderer: createTemplateRenderer({ fetch, logger, siteUrl: config.siteUrl }),
+    logger,
+  });
 }
 
 export async function buildNodeDeps(config: Config, db: Database, logger: Logger): Promise<Deps> {

@@ -195,7 +195,7 @@ function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fet
   return createTransportMailer({
     config,
     transport,
-    renderer: createTemplateRenderer({ fetch: fetchFn, logger }),
+    renderer: createTemplateRenderer({ fetch: fetchFn, logger, siteUrl: config.siteUrl }),
     logger,
   });
 }

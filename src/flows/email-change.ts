@@ -126,6 +126,8 @@ async function queueEmailChangeCodes(
       {
         kind: 'email_change',
         to: c.to,
+        // GoTrue's {{ .Email }} is the current address in both mails ({{ .NewEmail }} the new one).
+        email: user.email ?? '',
         token: c.otp,
         tokenHash: c.link.token,
         newEmail,

@@ -1,8 +1,17 @@
-// Renders an email from GoTrue-style templates: operators keep their MAILER_TEMPLATES_* URLs and
-// MAILER_SUBJECTS_* strings when they move from GoTrue, so the same `{{ .Variable }}` syntax works.
-// Only variable substitution is supported, not Go template actions ({{ if }}, {{ range }}).
+// Renders an email from GoTrue's templates: MAILER_TEMPLATES_* URLs for bodies and
+// MAILER_SUBJECTS_* for subjects, in the action language of Go's text/template, bodies escaped
+// for their HTML context as html/template escapes them (src/mail/template/,
+// docs/decisions/email-templates.md). As GoTrue: a template that cannot be fetched or parsed is
+// replaced by the last good one, else by the built-in template of that kind (subject included);
+// one that fails while rendering fails the send ("Error sending … email"); a fetched template is
+// kept for MAX_AGE and a failed fetch is not retried within RETRY_INTERVAL.
 import type { Logger } from '../telemetry/logger.ts';
+import { htmlToText } from './html-to-text.ts';
 import { isNotification, type MailKind, type NotificationMailKind, type TokenMailKind } from './mailer.ts';
+import { escapeHtmlTemplate } from './template/escape.ts';
+import { execute } from './template/exec.ts';
+import { type Node, parseTemplate, TemplateSyntaxError } from './template/parse.ts';
+import { fromJson, type GoValue, TemplateExecError } from './template/values.ts';
 
 export interface TemplateVars {
   siteUrl: string;
@@ -30,17 +39,36 @@ export interface RenderedMail {
   text: string;
 }
 
-export interface TemplateRenderer {
-  render(kind: MailKind, vars: TemplateVars, templateUrl: string | undefined, subject: string): Promise<RenderedMail>;
+/** What to render a mail with: the kind's settings and its built-in subject. */
+export interface TemplateChoice {
+  /** MAILER_TEMPLATES_<KIND>: where the body template lives (a path is taken relative to SITE_URL). */
+  templateUrl?: string;
+  /** MAILER_SUBJECTS_<KIND> (its default when unset). */
+  subject: string;
+  /** The kind's built-in subject, used with the built-in body when the configured ones fail. */
+  defaultSubject: string;
 }
+
+export interface TemplateRenderer {
+  /** Throws TemplateRenderError when the template fails while rendering (GoTrue's 500). */
+  render(kind: MailKind, vars: TemplateVars, choice: TemplateChoice): Promise<RenderedMail>;
+}
+
+/** A template that failed while rendering: the mail is not sent. */
+export class TemplateRenderError extends Error {}
 
 export interface TemplateRendererOptions {
   fetch: typeof fetch;
   logger: Logger;
+  /** SITE_URL, the base of a template URL that is a path (GoTrue prepends it). */
+  siteUrl?: string;
   timeoutMs?: number;
+  /** GoTrue's MAILER_TEMPLATE_MAX_AGE: how long a fetched template is used before it is fetched again. */
   ttlMs?: number;
-  /** How long a failed fetch is remembered, so an unreachable server is not asked on every email. */
+  /** GoTrue's MAILER_TEMPLATE_RETRY_INTERVAL: a failed fetch is not tried again sooner. */
   failureTtlMs?: number;
+  /** GoTrue's MAILER_TEMPLATE_MAX_SIZE: bytes read of a template (the rest is cut off). */
+  maxBytes?: number;
   now?: () => number;
 }
 
@@ -124,132 +152,70 @@ function defaultHtml(kind: MailKind): string {
   return `<h2>${d.heading}</h2>\n<p>${d.intro}</p>\n${link}<p>${code}{{ .Token }}</p>\n`;
 }
 
-function defaultText(kind: MailKind): string {
+/** GoTrue's template data: a map, so a name it lacks renders empty; `.Data` is user_metadata. */
+function templateData(kind: MailKind, v: TemplateVars): GoValue {
+  const data: Record<string, GoValue> = { SiteURL: v.siteUrl, Email: v.email, Data: fromJson(v.data) };
   if (isNotification(kind)) {
-    const n = NOTIFICATIONS[kind];
-    return `${n.heading}\n\n${n.intro}\n\n${NOT_YOU}\n`;
+    const extra = {
+      OldEmail: v.oldEmail,
+      OldPhone: v.oldPhone,
+      Phone: v.phone,
+      Provider: v.provider,
+      FactorType: v.factorType,
+    };
+    for (const [k, x] of Object.entries(extra)) if (x !== undefined) data[k] = x;
+    return data;
   }
-  const d = DEFAULTS[kind];
-  const link = d.linkText ? `{{ .ConfirmationURL }}\n\n` : '';
-  const code = d.linkText ? 'Alternatively, enter the code: ' : 'Your code: ';
-  return `${d.heading}\n\n${d.intro}\n\n${link}${code}{{ .Token }}\n`;
+  data.Token = v.token;
+  if (kind === 'reauthentication') return data;
+  Object.assign(data, { ConfirmationURL: v.confirmationUrl, TokenHash: v.tokenHash, RedirectTo: v.redirectTo });
+  if (kind === 'email_change') Object.assign(data, { NewEmail: v.newEmail ?? '', SendingTo: v.sendingTo ?? v.email });
+  return data;
 }
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
+/** A body parsed and escaped; an escaping error is kept, to fail each render as Go's Execute does. */
+interface Body {
+  nodes?: Node[];
+  error?: TemplateExecError;
 }
 
-function stringify(v: unknown): string {
-  if (v === undefined || v === null) return '';
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
-  return JSON.stringify(v);
-}
-
-function lookup(vars: TemplateVars, name: string, key: string | undefined): string {
-  if (name === 'Data') return key === undefined ? stringify(vars.data) : stringify(vars.data[key]);
-  if (key !== undefined) return '';
-  switch (name) {
-    case 'SiteURL':
-      return vars.siteUrl;
-    case 'Email':
-      return vars.email;
-    case 'ConfirmationURL':
-      return vars.confirmationUrl;
-    case 'Token':
-      return vars.token;
-    case 'TokenHash':
-      return vars.tokenHash;
-    case 'RedirectTo':
-      return vars.redirectTo;
-    case 'NewEmail':
-      return vars.newEmail ?? '';
-    case 'SendingTo':
-      return vars.sendingTo ?? vars.email;
-    case 'OldEmail':
-      return vars.oldEmail ?? '';
-    case 'OldPhone':
-      return vars.oldPhone ?? '';
-    case 'Phone':
-      return vars.phone ?? '';
-    case 'Provider':
-      return vars.provider ?? '';
-    case 'FactorType':
-      return vars.factorType ?? '';
-    // Go would fail the whole template on an unknown field; an empty value keeps the email going out.
-    default:
-      return '';
+function compileBody(src: string): Body {
+  const parsed = parseTemplate(src); // TemplateSyntaxError: the caller falls back
+  try {
+    return { nodes: escapeHtmlTemplate(parsed) };
+  } catch (err) {
+    if (err instanceof TemplateExecError) return { error: err };
+    throw err;
   }
 }
 
-// `{{ .Name }}`, `{{.Data.key}}`, with Go's `{{-`/`-}}` trim markers tolerated (not honoured).
-const VARIABLE = /\{\{-?\s*\.([A-Za-z][A-Za-z0-9_]*)(?:\.([A-Za-z0-9_-]+))?\s*-?\}\}/g;
+const builtInBodies = new Map<MailKind, Body>();
+const builtInBody = (kind: MailKind): Body => {
+  let b = builtInBodies.get(kind);
+  if (!b) {
+    b = compileBody(defaultHtml(kind));
+    builtInBodies.set(kind, b);
+  }
+  return b;
+};
 
-/** Substitutes template variables; `escapeValue` is applied to every value (HTML bodies), not to the template. */
-export function substitute(
-  template: string,
-  vars: TemplateVars,
-  escapeValue: (s: string) => string = (s) => s,
-): string {
-  return template.replace(VARIABLE, (_m, name: string, key: string | undefined) =>
-    escapeValue(lookup(vars, name, key)),
-  );
-}
-
-const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-function decodeEntities(s: string): string {
-  return s.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (m, e: string) => {
-    if (e[0] === '#') {
-      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : m;
-    }
-    return NAMED_ENTITIES[e.toLowerCase()] ?? m;
-  });
-}
-
-/**
- * A readable plain-text version of an HTML template, still containing its `{{ }}` variables so
- * they can be filled in unescaped. Links keep their target, since the text part must stay usable.
- */
-export function htmlToText(html: string): string {
-  return (
-    decodeEntities(
-      html
-        .replace(/<!--[\s\S]*?-->/g, '')
-        .replace(/<(head|style|script|title)\b[\s\S]*?<\/\1\s*>/gi, '')
-        .replace(
-          /<a\b[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)')[^>]*>([\s\S]*?)<\/a\s*>/gi,
-          (_m, dq: string | undefined, sq: string | undefined, label: string) => {
-            const href = (dq ?? sq ?? '').trim();
-            const text = label.replace(/<[^>]*>/g, '').trim();
-            return !text || text === href ? href : `${text}: ${href}`;
-          },
-        )
-        .replace(/<br\s*\/?>/gi, '\n')
-        .replace(/<\/(p|div|h[1-6]|li|tr|table|blockquote|pre)\s*>/gi, '\n\n')
-        .replace(/<li\b[^>]*>/gi, '- ')
-        .replace(/<[^>]*>/g, ''),
-    )
-      .split('\n')
-      .map((line) => line.replace(/[ \t\r\f\v]+/g, ' ').trim())
-      .join('\n')
-      .replace(/\n{3,}/g, '\n\n')
-      .trim() + '\n'
-  );
-}
-
-type CacheEntry = { expires: number; body: Promise<string | undefined> };
+type CacheEntry = {
+  /** The last template fetched and parsed, and when. */
+  good?: { body: Body; at: number };
+  /** When a fetch was last tried. */
+  checkedAt: number;
+  inflight?: Promise<Body | undefined>;
+};
 
 export function createTemplateRenderer(opts: TemplateRendererOptions): TemplateRenderer {
   const { fetch: doFetch, logger } = opts;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const ttlMs = opts.ttlMs ?? 10 * 60_000;
-  const failureTtlMs = opts.failureTtlMs ?? 30_000;
+  const failureTtlMs = opts.failureTtlMs ?? 10_000;
+  const maxBytes = opts.maxBytes ?? 1_000_000;
   const now = opts.now ?? (() => Date.now());
   const cache = new Map<string, CacheEntry>();
+  const subjects = new Map<string, Node[] | TemplateSyntaxError>();
 
   // A query string may carry a signature or token: log where the template lives, not how it is authorised.
   const safeUrl = (url: string): string => {
@@ -261,58 +227,132 @@ export function createTemplateRenderer(opts: TemplateRendererOptions): TemplateR
     }
   };
 
-  async function download(url: string): Promise<string | undefined> {
+  async function readLimited(res: Response): Promise<string> {
+    const reader = res.body?.getReader();
+    if (!reader) return '';
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    while (size < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value.subarray(0, maxBytes - size));
+      size += Math.min(value.length, maxBytes - size);
+    }
+    await reader.cancel().catch(() => undefined);
+    const all = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      all.set(c, at);
+      at += c.length;
+    }
+    return new TextDecoder().decode(all);
+  }
+
+  async function download(url: string): Promise<Body | undefined> {
     try {
       const res = await doFetch(url, {
         method: 'GET',
         signal: AbortSignal.timeout(timeoutMs),
         headers: { accept: 'text/html, text/plain;q=0.9, */*;q=0.5' },
       });
-      if (!res.ok) {
+      if (res.status !== 200) {
         await res.body?.cancel().catch(() => undefined);
         throw new Error(`template server answered ${res.status}`);
       }
-      const body = await res.text();
-      if (!body.trim()) throw new Error('template is empty');
-      return body;
+      const src = await readLimited(res);
+      if (!src.trim()) throw new Error('template is empty');
+      return compileBody(src);
     } catch (err) {
-      logger.warn('email template unavailable, using the built-in default', {
+      logger.warn('email template unavailable, using the last good one or the built-in default', {
         template_url: safeUrl(url),
-        error: err instanceof Error ? err.message : String(err),
+        error:
+          err instanceof TemplateSyntaxError
+            ? `syntax error: ${err.message}`
+            : err instanceof Error
+              ? err.message
+              : String(err),
       });
       return undefined;
     }
   }
 
-  function template(url: string): Promise<string | undefined> {
+  /** The body template at `url`: fresh, the last good one, or undefined (the built-in one). */
+  async function body(url: string): Promise<Body | undefined> {
     const t = now();
-    const hit = cache.get(url);
-    if (hit && hit.expires > t) return hit.body;
-    // Concurrent emails share one in-flight request; the entry's lifetime is fixed once it settles.
-    const entry: CacheEntry = { expires: Number.POSITIVE_INFINITY, body: download(url) };
-    cache.set(url, entry);
-    void entry.body.then((body) => {
-      entry.expires = now() + (body === undefined ? failureTtlMs : ttlMs);
-    });
-    return entry.body;
+    let entry = cache.get(url);
+    if (!entry) {
+      entry = { checkedAt: Number.NEGATIVE_INFINITY };
+      cache.set(url, entry);
+    }
+    if (entry.good && t - entry.good.at < ttlMs) return entry.good.body;
+    if (t - entry.checkedAt < failureTtlMs) return entry.good?.body;
+    // Concurrent emails share one request.
+    if (!entry.inflight) {
+      const e = entry;
+      e.inflight = download(url).then((b) => {
+        e.checkedAt = now();
+        if (b) e.good = { body: b, at: e.checkedAt };
+        e.inflight = undefined;
+        return b;
+      });
+    }
+    return (await entry.inflight) ?? entry.good?.body;
+  }
+
+  function subject(src: string): Node[] | TemplateSyntaxError {
+    let s = subjects.get(src);
+    if (!s) {
+      try {
+        s = parseTemplate(src);
+      } catch (err) {
+        if (!(err instanceof TemplateSyntaxError)) throw err;
+        logger.warn('email subject template has a syntax error, using the built-in subject and body', {
+          error: err.message,
+        });
+        s = err;
+      }
+      if (subjects.size > 64) subjects.clear();
+      subjects.set(src, s);
+    }
+    return s;
+  }
+
+  function run(nodes: Node[], data: GoValue): string {
+    try {
+      return execute(nodes, data);
+    } catch (err) {
+      if (err instanceof TemplateExecError) throw new TemplateRenderError(err.message, { cause: err });
+      throw err;
+    }
   }
 
   return {
-    async render(kind, vars, templateUrl, subject) {
-      const renderedSubject = substitute(subject, vars).replace(/[\r\n]+/g, ' ');
-      const fetched = templateUrl ? await template(templateUrl) : undefined;
-      if (fetched !== undefined) {
-        return {
-          subject: renderedSubject,
-          html: substitute(fetched, vars, escapeHtml),
-          text: substitute(htmlToText(fetched), vars),
-        };
+    async render(kind, vars, choice) {
+      const data = templateData(kind, vars);
+      let subjectNodes = subject(choice.subject);
+      let b: Body | undefined;
+      if (subjectNodes instanceof TemplateSyntaxError) {
+        subjectNodes = subject(choice.defaultSubject);
+        b = builtInBody(kind);
+      } else if (choice.templateUrl) {
+        const url =
+          /^http/.test(choice.templateUrl) || !opts.siteUrl
+            ? choice.templateUrl
+            : `${opts.siteUrl}${choice.templateUrl}`;
+        b = await body(url);
+        if (!b) {
+          subjectNodes = subject(choice.defaultSubject);
+          b = builtInBody(kind);
+        }
+      } else {
+        b = builtInBody(kind);
       }
-      return {
-        subject: renderedSubject,
-        html: substitute(defaultHtml(kind), vars, escapeHtml),
-        text: substitute(defaultText(kind), vars),
-      };
+      if (subjectNodes instanceof TemplateSyntaxError) throw new TemplateRenderError(subjectNodes.message);
+      if (b.error) throw new TemplateRenderError(b.error.message, { cause: b.error });
+      // A Subject line is text: rendered without HTML escaping (a deliberate difference), on one line.
+      const renderedSubject = run(subjectNodes, data).replace(/[\r\n]+/g, ' ');
+      const html = run(b.nodes ?? [], data);
+      return { subject: renderedSubject, html, text: htmlToText(html) };
     },
   };
 }

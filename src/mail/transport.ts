@@ -1,6 +1,7 @@
 // Turns a semantic MailRequest into a rendered message and hands it to a transport (SMTP,
 // Resend). Transports only move bytes; subjects, templates and the sender live here so every
 // transport sends the same email.
+import { DEFAULT_SUBJECTS } from '../config/sections/mail.ts';
 import type { Config } from '../config/types.ts';
 import { type Logger, errorFields } from '../telemetry/logger.ts';
 import {
@@ -94,12 +95,11 @@ export function createMailer(opts: TransportMailerOptions): Mailer {
   return {
     async send(mail) {
       const key = settingOf(mail.kind);
-      const rendered = await renderer.render(
-        mail.kind,
-        templateVars(mail),
-        config.mailer.templates[key],
-        config.mailer.subjects[key],
-      );
+      const rendered = await renderer.render(mail.kind, templateVars(mail), {
+        templateUrl: config.mailer.templates[key],
+        subject: config.mailer.subjects[key],
+        defaultSubject: DEFAULT_SUBJECTS[key],
+      });
       const fields = { mail_kind: mail.kind, to_domain: domainOf(mail.to) };
       try {
         await transport.deliver({

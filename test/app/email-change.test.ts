@@ -41,6 +41,8 @@ describe('email change', () => {
     ]);
     for (const m of mails) {
       expect(m.newEmail).toBe(newEmail);
+      // {{ .Email }} is the current address in both mails, as GoTrue renders them.
+      expect(m.email).toBe(email);
       expect(linkToken(m.confirmationUrl).get('type')).toBe('email_change');
     }
     const [toNew, toCurrent] = mails;

@@ -12,7 +12,8 @@ import type { Database } from '../../src/db/database.ts';
 import { parseConfig } from '../../src/config/config.ts';
 import type { Config } from '../../src/config/types.ts';
 import { type Logger, createLogger } from '../../src/telemetry/logger.ts';
-import { createTemplateRenderer, htmlToText } from '../../src/mail/render.ts';
+import { htmlToText } from '../../src/mail/html-to-text.ts';
+import { createTemplateRenderer, TemplateRenderError } from '../../src/mail/render.ts';
 import { type MailTransport, createMailer, formatAddress } from '../../src/mail/transport.ts';
 import type { MailRequest } from '../../src/mail/mailer.ts';
 import { createResendTransport } from '../../src/mail/resend.ts';
@@ -410,8 +411,11 @@ describe('templates', () => {
         redirectTo: '',
         data: {},
       },
-      `${http.url}/invite.html`,
-      'You have been invited',
+      {
+        templateUrl: `${http.url}/invite.html`,
+        subject: 'You have been invited',
+        defaultSubject: 'You have been invited',
+      },
     );
     expect(http.hits).toHaveLength(1);
     expect(out.subject).toBe('You have been invited');
@@ -438,11 +442,136 @@ describe('templates', () => {
         redirectTo: '',
         data: {},
       },
-      `${hang.url}/slow.html`,
-      'Your Magic Link',
+      { templateUrl: `${hang.url}/slow.html`, subject: 'Your Magic Link', defaultSubject: 'Your Magic Link' },
     );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(out.text).toContain(LINK);
+  });
+
+  test('Go template actions in a fetched body and in the subject: conditionals on user_metadata, nested keys', async () => {
+    const body =
+      '<p>{{ if eq .Data.lang "fr" }}Bonjour{{ else }}Hello{{ end }} {{ .Data.profile.first }}</p>' +
+      '<p><a href="{{ .ConfirmationURL }}">go</a> <a href="{{ .Data.site }}">site</a></p>';
+    const http = await startHttp((_req, res) => res.writeHead(200).end(body));
+    const srv = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
+    const { mailer } = build(smtp({ host: '127.0.0.1', port: srv.port }), {
+      GOTRUE_MAILER_TEMPLATES_CONFIRMATION: `${http.url}/c.html`,
+      GOTRUE_MAILER_SUBJECTS_CONFIRMATION:
+        '{{ if eq .Data.lang "fr" }}Confirmez{{ else }}Confirm{{ end }}, {{ .Data.profile.first }}',
+    });
+    const userMetadata = { lang: 'fr', profile: { first: 'Zoë & co' }, site: 'javascript:alert(1)' };
+    await mailer.send(mail({ userMetadata }));
+    await mailer.send(mail({ userMetadata: {} }));
+    const [fr, other] = srv.received;
+    expect(fr!.parsed.subject).toBe('Confirmez, Zoë & co');
+    expect(fr!.parsed.html).toContain('<p>Bonjour Zoë &amp; co</p>');
+    expect(fr!.parsed.html).toContain('<a href="#ZgotmplZ">site</a>');
+    expect(fr!.parsed.text).toContain('Bonjour Zoë & co');
+    expect(other!.parsed.subject).toBe('Confirm,'); // the header's trailing space does not survive
+    expect(other!.parsed.html).toContain('<p>Hello </p>');
+    expect(http.hits).toHaveLength(1);
+  });
+
+  test('a body with a syntax error: the built-in body and subject of that kind, logged once; the fix is fetched after the retry interval', async () => {
+    let body = '<p>{{ if .Data.x }}unclosed</p>';
+    const http = await startHttp((_req, res) => res.writeHead(200).end(body));
+    const srv = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
+    let clock = 5_000_000;
+    const { mailer, lines } = build(
+      smtp({ host: '127.0.0.1', port: srv.port }),
+      { GOTRUE_MAILER_TEMPLATES_RECOVERY: `${http.url}/r.html`, GOTRUE_MAILER_SUBJECTS_RECOVERY: 'Custom subject' },
+      { now: () => clock },
+    );
+    await mailer.send(mail({ kind: 'recovery' }));
+    await mailer.send(mail({ kind: 'recovery' }));
+    for (const r of srv.received) {
+      expect(r.parsed.subject).toBe('Reset Your Password');
+      expect(r.parsed.html).toMatch(/<h2>Reset password<\/h2>/);
+      expect(r.parsed.html).not.toContain('unclosed');
+    }
+    const warnings = lines.filter((l) => l.includes('"level":"warn"'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('syntax error');
+    expect(http.hits).toHaveLength(1);
+    body = '<p>fixed {{ .Token }}</p>';
+    clock += 11_000;
+    await mailer.send(mail({ kind: 'recovery' }));
+    expect(srv.received[2]!.parsed.subject).toBe('Custom subject');
+    expect(srv.received[2]!.parsed.html?.trim()).toBe(`<p>fixed ${TOKEN}</p>`);
+  });
+
+  test('a subject with a syntax error: the built-in subject and body, even with a good body template', async () => {
+    const http = await startHttp((_req, res) => res.writeHead(200).end('<p>custom</p>'));
+    const srv = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
+    const { mailer } = build(smtp({ host: '127.0.0.1', port: srv.port }), {
+      GOTRUE_MAILER_TEMPLATES_MAGIC_LINK: `${http.url}/m.html`,
+      GOTRUE_MAILER_SUBJECTS_MAGIC_LINK: 'Sign in {{ .Data.name',
+    });
+    await mailer.send(mail({ kind: 'magic_link' }));
+    expect(srv.received[0]!.parsed.subject).toBe('Your Magic Link');
+    expect(srv.received[0]!.parsed.html).not.toContain('custom');
+    expect(srv.received[0]!.parsed.subject).not.toContain('{{');
+  });
+
+  test('a template that fails while rendering fails the send and sends nothing', async () => {
+    const http = await startHttp((_req, res) =>
+      res.writeHead(200).end('<p>{{ if eq .Data.plan 3 }}three{{ end }}</p><a href="{{ if .Data.x }}a">{{ end }}'),
+    );
+    const srv = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
+    const { mailer } = build(smtp({ host: '127.0.0.1', port: srv.port }), {
+      GOTRUE_MAILER_TEMPLATES_INVITE: `${http.url}/i.html`,
+    });
+    await expect(mailer.send(mail({ kind: 'invite' }))).rejects.toBeInstanceOf(TemplateRenderError);
+    expect(srv.received).toEqual([]);
+  });
+
+  test('a refresh that fails keeps the last good template; a path is fetched from SITE_URL', async () => {
+    let up = true;
+    const http = await startHttp((req, res) =>
+      up ? res.writeHead(200).end(`<p>v1 ${req.url}</p>`) : res.writeHead(404).end(),
+    );
+    const srv = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
+    let clock = 9_000_000;
+    const { logger } = recordingLogger();
+    const renderer = createTemplateRenderer({
+      fetch: globalThis.fetch.bind(globalThis),
+      logger,
+      siteUrl: http.url,
+      ttlMs: 60_000,
+      now: () => clock,
+    });
+    const mailer = createMailer({
+      config: config({ GOTRUE_MAILER_TEMPLATES_CONFIRMATION: '/templates/confirm.html' }),
+      transport: smtp({ host: '127.0.0.1', port: srv.port }),
+      renderer,
+      logger,
+    });
+    await mailer.send(mail());
+    up = false;
+    clock += 61_000;
+    await mailer.send(mail());
+    expect(http.hits).toEqual(['GET /templates/confirm.html', 'GET /templates/confirm.html']);
+    expect(srv.received.map((r) => r.parsed.html?.trim())).toEqual([
+      '<p>v1 /templates/confirm.html</p>',
+      '<p>v1 /templates/confirm.html</p>',
+    ]);
+  });
+
+  test('email change: {{ .Email }} is the current address in both mails, {{ .NewEmail }} the new, {{ .SendingTo }} the recipient', async () => {
+    const http = await startHttp((_req, res) =>
+      res.writeHead(200).end('<p>{{ .Email }} → {{ .NewEmail }} (to {{ .SendingTo }})</p>'),
+    );
+    const srv = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
+    const { mailer } = build(smtp({ host: '127.0.0.1', port: srv.port }), {
+      GOTRUE_MAILER_TEMPLATES_EMAIL_CHANGE: `${http.url}/e.html`,
+    });
+    const change = { kind: 'email_change' as const, email: 'old@example.com', newEmail: 'new@example.com' };
+    await mailer.send(mail({ ...change, to: 'new@example.com' }));
+    await mailer.send(mail({ ...change, to: 'old@example.com' }));
+    expect(srv.received.map((r) => r.parsed.html?.trim())).toEqual([
+      '<p>old@example.com → new@example.com (to new@example.com)</p>',
+      '<p>old@example.com → new@example.com (to old@example.com)</p>',
+    ]);
   });
 
   test('htmlToText keeps link targets and drops markup', () => {

@@ -18,6 +18,26 @@ const NOTIFICATION_ACTIONS = NOTIFICATION_KINDS.map((k) => `${k}_notification` a
 const about = (action: (typeof NOTIFICATION_ACTIONS)[number]) =>
   NOTIFICATIONS[upper(action).replace(/_NOTIFICATION$/, '') as keyof typeof NOTIFICATIONS];
 
+/** Each kind's built-in subject (GoTrue's defaults), keyed as `mailer.subjects`. */
+export const DEFAULT_SUBJECTS = {
+  invite: SUBJECTS.INVITE,
+  confirmation: SUBJECTS.CONFIRMATION,
+  recovery: SUBJECTS.RECOVERY,
+  magicLink: SUBJECTS.MAGIC_LINK,
+  emailChange: SUBJECTS.EMAIL_CHANGE,
+  reauthentication: SUBJECTS.REAUTHENTICATION,
+  ...Object.fromEntries(NOTIFICATION_ACTIONS.map((a) => [a, about(a).subject])),
+} as Record<
+  | 'invite'
+  | 'confirmation'
+  | 'recovery'
+  | 'magicLink'
+  | 'emailChange'
+  | 'reauthentication'
+  | (typeof NOTIFICATION_ACTIONS)[number],
+  string
+>;
+
 export const mail = {
   smtp: {
     host: setting('SMTP_HOST', text(), 'required unless RESEND_API_KEY is set (local mode: none)', 'Mail server host.'),
