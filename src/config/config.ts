@@ -1,5 +1,6 @@
 // Start-up configuration: GoTrue's variables (GOTRUE_X) keep working, AUTHSVC_X wins over them, and
 // every problem is reported at once so an operator fixes a config in one pass, not one per restart.
+import { type LocalizedMail, parseLocalizedMailName, readLocalizedMail } from './mail-locales.ts';
 import type * as z from 'zod';
 import { FIELD_NAMES, type FieldName, FLAT_SCHEMA, unbuiltSettings } from './fields.ts';
 import { HOOK_KINDS, type HookTarget, type ProviderName, PROVIDERS, type SmsProviderName } from './kinds.ts';
@@ -105,7 +106,8 @@ export function unknownVariables(
         env[key] !== undefined &&
         env[key] !== '' &&
         !knownKeys!.has(key) &&
-        !adapter.has(key),
+        !adapter.has(key) &&
+        !parseLocalizedMailName(key),
     )
     .sort();
 }
@@ -176,7 +178,10 @@ export function parseConfig(
   if (rpWarning) warnings.push(rpWarning);
   return {
     ok: true,
-    config: { ...configFrom(result.data, local), effective: { values: result.data, set: new Set(values.keys()) } },
+    config: {
+      ...configFrom(result.data, local, readLocalizedMail(env)),
+      effective: { values: result.data, set: new Set(values.keys()) },
+    },
     notices,
     warnings,
   };
@@ -198,7 +203,7 @@ function webauthnWarning(c: Flat): string | undefined {
 }
 
 /** Config from the parsed settings: each section's values, and what several settings decide together. */
-function configFrom(c: Flat, local: boolean): Config {
+function configFrom(c: Flat, local: boolean, localized?: LocalizedMail): Config {
   const built = build(SECTIONS, c, local);
   const keys = c.JWT_KEYS;
   const derivedMethods = keys ? [...new Set(keys.map(algorithmOf).filter((a) => a !== undefined))] : ['HS256'];
@@ -207,7 +212,11 @@ function configFrom(c: Flat, local: boolean): Config {
     local,
     jwt: { ...built.jwt, validMethods: built.jwt.validMethods.length > 0 ? built.jwt.validMethods : derivedMethods },
     // An explicit RESEND_API_KEY is an authsvc-only choice, so it beats SMTP settings carried over from GoTrue.
-    mailer: { ...built.mailer, transport: c.RESEND_API_KEY ? 'resend' : c.SMTP_HOST ? 'smtp' : 'log' },
+    mailer: {
+      ...built.mailer,
+      transport: c.RESEND_API_KEY ? 'resend' : c.SMTP_HOST ? 'smtp' : 'log',
+      localized: localized ?? { templates: {}, subjects: {} },
+    },
     hooks: Object.fromEntries(HOOK_KINDS.map((k) => [k, withTarget(built.hooks[k])])) as Config['hooks'],
   };
 }

@@ -2,6 +2,7 @@
 // authsvc reads, the flat record of parsed settings, and what parsing returns. Every duration is
 // in seconds.
 import type { HookKind, HookTarget } from './kinds.ts';
+import type { LocalizedMail } from './mail-locales.ts';
 import type { SECTIONS } from './sections/index.ts';
 import type { Built, FlatOf, NameOf, Support } from './setting.ts';
 
@@ -11,7 +12,11 @@ type Sections = typeof SECTIONS;
 export type Config = Built<Sections> & {
   local: boolean;
   /** RESEND_API_KEY wins over SMTP_HOST; neither, emails are written to the log. */
-  mailer: { transport: 'smtp' | 'resend' | 'log' };
+  mailer: {
+    transport: 'smtp' | 'resend' | 'log';
+    /** MAILER_TEMPLATES_<KIND>_<LOCALE> / MAILER_SUBJECTS_<KIND>_<LOCALE> (config/mail-locales.ts). */
+    localized: LocalizedMail;
+  };
   /** The URI resolved to a transport; unset when the URI is empty (an enabled hook so configured fails each call, as in GoTrue). */
   hooks: Record<HookKind, { target?: HookTarget }>;
   /**

@@ -152,6 +152,11 @@ function defaultHtml(kind: MailKind): string {
   return `<h2>${d.heading}</h2>\n<p>${d.intro}</p>\n${link}<p>${code}{{ .Token }}</p>\n`;
 }
 
+/** A template URL as it is fetched: a path is taken relative to SITE_URL, as GoTrue does. */
+export function templateUrlOf(url: string, siteUrl: string): string {
+  return /^http/.test(url) ? url : `${siteUrl}${url}`;
+}
+
 /** GoTrue's template data: a map, so a name it lacks renders empty; `.Data` is user_metadata. */
 function templateData(kind: MailKind, v: TemplateVars): GoValue {
   const data: Record<string, GoValue> = { SiteURL: v.siteUrl, Email: v.email, Data: fromJson(v.data) };
@@ -335,11 +340,7 @@ export function createTemplateRenderer(opts: TemplateRendererOptions): TemplateR
         subjectNodes = subject(choice.defaultSubject);
         b = builtInBody(kind);
       } else if (choice.templateUrl) {
-        const url =
-          /^http/.test(choice.templateUrl) || !opts.siteUrl
-            ? choice.templateUrl
-            : `${opts.siteUrl}${choice.templateUrl}`;
-        b = await body(url);
+        b = await body(templateUrlOf(choice.templateUrl, opts.siteUrl ?? ''));
         if (!b) {
           subjectNodes = subject(choice.defaultSubject);
           b = builtInBody(kind);

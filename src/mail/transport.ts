@@ -37,7 +37,7 @@ export interface MailTransport {
 export interface TransportMailerOptions {
   config: {
     smtp: Pick<Config['smtp'], 'adminEmail' | 'senderName'>;
-    mailer: Pick<Config['mailer'], 'subjects' | 'templates'>;
+    mailer: Pick<Config['mailer'], 'subjects' | 'templates'> & Partial<Pick<Config['mailer'], 'localized'>>;
   };
   transport: MailTransport;
   renderer: TemplateRenderer;
@@ -84,6 +84,24 @@ function templateVars(mail: MailRequest): TemplateVars {
   };
 }
 
+/** The user's locale: user_metadata.locale, else user_metadata.lang (lower case, `-` separated). */
+function localeOf(metadata: Record<string, unknown>): string | undefined {
+  const raw = typeof metadata.locale === 'string' && metadata.locale ? metadata.locale : metadata.lang;
+  return typeof raw === 'string' && raw ? raw.toLowerCase().replace(/_/g, '-') : undefined;
+}
+
+/** The entry for `locale` or, dropping subtags from the right, a shorter tag (pt-br → pt). */
+export function pickLocalized(
+  byLocale: Record<string, string> | undefined,
+  locale: string | undefined,
+): string | undefined {
+  if (!byLocale || !locale) return undefined;
+  for (let tag = locale; tag; tag = tag.includes('-') ? tag.slice(0, tag.lastIndexOf('-')) : '') {
+    if (byLocale[tag] !== undefined) return byLocale[tag];
+  }
+  return undefined;
+}
+
 // Logs name the recipient's domain only: enough to spot a provider problem, not a personal address.
 function domainOf(address: string): string {
   const at = address.lastIndexOf('@');
@@ -95,9 +113,12 @@ export function createMailer(opts: TransportMailerOptions): Mailer {
   return {
     async send(mail) {
       const key = settingOf(mail.kind);
+      // Bodies and subjects are looked up apart: a locale may have its own subject and share the body.
+      const locale = localeOf(mail.userMetadata);
+      const localized = config.mailer.localized;
       const rendered = await renderer.render(mail.kind, templateVars(mail), {
-        templateUrl: config.mailer.templates[key],
-        subject: config.mailer.subjects[key],
+        templateUrl: pickLocalized(localized?.templates[key], locale) ?? config.mailer.templates[key],
+        subject: pickLocalized(localized?.subjects[key], locale) ?? config.mailer.subjects[key],
         defaultSubject: DEFAULT_SUBJECTS[key],
       });
       const fields = { mail_kind: mail.kind, to_domain: domainOf(mail.to) };

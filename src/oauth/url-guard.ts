@@ -62,7 +62,7 @@ export function addressRefusal(address: string): string | undefined {
 const LOCALHOST = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0', '::', '[::]']);
 
 /** The URL's host:port as CUSTOM_OAUTH_TRUSTED_HOSTS spells it (default ports made explicit). */
-function hostPort(u: URL): string {
+export function hostPort(u: URL): string {
   const port = u.port || (u.protocol === 'https:' ? '443' : u.protocol === 'http:' ? '80' : '');
   return `${u.hostname.toLowerCase()}:${port}`;
 }

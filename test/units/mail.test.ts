@@ -12,6 +12,8 @@ import type { Database } from '../../src/db/database.ts';
 import { parseConfig } from '../../src/config/config.ts';
 import type { Config } from '../../src/config/types.ts';
 import { type Logger, createLogger } from '../../src/telemetry/logger.ts';
+import { templateFetch } from '../../src/adapters/template-fetch.ts';
+import { parseLocalizedMailName } from '../../src/config/mail-locales.ts';
 import { htmlToText } from '../../src/mail/html-to-text.ts';
 import { createTemplateRenderer, TemplateRenderError } from '../../src/mail/render.ts';
 import { type MailTransport, createMailer, formatAddress } from '../../src/mail/transport.ts';
@@ -574,6 +576,33 @@ describe('templates', () => {
     ]);
   });
 
+  test('through the outbound guard: the configured template host is trusted, a redirect to another internal host is not', async () => {
+    const internal = await startHttp((_req, res) => res.writeHead(200).end('<p>internal {{ .Token }}</p>'));
+    const templates = await startHttp((req, res) =>
+      req.url === '/moved.html'
+        ? res.writeHead(302, { location: `${internal.url}/secret.html` }).end()
+        : res.writeHead(200).end('<p>custom {{ .Token }}</p>'),
+    );
+    const srv = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
+    const cfg = config({
+      GOTRUE_MAILER_TEMPLATES_CONFIRMATION: `${templates.url}/confirm.html`,
+      GOTRUE_MAILER_TEMPLATES_RECOVERY: `${templates.url}/moved.html`,
+    });
+    const { logger, lines } = recordingLogger();
+    const mailer = createMailer({
+      config: cfg,
+      transport: smtp({ host: '127.0.0.1', port: srv.port }),
+      renderer: createTemplateRenderer({ fetch: templateFetch(cfg, globalThis.fetch.bind(globalThis)), logger }),
+      logger,
+    });
+    await mailer.send(mail());
+    await mailer.send(mail({ kind: 'recovery' }));
+    expect(srv.received[0]!.parsed.html?.trim()).toBe(`<p>custom ${TOKEN}</p>`);
+    expect(srv.received[1]!.parsed.html).toMatch(/<h2>Reset password<\/h2>/);
+    expect(internal.hits).toEqual([]);
+    expect(lines.join('\n')).toContain('URL must use HTTPS');
+  });
+
   test('htmlToText keeps link targets and drops markup', () => {
     expect(htmlToText('<p>Hi &amp; welcome</p><p><a href="https://x.test/a?b=1&amp;c=2">Go</a><br>next</p>')).toBe(
       'Hi & welcome\n\nGo: https://x.test/a?b=1&c=2\nnext\n',
@@ -582,6 +611,72 @@ describe('templates', () => {
 });
 
 // ---------------------------------------------------------------- Resend
+
+describe('templates per locale', () => {
+  test('user_metadata.locale, else .lang, picks MAILER_TEMPLATES_<KIND>_<LOCALE> and MAILER_SUBJECTS_<KIND>_<LOCALE>, dropping subtags, then the unsuffixed ones', async () => {
+    const http = await startHttp((req, res) => res.writeHead(200).end(`<p>${req.url} {{ .Token }}</p>`));
+    const srv = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
+    const { mailer } = build(smtp({ host: '127.0.0.1', port: srv.port }), {
+      GOTRUE_MAILER_TEMPLATES_CONFIRMATION: `${http.url}/en.html`,
+      GOTRUE_MAILER_TEMPLATES_CONFIRMATION_PT: `${http.url}/pt.html`,
+      AUTHSVC_MAILER_TEMPLATES_CONFIRMATION_FR: `${http.url}/fr.html`,
+      GOTRUE_MAILER_TEMPLATES_CONFIRMATION_FR: `${http.url}/not-this.html`,
+      GOTRUE_MAILER_SUBJECTS_CONFIRMATION: 'Confirm',
+      GOTRUE_MAILER_SUBJECTS_CONFIRMATION_PT_BR: 'Confirme (Brasil)',
+      GOTRUE_MAILER_SUBJECTS_CONFIRMATION_FR: 'Confirmez',
+    });
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ locale: 'pt-BR' }, '/pt.html', 'Confirme (Brasil)'],
+      [{ locale: 'pt_PT' }, '/pt.html', 'Confirm'],
+      [{ lang: 'FR' }, '/fr.html', 'Confirmez'],
+      [{ locale: 'fr-CA', lang: 'pt' }, '/fr.html', 'Confirmez'],
+      [{ locale: 'de' }, '/en.html', 'Confirm'],
+      [{ locale: 42, lang: 'fr' }, '/fr.html', 'Confirmez'],
+      [{}, '/en.html', 'Confirm'],
+    ];
+    for (const [userMetadata] of cases) await mailer.send(mail({ userMetadata }));
+    expect(srv.received.map((r) => [r.parsed.html?.trim(), r.parsed.subject])).toEqual(
+      cases.map(([, path, subject]) => [`<p>${path} ${TOKEN}</p>`, subject]),
+    );
+  });
+
+  test('a locale with a subject only keeps the built-in body; the variables are no unknown settings', () => {
+    const parsed = parseConfig(
+      {
+        ...BASE_ENV,
+        GOTRUE_MAILER_SUBJECTS_RECOVERY_DE: 'Passwort zurücksetzen',
+        GOTRUE_MAILER_TEMPLATES_RECOVERY_X: 'y',
+      },
+      { local: true },
+    );
+    if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+    expect(parsed.config.mailer.localized).toEqual({
+      templates: {},
+      subjects: { recovery: { de: 'Passwort zurücksetzen' } },
+    });
+    expect(parsed.warnings.filter((w) => w.includes('_DE'))).toEqual([]);
+    // One letter is no language tag: an unknown variable, as any other.
+    expect(parsed.warnings).toContain(
+      'GOTRUE_MAILER_TEMPLATES_RECOVERY_X is set, but authsvc has no such setting: it has no effect.',
+    );
+  });
+
+  test.each([
+    ['GOTRUE_MAILER_TEMPLATES_CONFIRMATION_FR', { part: 'templates', kind: 'confirmation', locale: 'fr' }],
+    ['AUTHSVC_MAILER_SUBJECTS_MAGIC_LINK_PT_BR', { part: 'subjects', kind: 'magicLink', locale: 'pt-br' }],
+    ['GOTRUE_MAILER_SUBJECTS_EMAIL_CHANGE_ZH_HANT', { part: 'subjects', kind: 'emailChange', locale: 'zh-hant' }],
+    [
+      'GOTRUE_MAILER_TEMPLATES_EMAIL_CHANGED_NOTIFICATION_DE',
+      { part: 'templates', kind: 'email_changed_notification', locale: 'de' },
+    ],
+    ['GOTRUE_MAILER_SUBJECTS_EMAIL_CHANGED_NOTIFICATION', undefined],
+    ['GOTRUE_MAILER_SUBJECTS_CONFIRMATION', undefined],
+    ['GOTRUE_MAILER_SUBJECTS_CONFIRMATION_F', undefined],
+    ['MAILER_SUBJECTS_CONFIRMATION_FR', undefined],
+  ])('%s', (key, want) => {
+    expect(parseLocalizedMailName(key)).toEqual(want);
+  });
+});
 
 describe('Resend transport', () => {
   const KEY = 're_test_0123456789abcdef';
