@@ -4,10 +4,11 @@ import { decodeJwt } from 'jose';
 import * as z from 'zod';
 import { paginationHeaders, parsePage, parseSort } from '../admin/pagination.ts';
 import { adminListSessions } from '../admin/sessions.ts';
-import { adminSignOutUser } from '../admin/sign-out.ts';
+import { adminEndSession, adminSignOutUser } from '../admin/sign-out.ts';
 import type { AdminContext } from '../admin/user-input.ts';
 import { adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser } from '../admin/users.ts';
-import { userIdParam } from '../http/uuid.ts';
+import { notFound } from '../core/errors.ts';
+import { parseUuid, userIdParam } from '../http/uuid.ts';
 import type { AppEnv } from '../app-env.ts';
 import { bearerToken } from '../http/auth.ts';
 import { optBool, optRecord, optStr } from '../http/read-json.ts';
@@ -161,6 +162,29 @@ adminUsersRoutes.route(
   },
   async (c) => {
     await adminSignOutUser(c.get('deps'), userIdParam(c.req.param('user_id')), admin(c));
+    return c.body(null, 204);
+  },
+);
+
+// Not a GoTrue route: end one session of the user (admin/sign-out.ts). The console's "End session".
+adminUsersRoutes.route(
+  {
+    method: 'delete',
+    path: '/admin/users/{user_id}/sessions/{session_id}',
+    summary: 'End one session of the user (not a GoTrue route)',
+    auth: 'admin',
+    replies: {
+      204: { description: 'The session and its refresh tokens are gone.' },
+      404: {
+        description: "`user_not_found`, or `session_not_found` when the session is not this user's.",
+        error: true,
+      },
+    },
+  },
+  async (c) => {
+    const sessionId = parseUuid(c.req.param('session_id'));
+    if (!sessionId) throw notFound('validation_failed', 'session_id must be an UUID');
+    await adminEndSession(c.get('deps'), userIdParam(c.req.param('user_id')), sessionId, admin(c));
     return c.body(null, 204);
   },
 );

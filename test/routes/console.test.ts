@@ -179,6 +179,67 @@ describe('POST /admin/users/{user_id}/logout', () => {
   });
 });
 
+describe('DELETE /admin/users/{user_id}/sessions/{session_id}', () => {
+  test("ends that session only: its refresh token stops working, the other session's goes on; recorded as logout", async () => {
+    const u = await signUpConfirmed(t);
+    const second = (await (
+      await t.request('POST', '/token?grant_type=password', { email: u.email, password: u.password })
+    ).json()) as Record<string, any>;
+    const id = u.session.user.id as string;
+    const sessionOf = (jwt: string) =>
+      JSON.parse(atob(jwt.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))).session_id;
+    const first = sessionOf(u.session.access_token);
+    expect((await t.request('DELETE', `/admin/users/${id}/sessions/${first}`)).status).toBe(401);
+    expect((await t.request('DELETE', `/admin/users/${id}/sessions/${first}`, undefined, admin)).status).toBe(204);
+    const ended = await t.request('POST', '/token?grant_type=refresh_token', {
+      refresh_token: u.session.refresh_token,
+    });
+    expect(ended.status).toBe(400);
+    const goesOn = await t.request('POST', '/token?grant_type=refresh_token', { refresh_token: second.refresh_token });
+    expect(goesOn.status).toBe(200);
+    const left = (await (await t.request('GET', `/admin/users/${id}/sessions`, undefined, admin)).json()) as {
+      id: string;
+    }[];
+    expect(left.map((s) => s.id)).toEqual([sessionOf(second.access_token)]);
+    const audit = (await (
+      await t.request('GET', `/admin/audit?query=${encodeURIComponent('action:logout')}`, undefined, admin)
+    ).json()) as any[];
+    expect(
+      audit.some((e) => e.payload.traits?.session_id === first && e.payload.actor_username === 'service_role'),
+    ).toBe(true);
+  });
+
+  test("another user's session, an unknown one, a malformed id: 404, and nothing is ended", async () => {
+    const a = await signUpConfirmed(t);
+    const b = await signUpConfirmed(t);
+    const bSession = JSON.parse(
+      atob(b.session.access_token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/')),
+    ).session_id;
+    const wrongUser = await t.request(
+      'DELETE',
+      `/admin/users/${a.session.user.id}/sessions/${bSession}`,
+      undefined,
+      admin,
+    );
+    expect(wrongUser.status).toBe(404);
+    expect(await wrongUser.json()).toMatchObject({ error_code: 'session_not_found' });
+    const stillThere = await t.request('POST', '/token?grant_type=refresh_token', {
+      refresh_token: b.session.refresh_token,
+    });
+    expect(stillThere.status).toBe(200);
+    const unknownUser = await t.request(
+      'DELETE',
+      `/admin/users/${crypto.randomUUID()}/sessions/${bSession}`,
+      undefined,
+      admin,
+    );
+    expect(await unknownUser.json()).toMatchObject({ error_code: 'user_not_found' });
+    const bad = await t.request('DELETE', `/admin/users/${a.session.user.id}/sessions/nope`, undefined, admin);
+    expect(bad.status).toBe(404);
+    expect(await bad.json()).toMatchObject({ error_code: 'validation_failed' });
+  });
+});
+
 describe('GET /admin/users/{user_id}/sessions', () => {
   test("the user's sessions, newest first, with where they were made; no key or token; empty once signed out", async () => {
     const u = await signUpConfirmed(t);
