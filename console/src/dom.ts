@@ -103,3 +103,59 @@ export function toast(text: string, kind: 'ok' | 'error' = 'ok'): void {
     el.className = '';
   }, 8000);
 }
+
+/**
+ * Submits `form` at most once at a time: the browser's validation first (required fields, email
+ * and tel patterns, custom validity), then `run` with the submit buttons disabled, so a double
+ * click sends one request.
+ */
+export function onSubmitOnce(form: HTMLFormElement, run: () => Promise<void>): void {
+  let busy = false;
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (busy || !form.reportValidity()) return;
+    busy = true;
+    const buttons = [...form.querySelectorAll('button')] as HTMLButtonElement[];
+    for (const b of buttons) b.disabled = true;
+    try {
+      await run();
+    } finally {
+      busy = false;
+      for (const b of buttons) b.disabled = false;
+    }
+  });
+}
+
+/** A textarea whose content must be a JSON object (or empty): the browser refuses the form otherwise. */
+export function jsonField(
+  name: string,
+  value: unknown,
+  label: string,
+): { control: HTMLTextAreaElement; read(): unknown } {
+  const control = h('textarea', {
+    name,
+    rows: 4,
+    spellcheck: 'false',
+    value: value === undefined ? '' : JSON.stringify(value, null, 2),
+  });
+  const parse = (): unknown => {
+    const text = control.value.trim();
+    if (!text) return undefined;
+    const v: unknown = JSON.parse(text);
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
+    return v;
+  };
+  control.addEventListener('input', () => {
+    try {
+      parse();
+      control.setCustomValidity('');
+    } catch {
+      control.setCustomValidity(`${label} must be a JSON object, e.g. {"name": "Ada"}.`);
+    }
+  });
+  return { control, read: parse };
+}
+
+/** E.164, as the admin API takes phone numbers (the + may be left out). */
+export const PHONE_PATTERN = '\\+?[1-9][0-9]{6,14}';
+export const PHONE_TITLE = 'An E.164 number: country code and number, up to 15 digits, e.g. +14155550123';

@@ -108,7 +108,7 @@ async function route(): Promise<void> {
   mount(root, shell(current, content));
   const views: Record<string, () => Promise<HTMLElement>> = {
     users: () => (id ? userView(decodeURIComponent(id)) : usersView()),
-    audit: auditView,
+    audit: () => auditView(id ? decodeURIComponent(id) : undefined),
     settings: settingsView,
     health: healthView,
   };

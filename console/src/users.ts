@@ -1,7 +1,20 @@
 // Users: the list (search by email or phone, paging, sort), creating and inviting, and one
 // user's page with its actions. Every call is an existing endpoint of the admin API.
 import { call, describe } from './api.ts';
-import { confirmDialog, field, h, pretty, toast, when } from './dom.ts';
+import {
+  type Child,
+  confirmDialog,
+  field,
+  h,
+  jsonField,
+  onSubmitOnce,
+  PHONE_PATTERN,
+  PHONE_TITLE,
+  pretty,
+  toast,
+  when,
+} from './dom.ts';
+import { editUserForm, linkPanel } from './user-panels.ts';
 
 type Json = Record<string, unknown>;
 interface User extends Json {
@@ -149,58 +162,73 @@ export async function usersView(): Promise<HTMLElement> {
 
 function createForms(): HTMLElement {
   const email = h('input', { type: 'email', name: 'email', autocomplete: 'off' });
-  const phone = h('input', { type: 'tel', name: 'phone', autocomplete: 'off' });
+  const phone = h('input', {
+    type: 'tel',
+    name: 'phone',
+    autocomplete: 'off',
+    pattern: PHONE_PATTERN,
+    title: PHONE_TITLE,
+  });
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'new-password' });
   const confirmed = h('input', { type: 'checkbox', name: 'email_confirm', checked: true });
-  const meta = h('textarea', { name: 'user_metadata', rows: 3, spellcheck: 'false', placeholder: '{"name": "Ada"}' });
+  const meta = jsonField('user_metadata', undefined, 'User metadata');
+  meta.control.setAttribute('placeholder', '{"name": "Ada"}');
+  const error = h('p', { class: 'error', role: 'alert', id: 'create-error' });
   const create = h(
     'form',
     { class: 'card', id: 'create-user' },
     h('h2', null, 'Create a user'),
     field('Email', email),
-    field('Phone', phone),
+    field('Phone', phone, 'E.164, e.g. +14155550123'),
     field('Password', password, 'Optional: without one the user signs in by link or code.'),
     h('label', { class: 'check' }, confirmed, ' Mark the email and phone as confirmed'),
-    field('User metadata (JSON)', meta),
+    field('User metadata (JSON)', meta.control),
+    error,
     h('button', { type: 'submit', class: 'primary' }, 'Create user'),
   );
-  create.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
+  // An email or a phone number is needed: the browser says so before anything is sent.
+  const needOne = () =>
+    email.setCustomValidity(
+      email.value.trim() || phone.value.trim() ? '' : 'Enter an email address or a phone number.',
+    );
+  email.addEventListener('input', needOne);
+  phone.addEventListener('input', needOne);
+  create.addEventListener('submit', needOne, { capture: true });
+  onSubmitOnce(create, async () => {
+    error.textContent = '';
     const body: Json = {};
     if (email.value.trim()) Object.assign(body, { email: email.value.trim(), email_confirm: confirmed.checked });
     if (phone.value.trim()) Object.assign(body, { phone: phone.value.trim(), phone_confirm: confirmed.checked });
     if (password.value) body.password = password.value;
-    try {
-      if (meta.value.trim()) body.user_metadata = JSON.parse(meta.value);
-    } catch {
-      toast('User metadata is not valid JSON.', 'error');
-      return;
-    }
+    const metadata = meta.read();
+    if (metadata) body.user_metadata = metadata;
     try {
       const { body: user } = await call<User>('POST', 'admin/users', body);
       toast(`Created ${user.email || user.phone || user.id}.`);
       location.hash = `#/users/${encodeURIComponent(user.id)}`;
     } catch (e) {
-      toast(`Could not create the user: ${describe(e)}`, 'error');
+      error.textContent = `Could not create the user: ${describe(e)}`;
     }
   });
 
   const inviteEmail = h('input', { type: 'email', name: 'invite_email', required: true, autocomplete: 'off' });
+  const inviteError = h('p', { class: 'error', role: 'alert' });
   const invite = h(
     'form',
     { class: 'card', id: 'invite-user' },
     h('h2', null, 'Invite by email'),
     field('Email', inviteEmail),
+    inviteError,
     h('button', { type: 'submit' }, 'Send invitation'),
   );
-  invite.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
+  onSubmitOnce(invite, async () => {
+    inviteError.textContent = '';
     try {
       await call('POST', 'invite', { email: inviteEmail.value.trim() });
       toast(`Invitation sent to ${inviteEmail.value.trim()}.`);
       rerender();
     } catch (e) {
-      toast(`Could not invite: ${describe(e)}`, 'error');
+      inviteError.textContent = `Could not invite: ${describe(e)}`;
     }
   });
   return h('div', { class: 'grid2' }, create, invite);
@@ -217,7 +245,7 @@ function dl(pairs: [string, unknown][]): HTMLElement {
   );
 }
 
-function table(cols: string[], rows: Json[], cell: (r: Json, c: string) => string): HTMLElement {
+function table(cols: string[], rows: Json[], cell: (r: Json, c: string) => Child): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty' }, 'None.');
   return h(
     'table',
@@ -268,13 +296,14 @@ export async function userView(id: string): Promise<HTMLElement> {
     label: string,
     run: () => Promise<unknown>,
     done: string,
-    opts: { confirm?: string; danger?: boolean } = {},
+    opts: { confirm?: string; danger?: boolean; label?: string } = {},
   ) =>
     h(
       'button',
       {
         type: 'button',
         class: opts.danger ? 'danger' : '',
+        'aria-label': opts.label ?? null,
         onclick: async () => {
           if (opts.confirm && !(await confirmDialog(`${label}?`, opts.confirm, label, opts.danger !== false))) return;
           try {
@@ -363,6 +392,7 @@ export async function userView(id: string): Promise<HTMLElement> {
     h('p', null, h('a', { href: '#/users' }, '← Users')),
     h('div', { class: 'row between' }, h('h1', { id: 'user-title' }, who || u.id), status(u)),
     actions,
+    u.deleted_at ? null : h('div', { class: 'grid2' }, editUserForm(u, rerender), linkPanel(u)),
     h(
       'div',
       { class: 'grid2' },
@@ -410,21 +440,31 @@ export async function userView(id: string): Promise<HTMLElement> {
       'div',
       { class: 'card' },
       h('h2', null, 'MFA factors'),
-      table(['Type', 'Name', 'Status', 'Created'], factors, (r, c) =>
+      table(['Type', 'Name', 'Status', 'Created', ''], factors, (r, c) =>
         c === 'Type'
           ? str(r.factor_type)
           : c === 'Name'
             ? str(r.friendly_name)
             : c === 'Status'
               ? str(r.status)
-              : when(r.created_at),
+              : c === 'Created'
+                ? when(r.created_at)
+                : act(
+                    'Remove',
+                    () => call('DELETE', `${path}/factors/${encodeURIComponent(String(r.id))}`),
+                    `The ${str(r.factor_type)} factor is removed.`,
+                    {
+                      confirm: `The ${str(r.factor_type)} factor "${str(r.friendly_name)}" is deleted; the user can enrol a new one.`,
+                      label: `Remove factor ${str(r.friendly_name)}`,
+                    },
+                  ),
       ),
     ),
     h(
       'div',
       { class: 'card', id: 'user-sessions' },
       h('h2', null, 'Sessions'),
-      table(['Created', 'Last refreshed', 'AAL', 'User agent', 'IP'], sessions, (r, c) =>
+      table(['Created', 'Last refreshed', 'AAL', 'User agent', 'IP', ''], sessions, (r, c) =>
         c === 'Created'
           ? when(r.created_at)
           : c === 'Last refreshed'
@@ -433,13 +473,28 @@ export async function userView(id: string): Promise<HTMLElement> {
               ? str(r.aal)
               : c === 'User agent'
                 ? str(r.user_agent)
-                : str(r.ip),
+                : c === 'IP'
+                  ? str(r.ip)
+                  : act(
+                      'End',
+                      () => call('DELETE', `${path}/sessions/${encodeURIComponent(String(r.id))}`),
+                      'The session is ended.',
+                      {
+                        confirm: 'This session and its refresh token are revoked; the other sessions go on.',
+                        label: `End the session of ${when(r.created_at)}`,
+                      },
+                    ),
       ),
     ),
     h(
       'div',
       { class: 'card' },
-      h('h2', null, 'Recent audit entries by this user'),
+      h(
+        'div',
+        { class: 'row between' },
+        h('h2', null, 'Recent audit entries by this user'),
+        who ? h('a', { href: `#/audit/${encodeURIComponent(`author:${who}`)}` }, 'See all their entries') : null,
+      ),
       table(['Time', 'Action', 'IP'], audit, (r, c) =>
         c === 'Time'
           ? when(r.created_at)

@@ -8,7 +8,10 @@ const str = (v: unknown): string => (typeof v === 'string' && v !== '' ? v : 'â€
 
 const audit = { scope: '', text: '', page: 1, perPage: 50 };
 
-export async function auditView(): Promise<HTMLElement> {
+/** `preset`: `scope:text` from the address (#/audit/author:ada@example.com), as a user's page links it. */
+export async function auditView(preset?: string): Promise<HTMLElement> {
+  const m = preset ? /^(author|action|type):(.+)$/.exec(preset) : null;
+  if (m) Object.assign(audit, { scope: m[1], text: m[2], page: 1 });
   const q = new URLSearchParams({ page: String(audit.page), per_page: String(audit.perPage) });
   if (audit.scope && audit.text) q.set('query', `${audit.scope}:${audit.text}`);
   const { body, headers } = await call<Json[]>('GET', `admin/audit?${q}`);
@@ -36,7 +39,8 @@ export async function auditView(): Promise<HTMLElement> {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     Object.assign(audit, { scope: scope.value, text: text.value.trim(), page: 1 });
-    rerender();
+    if (location.hash !== '#/audit') location.hash = '#/audit';
+    else rerender();
   });
   const go = (page: number) => () => {
     audit.page = page;
@@ -49,12 +53,12 @@ export async function auditView(): Promise<HTMLElement> {
     return h(
       'tr',
       null,
-      h('td', { 'data-label': 'Time' }, when(e.created_at)),
+      h('td', { 'data-label': 'Time', class: 'nowrap' }, when(e.created_at)),
       h('td', { 'data-label': 'Action' }, h('code', null, str(p.action))),
       h('td', { 'data-label': 'Type' }, str(p.log_type)),
-      h('td', { 'data-label': 'Actor' }, str(p.actor_username || p.actor_id)),
-      h('td', { 'data-label': 'Target' }, str(target)),
-      h('td', { 'data-label': 'IP' }, str(e.ip_address)),
+      h('td', { 'data-label': 'Actor', class: 'nowrap' }, str(p.actor_username || p.actor_id)),
+      h('td', { 'data-label': 'Target', class: 'nowrap' }, str(target)),
+      h('td', { 'data-label': 'IP', class: 'nowrap' }, str(e.ip_address)),
     );
   });
   return h(
