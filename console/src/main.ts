@@ -2,6 +2,7 @@
 // #/audit, #/settings, #/health), so the browser's back button and links work with no server routes.
 import { ApiError, call, describe, setToken, signedIn } from './api.ts';
 import { clearToast, field, h, mount } from './dom.ts';
+import { clientsView, providersView, ssoView } from './integrations.ts';
 import { auditView, healthView, settingsView } from './views.ts';
 import { userView, usersView } from './users.ts';
 
@@ -9,10 +10,28 @@ const root = document.getElementById('app')!;
 
 const NAV: [string, string][] = [
   ['#/users', 'Users'],
+  ['#/sso', 'SSO'],
+  ['#/providers', 'Providers'],
+  ['#/clients', 'OAuth clients'],
   ['#/audit', 'Audit log'],
   ['#/settings', 'Settings'],
   ['#/health', 'Health'],
 ];
+/** Which features are on (GET /admin/config), read once per sign-in: their sections show only then. */
+let features: Record<string, boolean> | undefined;
+const FEATURE_OF: Record<string, string> = {
+  '#/sso': 'SAML_ENABLED',
+  '#/providers': 'CUSTOM_OAUTH_ENABLED',
+  '#/clients': 'OAUTH_SERVER_ENABLED',
+};
+const shown = (href: string): boolean => !FEATURE_OF[href] || features?.[FEATURE_OF[href]!] === true;
+
+async function loadFeatures(): Promise<void> {
+  const { body } = await call<{ variables: { name: string; value: unknown }[] }>('GET', 'admin/config');
+  features = {};
+  for (const v of body.variables)
+    if (Object.values(FEATURE_OF).includes(v.name)) features[v.name] = v.value === true || v.value === 'true';
+}
 
 function signInView(notice = ''): HTMLElement {
   const input = h('input', {
@@ -66,6 +85,7 @@ function shell(current: string, content: HTMLElement): HTMLElement {
       class: 'link',
       onclick: () => {
         setToken(undefined);
+        features = undefined;
         location.hash = '#/signin';
         void route();
       },
@@ -82,7 +102,9 @@ function shell(current: string, content: HTMLElement): HTMLElement {
       h(
         'nav',
         { 'aria-label': 'Sections' },
-        NAV.map(([href, label]) => h('a', { href, 'aria-current': current === href ? 'page' : null }, label)),
+        NAV.filter(([href]) => shown(href)).map(([href, label]) =>
+          h('a', { href, 'aria-current': current === href ? 'page' : null }, label),
+        ),
       ),
       signOut,
     ),
@@ -101,6 +123,13 @@ async function route(): Promise<void> {
   }
   const hash = location.hash || '#/users';
   const [, section = 'users', id] = hash.split('/');
+  if (!features) {
+    try {
+      await loadFeatures();
+    } catch {
+      features = {};
+    }
+  }
   const content = h('div', { class: 'loading' }, 'Loading…');
   const current = `#/${section}`;
   if (section !== lastSection) clearToast();
@@ -109,6 +138,9 @@ async function route(): Promise<void> {
   const views: Record<string, () => Promise<HTMLElement>> = {
     users: () => (id ? userView(decodeURIComponent(id)) : usersView()),
     audit: () => auditView(id ? decodeURIComponent(id) : undefined),
+    sso: () => ssoView(id ? decodeURIComponent(id) : undefined),
+    providers: () => providersView(id ? decodeURIComponent(id) : undefined),
+    clients: () => clientsView(id ? decodeURIComponent(id) : undefined),
     settings: settingsView,
     health: healthView,
   };
@@ -120,6 +152,7 @@ async function route(): Promise<void> {
     // An expired or revoked token: back to the sign-in form.
     if (e instanceof ApiError && e.status === 401) {
       setToken(undefined);
+      features = undefined;
       mount(root, signInView('Your token is no longer accepted (expired?): sign in again.'));
       return;
     }

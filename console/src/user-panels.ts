@@ -53,11 +53,7 @@ export function editUserForm(u: EditableUser, done: () => void): HTMLElement {
     h('label', { class: 'check' }, emailConfirm, ' Email confirmed'),
     h('label', { class: 'check' }, phoneConfirm, ' Phone confirmed'),
     field('User metadata (JSON)', userMeta.control),
-    field(
-      'App metadata (JSON)',
-      appMeta.control,
-      'A key deleted here is deleted; provider and providers are kept by the API.',
-    ),
+    field('App metadata (JSON)', appMeta.control, 'A key deleted here is deleted from the user.'),
     error,
     h('button', { type: 'submit', class: 'primary' }, 'Save changes'),
   );

@@ -234,7 +234,7 @@ function createForms(): HTMLElement {
   return h('div', { class: 'grid2' }, create, invite);
 }
 
-function dl(pairs: [string, unknown][]): HTMLElement {
+export function dl(pairs: [string, unknown][]): HTMLElement {
   return h(
     'dl',
     { class: 'facts' },
@@ -245,7 +245,7 @@ function dl(pairs: [string, unknown][]): HTMLElement {
   );
 }
 
-function table(cols: string[], rows: Json[], cell: (r: Json, c: string) => Child): HTMLElement {
+export function table(cols: string[], rows: Json[], cell: (r: Json, c: string) => Child): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty' }, 'None.');
   return h(
     'table',

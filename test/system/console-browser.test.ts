@@ -6,10 +6,13 @@
 // and dark and at phone width: into a temporary directory, or into docs/console/ (the pictures
 // docs/console.md shows) with UPDATE_CONSOLE_SCREENSHOTS=1, so a test run leaves the checkout
 // as it was. No Chromium is a failure, never a skip: `.ci/run` installs it.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ServerType, serve } from '@hono/node-server';
+import type { AxeResults, RunOptions } from 'axe-core';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { signJwt } from '../../src/crypto/jwt.ts';
@@ -17,6 +20,7 @@ import type { Database } from '../../src/db/database.ts';
 import { CONSOLE_CSP } from '../../src/routes/console.ts';
 import { TEST_JWT_SECRET, buildTestApp, type TestApp } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';
+import { createTestIdp } from '../helpers/saml-idp.ts';
 import { freePort } from '../helpers/free-port.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
@@ -54,6 +58,27 @@ async function shot(name: string): Promise<void> {
 }
 const main = () => page.locator('main');
 
+// axe-core, evaluated in the page through the DevTools protocol (the console's CSP admits no
+// injected script tag, and is left on).
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+async function axeViolations(): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const found = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, o: RunOptions): Promise<AxeResults> } }).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    // A run that checked nothing would pass anything.
+    if (!(r.passes.length > 10)) throw new Error(`axe-core checked only ${r.passes.length} rules`);
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact ?? '',
+      targets: v.nodes.map((n) => n.target.join(' ')),
+    }));
+  });
+  return found
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.targets.join(', ')}`);
+}
+
 async function signIn(): Promise<void> {
   // Keyboard only: the token field has the focus; Enter submits.
   await page.getByLabel('Service-role key or admin JWT').waitFor();
@@ -73,7 +98,18 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(MISSING);
     db = await openTestDb();
-    t = await buildTestApp(db, { AUTHSVC_MAILER_AUTOCONFIRM: 'true', AUTHSVC_CONSOLE_ENABLED: 'true' });
+    t = await buildTestApp(db, {
+      AUTHSVC_MAILER_AUTOCONFIRM: 'true',
+      AUTHSVC_CONSOLE_ENABLED: 'true',
+      // The integrations' screens show only with their features on.
+      AUTHSVC_SAML_ENABLED: 'true',
+      AUTHSVC_SAML_PRIVATE_KEY: generateKeyPairSync('rsa', { modulusLength: 2048 })
+        .privateKey.export({ type: 'pkcs1', format: 'der' })
+        .toString('base64'),
+      AUTHSVC_CUSTOM_OAUTH_ENABLED: 'true',
+      AUTHSVC_OAUTH_SERVER_ENABLED: 'true',
+      AUTHSVC_JWT_ISSUER: 'http://localhost:9999',
+    });
     serviceKey = await signJwt(t.deps.keys, {
       role: 'service_role',
       iss: 'supabase',
@@ -434,6 +470,117 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Filter' }).click();
   });
 
+  test("SSO providers: add from metadata XML (the API's refusal inline), edit the domains, delete", async () => {
+    const admin = { authorization: `Bearer ${serviceKey}` };
+    await page.getByRole('link', { name: 'SSO', exact: true }).click();
+    await page.getByRole('heading', { name: 'SSO providers' }).waitFor();
+    const form = page.locator('#add-sso');
+    const posts: string[] = [];
+    const onRequest = (r: { method(): string; url(): string }) => {
+      if (r.method() === 'POST' && r.url().endsWith('/admin/sso/providers')) posts.push(r.url());
+    };
+    page.on('request', onRequest);
+    await form.getByRole('button', { name: 'Add provider' }).click();
+    expect(posts).toEqual([]);
+    await form.getByLabel('Metadata XML').fill('<not-metadata/>');
+    await form.getByRole('button', { name: 'Add provider' }).click();
+    await expect.poll(() => form.getByRole('alert').textContent(), { timeout: WAIT }).not.toBe('');
+    const idp = createTestIdp('console-idp');
+    await form.getByLabel('Metadata XML').fill(idp.metadataXml);
+    await form.getByLabel('Domains').fill('console-sso.example.com');
+    await form.getByRole('button', { name: 'Add provider' }).click();
+    await page.getByRole('heading', { name: idp.entityId }).waitFor();
+    page.off('request', onRequest);
+    const listed = (await (await t.request('GET', '/admin/sso/providers', undefined, admin)).json()) as any;
+    expect(listed.items.map((p: any) => [p.saml.entity_id, p.domains.map((d: any) => d.domain)])).toEqual([
+      [idp.entityId, ['console-sso.example.com']],
+    ]);
+    await page.locator('#edit-sso').getByLabel('Domains').fill('console-sso.example.com, second.example.com');
+    await page.locator('#edit-sso').getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Saved.');
+    const saved = (await (
+      await t.request('GET', `/admin/sso/providers/${listed.items[0].id}`, undefined, admin)
+    ).json()) as any;
+    expect(saved.domains.map((d: any) => d.domain).sort()).toEqual(['console-sso.example.com', 'second.example.com']);
+    await shot('sso-light');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { name: 'SSO providers' }).waitFor();
+    expect(((await (await t.request('GET', '/admin/sso/providers', undefined, admin)).json()) as any).items).toEqual(
+      [],
+    );
+  });
+
+  test('custom providers: add an OAuth 2 provider, its secret never shown; edit, disable, delete', async () => {
+    const admin = { authorization: `Bearer ${serviceKey}` };
+    await page.getByRole('link', { name: 'Providers', exact: true }).click();
+    await page.getByRole('heading', { name: 'Custom OAuth and OIDC providers' }).waitFor();
+    const form = page.locator('#add-provider');
+    await form.getByRole('combobox', { name: 'Provider type' }).selectOption('oauth2');
+    await form.getByLabel('Identifier').fill('custom:acme');
+    await form.getByLabel('Name').fill('Acme');
+    await form.getByLabel('Client ID').fill('acme-client');
+    await form.getByLabel('Client secret').fill('acme-s3cret-value');
+    await form.getByLabel('Scopes').fill('openid email');
+    await form.getByLabel('Authorization URL').fill('https://id.acme.example/authorize');
+    await form.getByLabel('Token URL').fill('https://id.acme.example/token');
+    await form.getByLabel('Userinfo URL').fill('https://id.acme.example/userinfo');
+    await form.getByRole('button', { name: 'Add provider' }).click();
+    await page.getByRole('heading', { name: 'custom:acme' }).waitFor();
+    expect(await page.locator('body').textContent()).not.toContain('acme-s3cret-value');
+    const stored = (await (
+      await t.request('GET', '/admin/custom-providers/custom:acme', undefined, admin)
+    ).json()) as any;
+    expect(stored).toMatchObject({
+      identifier: 'custom:acme',
+      name: 'Acme',
+      client_id: 'acme-client',
+      provider_type: 'oauth2',
+    });
+    const edit = page.locator('#edit-provider');
+    await edit.getByLabel('Name').fill('Acme Corp');
+    await edit.getByLabel('Enabled').uncheck();
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: WAIT }).toContain('Saved.');
+    const updated = (await (
+      await t.request('GET', '/admin/custom-providers/custom:acme', undefined, admin)
+    ).json()) as any;
+    expect([updated.name, updated.enabled]).toEqual(['Acme Corp', false]);
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { name: 'Custom OAuth and OIDC providers' }).waitFor();
+    expect((await t.request('GET', '/admin/custom-providers/custom:acme', undefined, admin)).status).toBe(404);
+  });
+
+  test('OAuth clients: register a confidential client (its secret shown once), regenerate the secret, delete', async () => {
+    const admin = { authorization: `Bearer ${serviceKey}` };
+    await page.getByRole('link', { name: 'OAuth clients', exact: true }).click();
+    await page.getByRole('heading', { name: 'OAuth clients' }).waitFor();
+    const form = page.locator('#add-client');
+    await form.getByLabel('Name').fill('Console App');
+    await form.getByLabel('Redirect URIs').fill('https://app.example.com/callback');
+    await form.getByRole('button', { name: 'Register' }).click();
+    const secret = page.locator('#secret-once input');
+    await expect.poll(() => secret.inputValue(), { timeout: WAIT }).not.toBe('');
+    const first = await secret.inputValue();
+    const clientId = (await page.locator('#new-client-id').textContent()) ?? '';
+    const listed = (await (await t.request('GET', '/admin/oauth/clients', undefined, admin)).json()) as any;
+    expect(listed.clients.map((c: any) => [c.client_id, c.client_name, c.client_type])).toEqual([
+      [clientId, 'Console App', 'confidential'],
+    ]);
+    await page.getByRole('link', { name: 'Open the client' }).click();
+    await page.getByRole('heading', { name: 'Console App' }).waitFor();
+    expect(await page.locator('body').textContent()).not.toContain(first);
+    await page.getByRole('button', { name: 'Regenerate secret' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Regenerate' }).click();
+    await expect.poll(() => page.locator('#secret-once input').inputValue(), { timeout: WAIT }).not.toBe('');
+    expect(await page.locator('#secret-once input').inputValue()).not.toBe(first);
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { name: 'OAuth clients' }).waitFor();
+    expect((await t.request('GET', `/admin/oauth/clients/${clientId}`, undefined, admin)).status).toBe(404);
+  });
+
   test('shows the settings with secrets masked, and health', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Effective configuration (secrets masked)' }).waitFor();
@@ -458,13 +605,27 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
       ['audit', '#/audit', 'Audit log'],
       ['settings', '#/settings', 'Settings'],
       ['health', '#/health', 'Health'],
+      ['sso', '#/sso', 'SSO providers'],
+      ['providers', '#/providers', 'Custom OAuth and OIDC providers'],
+      ['clients', '#/clients', 'OAuth clients'],
     ];
-    for (const [name, hash, heading] of screens) {
+    const visit = async (hash: string, heading: string) => {
       await page.evaluate((h) => {
         location.hash = h;
       }, hash);
       await page.getByRole('heading', { name: heading, exact: true }).waitFor();
       await page.locator('.loading').waitFor({ state: 'detached' });
+    };
+    // Every screen, light and dark (and at phone width below): no serious or critical axe-core finding.
+    await page.emulateMedia({ colorScheme: 'light' });
+    for (const [name, hash, heading] of screens) {
+      await visit(hash, heading);
+      expect(await axeViolations(), `${name}, light`).toEqual([]);
+    }
+    await page.emulateMedia({ colorScheme: 'dark' });
+    for (const [name, hash, heading] of screens) {
+      await visit(hash, heading);
+      expect(await axeViolations(), `${name}, dark`).toEqual([]);
       await shot(`${name}-dark`);
     }
     // Dark colours really apply (the page is not light with a dark screenshot name).
@@ -472,21 +633,19 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     expect(bg).toBe('rgb(17, 19, 24)');
     await page.setViewportSize({ width: 390, height: 844 });
     await page.emulateMedia({ colorScheme: 'light' });
-    for (const [name, hash, heading] of [screens[0]!, screens[1]!]) {
-      await page.evaluate((h) => {
-        location.hash = h;
-      }, hash);
-      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
-      await page.locator('.loading').waitFor({ state: 'detached' });
+    for (const [name, hash, heading] of screens) {
+      await visit(hash, heading);
       // Nothing wider than the phone's screen.
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-      await shot(`${name}-phone`);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), name).toBeLessThanOrEqual(390);
+      expect(await axeViolations(), `${name}, phone`).toEqual([]);
+      if (name === 'users' || name === 'user') await shot(`${name}-phone`);
     }
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByLabel('Service-role key or admin JWT').waitFor();
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.setViewportSize({ width: 1200, height: 820 });
     await shot('signin-dark');
+    expect(await axeViolations(), 'sign-in, dark').toEqual([]);
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
   });
 
