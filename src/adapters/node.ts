@@ -19,7 +19,7 @@ import { loadMigrations } from './migrations-fs.ts';
 import { isLocalMode, readEnv, withLocalSecret } from './node-env.ts';
 import { createNodeHasher } from './node-hasher.ts';
 import { nodeResolveHost } from './node-resolve.ts';
-import { templateFetch } from './template-fetch.ts';
+import { templateFetch, templateOptions } from './template-fetch.ts';
 import type { SmtpTransportOptions } from './smtp-transport.ts';
 import type { Telemetry } from './telemetry-node.ts';
 import { VERSION } from './version.ts';
@@ -168,7 +168,7 @@ function createMailer(config: Config, logger: Logger): Mailer {
     renderer: createTemplateRenderer({
       fetch: templateFetch(config, fetch, nodeResolveHost),
       logger,
-      siteUrl: config.siteUrl,
+      ...templateOptions(config),
     }),
     logger,
   });

@@ -20,3 +20,14 @@ export function templateFetch(config: Config, inner: typeof fetch, resolve?: Res
   }
   return guardedFetch(inner, { trustedHosts: [...config.customOAuth.trustedHosts, ...hosts], resolve });
 }
+
+/** GoTrue's template cache settings, as the renderer takes them. */
+export function templateOptions(config: Config) {
+  const m = config.mailer;
+  return {
+    siteUrl: config.siteUrl,
+    maxBytes: m.templateMaxSize,
+    ttlMs: m.templateMaxAge * 1000,
+    failureTtlMs: m.templateRetryInterval * 1000,
+  };
+}

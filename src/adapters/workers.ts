@@ -20,7 +20,7 @@ import { type Deps, cryptoRandomBytes } from '../deps.ts';
 import { errorBody, unexpectedFailure } from '../http/error-body.ts';
 import { type Mailer, createLogMailer } from '../mail/mailer.ts';
 import { createTemplateRenderer } from '../mail/render.ts';
-import { templateFetch } from './template-fetch.ts';
+import { templateFetch, templateOptions } from './template-fetch.ts';
 import { createResendTransport } from '../mail/resend.ts';
 import { type MailTransport, createMailer as createTransportMailer } from '../mail/transport.ts';
 import { createSmsProvider } from '../sms/create.ts';
@@ -196,7 +196,7 @@ function createWorkersMailer(config: Config, logger: Logger, fetchFn: typeof fet
   return createTransportMailer({
     config,
     transport,
-    renderer: createTemplateRenderer({ fetch: templateFetch(config, fetchFn), logger, siteUrl: config.siteUrl }),
+    renderer: createTemplateRenderer({ fetch: templateFetch(config, fetchFn), logger, ...templateOptions(config) }),
     logger,
   });
 }

@@ -12,7 +12,7 @@ import type { Database } from '../../src/db/database.ts';
 import { parseConfig } from '../../src/config/config.ts';
 import type { Config } from '../../src/config/types.ts';
 import { type Logger, createLogger } from '../../src/telemetry/logger.ts';
-import { templateFetch } from '../../src/adapters/template-fetch.ts';
+import { templateFetch, templateOptions } from '../../src/adapters/template-fetch.ts';
 import { parseLocalizedMailName } from '../../src/config/mail-locales.ts';
 import { htmlToText } from '../../src/mail/html-to-text.ts';
 import { createTemplateRenderer, TemplateRenderError } from '../../src/mail/render.ts';
@@ -601,6 +601,34 @@ describe('templates', () => {
     expect(srv.received[1]!.parsed.html).toMatch(/<h2>Reset password<\/h2>/);
     expect(internal.hits).toEqual([]);
     expect(lines.join('\n')).toContain('URL must use HTTPS');
+  });
+
+  test("GoTrue's MAILER_TEMPLATE_MAX_SIZE, _MAX_AGE and _RETRY_INTERVAL reach the renderer; a template is cut at the size", async () => {
+    const cfg = config({
+      GOTRUE_MAILER_TEMPLATE_MAX_SIZE: '24',
+      GOTRUE_MAILER_TEMPLATE_MAX_AGE: '2m',
+      GOTRUE_MAILER_TEMPLATE_RETRY_INTERVAL: '30s',
+    });
+    const opts = templateOptions(cfg);
+    expect(opts).toEqual({ siteUrl: cfg.siteUrl, maxBytes: 24, ttlMs: 120_000, failureTtlMs: 30_000 });
+    expect(templateOptions(config())).toMatchObject({ maxBytes: 1_000_000, ttlMs: 600_000, failureTtlMs: 10_000 });
+    const http = await startHttp((_req, res) => res.writeHead(200).end('<p>{{ .Token }}</p>0123456789ABCDEFGHIJ'));
+    const { logger } = recordingLogger();
+    const renderer = createTemplateRenderer({ fetch: globalThis.fetch.bind(globalThis), logger, ...opts });
+    const out = await renderer.render(
+      'confirmation',
+      {
+        siteUrl: '',
+        email: 'a@example.com',
+        confirmationUrl: LINK,
+        token: TOKEN,
+        tokenHash: TOKEN_HASH,
+        redirectTo: '',
+        data: {},
+      },
+      { templateUrl: `${http.url}/t.html`, subject: 's', defaultSubject: 's' },
+    );
+    expect(out.html).toBe(`<p>${TOKEN}</p>01234`); // 24 bytes of the template: 19 of markup, 5 more
   });
 
   test('htmlToText keeps link targets and drops markup', () => {

@@ -99,6 +99,31 @@ export const mail = {
       '6',
       'Digits of an email OTP, 6 to 10 (other values count as 6).',
     ),
+    templateMaxSize: setting(
+      'MAILER_TEMPLATE_MAX_SIZE',
+      withDefault(integer(1), 1_000_000),
+      '1000000',
+      'Bytes read of a fetched email template (the rest is cut off).',
+    ),
+    templateMaxAge: setting(
+      'MAILER_TEMPLATE_MAX_AGE',
+      withDefault(secondsOr(600), 600),
+      '600',
+      'Seconds a fetched email template is used before it is fetched again.',
+    ),
+    templateRetryInterval: setting(
+      'MAILER_TEMPLATE_RETRY_INTERVAL',
+      withDefault(secondsOr(10), 10),
+      '10',
+      'Seconds before a failed template fetch is tried again (the last good template, else the built-in one, is used meanwhile).',
+    ),
+    templateReloadingEnabled: setting(
+      'MAILER_TEMPLATE_RELOADING_ENABLED',
+      bool(false),
+      'false',
+      'GoTrue: reload templates in the background before they expire.',
+      { notBuilt: { because: 'a template is fetched when a mail needs it (docs/email-templates.md)' } },
+    ),
     externalHosts: setting(
       'MAILER_EXTERNAL_HOSTS',
       list(),
