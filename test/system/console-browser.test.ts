@@ -581,6 +581,44 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     expect((await t.request('GET', `/admin/oauth/clients/${clientId}`, undefined, admin)).status).toBe(404);
   });
 
+  test('keyboard only: registers a public client and deletes it, the confirmation answered by keys', async () => {
+    const admin = { authorization: `Bearer ${serviceKey}` };
+    await page.getByRole('link', { name: 'OAuth clients', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'OAuth clients' }).waitFor();
+    await page.locator('#add-client input[name=client_name]').focus();
+    await page.keyboard.type('Keyboard App');
+    await page.keyboard.press('Tab'); // the type
+    await page.keyboard.press('ArrowDown'); // public
+    await page.keyboard.press('Tab'); // redirect URIs
+    await page.keyboard.type('https://kb.example.com/cb');
+    await page.keyboard.press('Tab'); // authorization_code
+    await page.keyboard.press('Tab'); // refresh_token
+    await page.keyboard.press('Space'); // off
+    await page.keyboard.press('Tab'); // Register
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Open the client' }).waitFor();
+    const listed = (await (await t.request('GET', '/admin/oauth/clients', undefined, admin)).json()) as any;
+    const made = listed.clients.find((c: any) => c.client_name === 'Keyboard App');
+    expect([made?.client_type, made?.grant_types, made?.redirect_uris]).toEqual([
+      'public',
+      ['authorization_code'],
+      ['https://kb.example.com/cb'],
+    ]);
+    expect(await page.locator('#secret-once').count()).toBe(0); // a public client has no secret
+    await page.getByRole('link', { name: 'Open the client' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Keyboard App' }).waitFor();
+    await page.getByRole('button', { name: 'Delete' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').waitFor();
+    // The focus starts on Cancel; Tab reaches the action.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'OAuth clients' }).waitFor();
+    expect((await t.request('GET', `/admin/oauth/clients/${made.client_id}`, undefined, admin)).status).toBe(404);
+  });
+
   test('shows the settings with secrets masked, and health', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Effective configuration (secrets masked)' }).waitFor();
