@@ -120,3 +120,11 @@ export function mailCode(mail: ReceivedMail): string | undefined {
   const text = (mail.parsed.text ?? '').replace(/https?:\/\/\S+/g, ' ');
   return text.match(/(?<![\w.-])(\d{6,10})(?![\w.-])/)?.[1];
 }
+
+/** The link and code of the next mail to `email` (what the runtime smoke conversation follows). */
+export async function nextLinkAndCode(mailbox: Mailbox, email: string): Promise<{ link: string; code?: string }> {
+  const mail = await mailbox.next(email, 10_000);
+  const link = mailLink(mail);
+  if (!link) throw new Error(`no link in the email to ${email}`);
+  return { link, code: mailCode(mail) };
+}

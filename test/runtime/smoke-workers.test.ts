@@ -18,7 +18,7 @@ import { TEST_DATABASE_URL, uniqueNamespace } from '../helpers/db.ts';
 import { type FakeProvider, startFakeProvider } from '../helpers/fake-oauth.ts';
 import { signingKey } from '../helpers/oauth-scenarios-oidc.ts';
 import { runSmoke } from '../helpers/smoke.ts';
-import { type Mailbox, mailCode, mailLink, startMailbox } from '../helpers/smtp.ts';
+import { type Mailbox, nextLinkAndCode, startMailbox } from '../helpers/smtp.ts';
 import { type WsTcpProxy, startWsTcpProxy } from '../helpers/ws-tcp-proxy.ts';
 
 interface ResendCall {
@@ -192,12 +192,7 @@ describe.runIf(TEST_DATABASE_URL)('Workers: the bundle in workerd over neon-serv
   test('smoke: signup, email over SMTP, verify, sign-in, user, refresh, logout, error body', async () => {
     await runSmoke({
       baseUrl,
-      async lastMail(email) {
-        const mail = await mailbox.next(email, 10_000);
-        const link = mailLink(mail);
-        if (!link) throw new Error(`no link in the email to ${email}`);
-        return { link, code: mailCode(mail) };
-      },
+      lastMail: (email) => nextLinkAndCode(mailbox, email),
     });
     // Every request opened its own connection(s) through the proxy: one Pool per request.
     expect(proxy.connections).toBeGreaterThan(5);

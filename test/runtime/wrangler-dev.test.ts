@@ -12,7 +12,7 @@ import { ROOT } from '../../scripts/build-worker.ts';
 import { TEST_DATABASE_URL, uniqueNamespace } from '../helpers/db.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { runSmoke } from '../helpers/smoke.ts';
-import { type Mailbox, mailCode, mailLink, startMailbox } from '../helpers/smtp.ts';
+import { type Mailbox, mailLink, nextLinkAndCode, startMailbox } from '../helpers/smtp.ts';
 import { type WsTcpProxy, startWsTcpProxy } from '../helpers/ws-tcp-proxy.ts';
 
 const WRANGLER = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
@@ -97,12 +97,7 @@ describe.runIf(TEST_DATABASE_URL)('wrangler dev with wrangler.toml', () => {
   test('serves the smoke conversation: signup, email over SMTP, verify, sign-in, refresh, logout', async () => {
     await runSmoke({
       baseUrl,
-      async lastMail(email) {
-        const mail = await mailbox.next(email, 10_000);
-        const link = mailLink(mail);
-        if (!link) throw new Error(`no link in the email to ${email}`);
-        return { link, code: mailCode(mail) };
-      },
+      lastMail: (email) => nextLinkAndCode(mailbox, email),
     });
     // wrangler.toml's [vars] reached the Worker beside the --var settings: the link goes back to its SITE_URL.
     const email = `wrangler-dev-${Date.now().toString(36)}@example.com`;
