@@ -5,6 +5,7 @@
 // replaced by the last good one, else by the built-in template of that kind (subject included);
 // one that fails while rendering fails the send ("Error sending … email"); a fetched template is
 // kept for MAX_AGE and a failed fetch is not retried within RETRY_INTERVAL.
+import { concatBytes } from '@noble/hashes/utils.js';
 import type { Logger } from '../telemetry/logger.ts';
 import { htmlToText } from './html-to-text.ts';
 import { isNotification, type MailKind, type NotificationMailKind, type TokenMailKind } from './mailer.ts';
@@ -244,13 +245,7 @@ export function createTemplateRenderer(opts: TemplateRendererOptions): TemplateR
       size += Math.min(value.length, maxBytes - size);
     }
     await reader.cancel().catch(() => undefined);
-    const all = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) {
-      all.set(c, at);
-      at += c.length;
-    }
-    return new TextDecoder().decode(all);
+    return new TextDecoder().decode(concatBytes(...chunks));
   }
 
   async function download(url: string): Promise<Body | undefined> {

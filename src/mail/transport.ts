@@ -91,10 +91,7 @@ function localeOf(metadata: Record<string, unknown>): string | undefined {
 }
 
 /** The entry for `locale` or, dropping subtags from the right, a shorter tag (pt-br → pt). */
-export function pickLocalized(
-  byLocale: Record<string, string> | undefined,
-  locale: string | undefined,
-): string | undefined {
+function pickLocalized(byLocale: Record<string, string> | undefined, locale: string | undefined): string | undefined {
   if (!byLocale || !locale) return undefined;
   for (let tag = locale; tag; tag = tag.includes('-') ? tag.slice(0, tag.lastIndexOf('-')) : '') {
     if (byLocale[tag] !== undefined) return byLocale[tag];

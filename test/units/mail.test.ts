@@ -159,6 +159,17 @@ const TOKEN = '492817';
 const TOKEN_HASH = 'f3b2c1d0e9a8f3b2c1d0e9a8f3b2c1d0e9a8f3b2c1d0e9a8f3b2c1d0';
 const LINK = `http://localhost:9999/verify?token=${TOKEN_HASH}&type=signup&redirect_to=http://localhost:3000/welcome`;
 
+/** The variables a renderer is called with directly (an invite or magic link to a@example.com). */
+const RENDER_VARS = {
+  siteUrl: 'http://localhost:3000',
+  email: 'a@example.com',
+  confirmationUrl: LINK,
+  token: TOKEN,
+  tokenHash: TOKEN_HASH,
+  redirectTo: '',
+  data: {},
+};
+
 function mail(over: Partial<MailRequest> = {}): MailRequest {
   return {
     kind: 'confirmation',
@@ -402,23 +413,11 @@ describe('templates', () => {
     const http = await startHttp((_req, res) => answer(res));
     const { logger, lines } = recordingLogger();
     const renderer = createTemplateRenderer({ fetch: globalThis.fetch.bind(globalThis), logger });
-    const out = await renderer.render(
-      'invite',
-      {
-        siteUrl: 'http://localhost:3000',
-        email: 'a@example.com',
-        confirmationUrl: LINK,
-        token: TOKEN,
-        tokenHash: TOKEN_HASH,
-        redirectTo: '',
-        data: {},
-      },
-      {
-        templateUrl: `${http.url}/invite.html`,
-        subject: 'You have been invited',
-        defaultSubject: 'You have been invited',
-      },
-    );
+    const out = await renderer.render('invite', RENDER_VARS, {
+      templateUrl: `${http.url}/invite.html`,
+      subject: 'You have been invited',
+      defaultSubject: 'You have been invited',
+    });
     expect(http.hits).toHaveLength(1);
     expect(out.subject).toBe('You have been invited');
     expect(out.html).toContain('<h2>You have been invited</h2>');
@@ -433,19 +432,11 @@ describe('templates', () => {
     const { logger } = recordingLogger();
     const renderer = createTemplateRenderer({ fetch: globalThis.fetch.bind(globalThis), logger, timeoutMs: 200 });
     const started = Date.now();
-    const out = await renderer.render(
-      'magic_link',
-      {
-        siteUrl: 'http://localhost:3000',
-        email: 'a@example.com',
-        confirmationUrl: LINK,
-        token: TOKEN,
-        tokenHash: TOKEN_HASH,
-        redirectTo: '',
-        data: {},
-      },
-      { templateUrl: `${hang.url}/slow.html`, subject: 'Your Magic Link', defaultSubject: 'Your Magic Link' },
-    );
+    const out = await renderer.render('magic_link', RENDER_VARS, {
+      templateUrl: `${hang.url}/slow.html`,
+      subject: 'Your Magic Link',
+      defaultSubject: 'Your Magic Link',
+    });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(out.text).toContain(LINK);
   });
@@ -615,19 +606,11 @@ describe('templates', () => {
     const http = await startHttp((_req, res) => res.writeHead(200).end('<p>{{ .Token }}</p>0123456789ABCDEFGHIJ'));
     const { logger } = recordingLogger();
     const renderer = createTemplateRenderer({ fetch: globalThis.fetch.bind(globalThis), logger, ...opts });
-    const out = await renderer.render(
-      'confirmation',
-      {
-        siteUrl: '',
-        email: 'a@example.com',
-        confirmationUrl: LINK,
-        token: TOKEN,
-        tokenHash: TOKEN_HASH,
-        redirectTo: '',
-        data: {},
-      },
-      { templateUrl: `${http.url}/t.html`, subject: 's', defaultSubject: 's' },
-    );
+    const out = await renderer.render('confirmation', RENDER_VARS, {
+      templateUrl: `${http.url}/t.html`,
+      subject: 's',
+      defaultSubject: 's',
+    });
     expect(out.html).toBe(`<p>${TOKEN}</p>01234`); // 24 bytes of the template: 19 of markup, 5 more
   });
 

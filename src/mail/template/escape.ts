@@ -350,9 +350,13 @@ function safeUrl(s: string): boolean {
   return scheme.includes('/') || ['http', 'https', 'mailto'].includes(scheme.toLowerCase());
 }
 
+/** html/template's htmlEscaper: Go's HTMLEscapeString plus `+` (it could open a UTF-7 sequence). */
+const htmlEscaper = (s: string): string => s.replace(/[\0"&'+<>]/g, (c) => HTML_TABLE[c]!);
+
 export const ESCAPERS: Record<string, (s: string) => string> = {
-  html: (s) => s.replace(/[\0"&'+<>]/g, (c) => HTML_TABLE[c]!),
-  attr: (s) => s.replace(/[\0"&'+<>]/g, (c) => HTML_TABLE[c]!),
+  html: htmlEscaper,
+  // A quoted attribute value takes the same escapes as text (html/template's attrEscaper).
+  attr: htmlEscaper,
   nospace: (s) => (s === '' ? FAILSAFE : s.replace(/[\0"&'+<>\t\n\v\f\r =`]/g, (c) => NOSPACE_TABLE[c]!)),
   name: (s) => {
     const lower = s.toLowerCase();
