@@ -2,18 +2,12 @@
 // MAILER_SUBJECTS_<KIND>_<LOCALE>, LOCALE a BCP 47 tag upper-cased with `-` written `_` (FR,
 // PT_BR, ZH_HANT). They are not declared one by one like the other settings: any locale may be
 // named, so they are read here by pattern, under AUTHSVC_ or GOTRUE_ as the others.
-import { NOTIFICATION_KINDS } from './kinds.ts';
+import { DEFAULT_SUBJECTS } from './sections/mail.ts';
 
-/** The kinds as `mailer.templates` / `mailer.subjects` key them, with their variable names. */
-const KINDS: Record<string, string> = {
-  INVITE: 'invite',
-  CONFIRMATION: 'confirmation',
-  RECOVERY: 'recovery',
-  MAGIC_LINK: 'magicLink',
-  EMAIL_CHANGE: 'emailChange',
-  REAUTHENTICATION: 'reauthentication',
-  ...Object.fromEntries(NOTIFICATION_KINDS.map((k) => [`${k.toUpperCase()}_NOTIFICATION`, `${k}_notification`])),
-};
+/** The kinds' variable names (MAGIC_LINK, PASSWORD_CHANGED_NOTIFICATION) to their keys in `mailer.templates` / `mailer.subjects`. */
+const KINDS: Record<string, string> = Object.fromEntries(
+  Object.keys(DEFAULT_SUBJECTS).map((key) => [key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase(), key]),
+);
 // Longest first, so EMAIL_CHANGED_NOTIFICATION is never read as EMAIL_CHANGE plus a locale.
 const KIND_NAMES = Object.keys(KINDS).sort((a, b) => b.length - a.length);
 const LOCALE = /^[A-Z]{2,3}(?:_[A-Z0-9]{2,8})*$/;
