@@ -99,4 +99,16 @@ describe('source layout', () => {
       .map((p) => relative(ROOT, p));
     expect(long).toEqual([]);
   });
+
+  test('every route group (src/routes/<group>.ts) has its test file, test/routes/<group>.test.ts, and no test file there names a group that is gone', () => {
+    const groups = readdirSync(join(SRC, 'routes')).map((f) => f.replace(/\.ts$/, ''));
+    const tests = readdirSync(join(ROOT, 'test', 'routes')).map((f) => f.replace(/\.test\.ts$/, ''));
+    expect({
+      untested: groups.filter((g) => !tests.includes(g)),
+      orphans: tests.filter((g) => !groups.includes(g)),
+    }).toEqual({
+      untested: [],
+      orphans: [],
+    });
+  });
 });
