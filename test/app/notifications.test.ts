@@ -111,7 +111,7 @@ describe('password changed', () => {
 
     // A mail server that never answers: the change is answered within half the request's limit (API_MAX_REQUEST_DURATION).
     const hanging = await h.app(
-      { ...AUTOCONFIRM, ...ALL_ON, AUTHSVC_LOG_LEVEL: 'warn', AUTHSVC_API_MAX_REQUEST_DURATION: '1s' },
+      { ...AUTOCONFIRM, ...ALL_ON, AUTHSVC_LOG_LEVEL: 'warn', AUTHSVC_API_MAX_REQUEST_DURATION: '4s' },
       {
         mailer: { send: () => new Promise<void>(() => undefined) },
       },
@@ -121,10 +121,11 @@ describe('password changed', () => {
     expect(
       (await hanging.request('PUT', '/user', { password: 'another-horse-2' }, bearer(d.session.access_token))).status,
     ).toBe(200);
-    expect(performance.now() - started).toBeLessThan(1000);
+    // Before the limit (a 4 s limit, so the margin holds on a loaded machine).
+    expect(performance.now() - started).toBeLessThan(4000);
     expect(
       hanging.logs.map((l) => JSON.parse(l) as Json).find((l) => l.msg === 'notification email not sent'),
-    ).toMatchObject({ error: 'the mail server did not finish within 500 ms' });
+    ).toMatchObject({ error: 'the mail server did not finish within 2000 ms' });
 
     // A limit of 0 blocks every email, under autoconfirm too (GoTrue).
     const limited = await h.app({
