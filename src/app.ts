@@ -38,6 +38,7 @@ import { oauthServerRoutes } from './routes/oauth-server.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { otpRoutes } from './routes/otp.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
+import { sessionRoutes } from './routes/sessions.ts';
 import { signupRoutes } from './routes/signup.ts';
 import { ssoRoutes } from './routes/sso.ts';
 import { tokenRoutes } from './routes/token.ts';
@@ -143,6 +144,7 @@ export function createApp(built: AppDeps): Hono<AppEnv> {
     tokenRoutes,
     userRoutes,
     logoutRoutes,
+    sessionRoutes,
     verifyRoutes,
     otpRoutes,
     inviteRoutes,

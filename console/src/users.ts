@@ -1,5 +1,6 @@
-// Users: the list (search by email or phone, paging, sort), creating and inviting, and one
-// user's page with its actions. Every call is an existing endpoint of the admin API.
+// Users: the list (search: a substring of the email or full name, or exactly a whole email
+// address or phone number; paging, sort), creating and inviting, and one user's page with its
+// actions. Every call is an existing endpoint of the admin API.
 import { call, describe } from './api.ts';
 import {
   type Child,
@@ -53,13 +54,28 @@ function status(u: User): HTMLElement {
   );
 }
 
+/** A whole address: one `@`, a dot after it, no spaces. */
+const WHOLE_EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+/** A whole E.164 number: `+`, then up to 15 digits (spaces aside). */
+const WHOLE_PHONE = /^\+[1-9][0-9]{6,14}$/;
+
+/**
+ * The list's search parameter: a whole address or E.164 number is looked up exactly
+ * (`email=`, `phone=`: an index look-up); anything else is GoTrue's substring `filter`.
+ */
+function searchParam(text: string): [name: 'email' | 'phone' | 'filter', value: string] {
+  if (WHOLE_EMAIL.test(text)) return ['email', text];
+  if (WHOLE_PHONE.test(text.replaceAll(' ', ''))) return ['phone', text.replaceAll(' ', '')];
+  return ['filter', text];
+}
+
 export async function usersView(): Promise<HTMLElement> {
   const q = new URLSearchParams({
     page: String(list.page),
     per_page: String(list.perPage),
     sort: `created_at ${list.ascending ? 'asc' : 'desc'}`,
   });
-  if (list.filter) q.set('filter', list.filter);
+  if (list.filter) q.set(...searchParam(list.filter));
   const { body, headers } = await call<{ users: User[] }>('GET', `admin/users?${q}`);
   const total = Number(headers.get('X-Total-Count') ?? body.users.length);
   const pages = Math.max(1, Math.ceil(total / list.perPage));
@@ -68,7 +84,7 @@ export async function usersView(): Promise<HTMLElement> {
     type: 'search',
     name: 'filter',
     value: list.filter,
-    placeholder: 'email or full name contains…',
+    placeholder: 'email or full name contains…, or a whole email or +phone',
     'aria-label': 'Search by email or full name',
   });
   const sort = h(

@@ -23,6 +23,7 @@ import { findUserById, isBanned, type UserRow } from '../db/users.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, OAuthApiError } from '../core/errors.ts';
 import { adoptGoTrueToken, finishGoTrueAdoption } from './gotrue-refresh.ts';
+import { newerSessionAmong, sessionRefusal } from './session-validity.ts';
 import type { RequestMeta, TokenResponse } from './issued-session.ts';
 import {
   inHookTransaction,
@@ -87,49 +88,7 @@ export async function refreshSession(
   return answered ?? refreshInTransaction(deps, token, hash, meta, as);
 }
 
-/**
- * GoTrue's Session.CheckValidity: why a refresh of `session` is refused at `now`, or undefined.
- * The last refresh is refreshed_at, else the presented token's updated_at when later than the
- * session's creation, else the creation (db/session-statements.ts checks the same in SQL).
- */
-function sessionRefusal(
-  session: Pick<SessionRow, 'notAfter' | 'createdAt' | 'refreshedAt' | 'aal'>,
-  tokenUpdatedAt: Date | null,
-  now: Date,
-  limits: { timebox: number; inactivityTimeout: number; allowLowAal: number },
-  userHasVerifiedFactor: boolean,
-): string | undefined {
-  const t = now.getTime();
-  if (session.notAfter && t > session.notAfter.getTime()) return 'Invalid Refresh Token: Session Expired';
-  const created = session.createdAt?.getTime() ?? 0;
-  if (limits.timebox > 0 && t > created + limits.timebox * 1000) return 'Invalid Refresh Token: Session Expired';
-  if (limits.inactivityTimeout > 0 && t > lastRefreshedAt(session, tokenUpdatedAt) + limits.inactivityTimeout * 1000) {
-    return 'Invalid Refresh Token: Session Expired (Inactivity)';
-  }
-  // SESSIONS_ALLOW_LOW_AAL: a session below the user's highest possible level (aal2 once a factor
-  // is verified) lives only that long.
-  if (
-    limits.allowLowAal > 0 &&
-    userHasVerifiedFactor &&
-    (session.aal ?? 'aal1') === 'aal1' &&
-    t > created + limits.allowLowAal * 1000
-  ) {
-    return 'Invalid Refresh Token: Session Expired (Low AAL: User Needs MFA Verification)';
-  }
-  return undefined;
-}
-
-const lastRefreshedAt = (s: Pick<SessionRow, 'createdAt' | 'refreshedAt'>, tokenUpdatedAt: Date | null): number =>
-  s.refreshedAt?.getTime() ?? Math.max(tokenUpdatedAt?.getTime() ?? 0, s.createdAt?.getTime() ?? 0);
-
-/** GoTrue's Session.DetermineTag: its own tag when configured, else the first; '' without tags. */
-const sessionTag = (s: Pick<SessionRow, 'tag'>, tags: string[]): string =>
-  tags.length === 0 ? '' : s.tag && tags.includes(s.tag) ? s.tag : tags[0]!;
-
-/**
- * SESSIONS_SINGLE_PER_USER: another valid session of the user with the same tag was refreshed
- * more recently than this one (GoTrue: "Revoked by Newer Login").
- */
+/** SESSIONS_SINGLE_PER_USER: a newer valid session of the user with the same tag exists. */
 async function newerSessionExists(
   ex: Executor,
   session: SessionRow,
@@ -138,15 +97,8 @@ async function newerSessionExists(
   limits: Config['sessions'],
   userHasVerifiedFactor: boolean,
 ): Promise<boolean> {
-  const mine = lastRefreshedAt(session, tokenUpdatedAt);
-  const tag = sessionTag(session, limits.tags);
-  return (await sessionsOfUser(ex, session.userId)).some(
-    (s) =>
-      s.id !== session.id &&
-      sessionRefusal(s, null, now, limits, userHasVerifiedFactor) === undefined &&
-      sessionTag(s, limits.tags) === tag &&
-      lastRefreshedAt(s, null) > mine,
-  );
+  const sessions = await sessionsOfUser(ex, session.userId);
+  return newerSessionAmong(sessions, session, tokenUpdatedAt, now, limits, userHasVerifiedFactor);
 }
 
 /**

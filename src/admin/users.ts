@@ -37,6 +37,7 @@ import { userJson } from '../models/user-json.ts';
 import { emailExists, validationFailed } from '../core/errors.ts';
 import { bannedUntil } from './ban-duration.ts';
 import { type Page, pageBounds, toSafeNumber } from './pagination.ts';
+import type { UserSearch } from './user-search.ts';
 import {
   type AdminContext,
   type AdminUserInput,
@@ -349,12 +350,12 @@ export async function adminGetUser(deps: Deps, userId: string): Promise<Json> {
 
 export async function adminListUsers(
   deps: Deps,
-  q: { aud: string; page: Page; ascending: boolean; filter?: string },
+  q: { aud: string; page: Page; ascending: boolean; search: UserSearch },
 ): Promise<{ body: Json; total: number }> {
   const { limit, offset } = pageBounds(q.page);
   const { rows, total } = await listUsersInAudience(deps.db, {
     aud: q.aud,
-    filter: q.filter,
+    ...q.search,
     ascending: q.ascending,
     limit: toSafeNumber(limit),
     offset: toSafeNumber(offset),

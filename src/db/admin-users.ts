@@ -1,5 +1,5 @@
-// Queries only the admin user API needs: the paged listing, identity look-ups, deletion.
-import { and, asc, count, desc, eq, ilike, isNull, like, ne, or, sql } from 'drizzle-orm';
+// Queries only the admin user API needs: the paged listing (and its exact look-ups), identity look-ups, deletion.
+import { and, asc, count, desc, eq, ilike, isNull, like, ne, or, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 import { type IdentityRow, NIL_UUID, type UserRow } from './users.ts';
 
@@ -7,18 +7,33 @@ export interface UserListQuery {
   aud: string;
   /** GoTrue's `filter`: substring of the email (LIKE) or of user_metadata.full_name (ILIKE). */
   filter?: string;
+  /** Not GoTrue's: exactly this address, lower-cased (the (instance_id, lower(email)) index). */
+  email?: string;
+  /** Not GoTrue's: exactly this phone, as stored (digits only; the unique index). */
+  phone?: string;
   ascending: boolean;
   limit: number;
   offset: number;
 }
 
+/** The list's condition besides the audience: `filter`, `email` or `phone` (one at most), or none. */
+function matching(ex: Executor, q: UserListQuery): SQL | undefined {
+  const u = ex.t.users;
+  if (q.email !== undefined) {
+    // As db/users.ts's user_by_email: the instance_id terms let (instance_id, lower(email)) serve it.
+    const exact = sql`lower(${u.email}) = ${q.email}`;
+    return or(and(eq(u.instanceId, NIL_UUID), exact), and(isNull(u.instanceId), exact));
+  }
+  if (q.phone !== undefined) return eq(u.phone, q.phone);
+  if (!q.filter) return undefined;
+  const pattern = `%${q.filter}%`;
+  return or(like(u.email, pattern), ilike(sql`${u.rawUserMetaData} ->> 'full_name'`, pattern));
+}
+
 /** One page of the users of an audience, newest first unless `ascending`, and the total count. */
 export async function listUsersInAudience(ex: Executor, q: UserListQuery): Promise<{ rows: UserRow[]; total: number }> {
   const u = ex.t.users;
-  const pattern = q.filter ? `%${q.filter}%` : undefined;
-  const where = pattern
-    ? and(eq(u.aud, q.aud), or(like(u.email, pattern), ilike(sql`${u.rawUserMetaData} ->> 'full_name'`, pattern)))
-    : eq(u.aud, q.aud);
+  const where = and(eq(u.aud, q.aud), matching(ex, q));
   const order = q.ascending ? [asc(u.createdAt), asc(u.id)] : [desc(u.createdAt), desc(u.id)];
   const rows = await ex.orm
     .select()

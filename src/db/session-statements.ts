@@ -86,8 +86,8 @@ export async function insertSessionWithToken(ex: Executor, n: NewSession): Promi
 // One statement, one round trip, one commit. The session row is locked first (as in the
 // transactional path), and only when the token is live, its session was created with the
 // instance-wide child key (no per-session key), is not an OAuth client's (its client is checked there), has not expired (not_after, SESSIONS_TIMEBOX,
-// SESSIONS_INACTIVITY_TIMEOUT, as accounts/session.ts's sessionRefusal) and its user is neither banned
-// nor soft-deleted (the users row is joined already: the check costs no extra read).
+// SESSIONS_INACTIVITY_TIMEOUT, as accounts/session-validity.ts's sessionRefusal) and its user is
+// neither banned nor soft-deleted (the users row is joined already: the check costs no extra read).
 // `r` re-checks `revoked = false` on the newest row version after any wait, so of two concurrent
 // rotations of one token exactly one gets a row back; everything else gets none and takes the
 // transactional path, which gives the precise answer (reuse window, errors). `r` finds the token

@@ -1,5 +1,5 @@
 // Sessions, their AMR claims and their refresh tokens.
-import { and, desc, eq, ne } from 'drizzle-orm';
+import { and, desc, eq, isNull, ne } from 'drizzle-orm';
 import type { Executor } from './database.ts';
 
 export type SessionRow = Executor['t']['sessions']['$inferSelect'];
@@ -59,6 +59,19 @@ export async function deleteSessions(
     return;
   }
   await ex.orm.delete(s).where(eq(s.userId, userId));
+}
+
+/**
+ * Deletes one session of the user that is the user's own (not an OAuth client's); its refresh
+ * tokens and AMR claims go with it by cascade. False when there was none.
+ */
+export async function deleteOwnSession(ex: Executor, userId: string, sessionId: string): Promise<boolean> {
+  const s = ex.t.sessions;
+  const gone = await ex.orm
+    .delete(s)
+    .where(and(eq(s.id, sessionId), eq(s.userId, userId), isNull(s.oauthClientId)))
+    .returning({ id: s.id });
+  return gone.length > 0;
 }
 
 export async function insertRefreshToken(

@@ -13,6 +13,26 @@ function object(properties: Record<string, Schema>, required: string[] = []): Sc
   return { type: 'object', properties, ...(required.length ? { required } : {}) };
 }
 
+/** An entry of GET /sessions (flows/sessions.ts's OwnSession). */
+function ownSession(): Schema {
+  const maybe = (s: Schema): Schema => ({ ...s, type: [s.type, 'null'] });
+  return object(
+    {
+      id: { ...str, format: 'uuid' },
+      created_at: maybe(time),
+      updated_at: maybe(time),
+      refreshed_at: maybe(time),
+      not_after: maybe(time),
+      user_agent: maybe(str),
+      ip: maybe(str),
+      aal: { type: ['string', 'null'], enum: ['aal1', 'aal2', 'aal3', null] },
+      factor_id: { ...maybe(str), format: 'uuid' },
+      current: { type: 'boolean', description: "The session of the request's access token." },
+    },
+    ['id', 'created_at', 'updated_at', 'refreshed_at', 'not_after', 'user_agent', 'ip', 'aal', 'factor_id', 'current'],
+  );
+}
+
 function schemas(): Record<string, Schema> {
   const identity = object(
     {
@@ -98,6 +118,7 @@ function schemas(): Record<string, Schema> {
     Empty: { type: 'object', maxProperties: 0 },
     MessageId: object({ message_id: str }),
     UserList: object({ users: { type: 'array', items: ref('User') }, aud: str }, ['users', 'aud']),
+    SessionList: object({ sessions: { type: 'array', items: ownSession() } }, ['sessions']),
     GeneratedLink: {
       allOf: [
         ref('User'),

@@ -6,6 +6,7 @@ import { paginationHeaders, parsePage, parseSort } from '../admin/pagination.ts'
 import { adminListSessions } from '../admin/sessions.ts';
 import { adminEndSession, adminSignOutUser } from '../admin/sign-out.ts';
 import type { AdminContext } from '../admin/user-input.ts';
+import { parseUserSearch } from '../admin/user-search.ts';
 import { adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser } from '../admin/users.ts';
 import { notFound } from '../core/errors.ts';
 import { parseUuid, userIdParam } from '../http/uuid.ts';
@@ -52,8 +53,20 @@ adminUsersRoutes.route(
       ...paging,
       { name: 'sort', description: '`created_at [asc|desc]`.' },
       { name: 'filter', description: 'Substring of the email or name.' },
+      {
+        name: 'email',
+        description: "Not GoTrue's: the user with exactly this address, case aside. Not with `filter` or `phone`.",
+      },
+      {
+        name: 'phone',
+        description:
+          "Not GoTrue's: the user with exactly this number (E.164; `+` and spaces ignored). Not with `filter` or `email`.",
+      },
     ],
-    replies: { 200: { ...json('UserList'), headers: pagingHeaders } },
+    replies: {
+      200: { ...json('UserList'), headers: pagingHeaders },
+      400: { description: '`validation_failed`: bad paging or sort, or two of filter, email and phone.', error: true },
+    },
   },
   async (c) => {
     const page = parsePage(c.req.query('page'), c.req.query('per_page'));
@@ -63,7 +76,11 @@ adminUsersRoutes.route(
       aud,
       page,
       ascending,
-      filter: c.req.query('filter') || undefined,
+      search: parseUserSearch({
+        filter: c.req.query('filter'),
+        email: c.req.query('email'),
+        phone: c.req.query('phone'),
+      }),
     });
     const headers = paginationHeaders(c.req.url, page, total);
     c.header('Link', headers.link);

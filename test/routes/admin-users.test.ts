@@ -378,6 +378,75 @@ describe('list and get', () => {
     expect(listed.data).toMatchObject({ total: 3, nextPage: 2, lastPage: 2, aud });
   });
 
+  test('exact look-ups: ?email= (case aside, never a substring) and ?phone= (normalised), in the list shape and headers', async () => {
+    const aud = `exact-${crypto.randomUUID()}`;
+    const audHeader = { 'x-jwt-aud': aud };
+    const email = uniqueEmail('exact');
+    const phone = uniquePhone();
+    const user = (await (await admin('POST', '/admin/users', { email, phone }, audHeader)).json()) as Json;
+    // Decoys: an address holding this one, and one stored in mixed case (as a GoTrue import may hold it).
+    await admin('POST', '/admin/users', { email: `x${email}` }, audHeader);
+    const mixed = (await (
+      await admin('POST', '/admin/users', { email: uniqueEmail('mixed') }, audHeader)
+    ).json()) as Json;
+    const mixedStored = `Mixed.${mixed.email}`.replace('@example.com', '@Example.COM');
+    await db.orm.update(db.t.users).set({ email: mixedStored }).where(eq(db.t.users.id, mixed.id));
+    const look = async (query: string) => {
+      const res = await admin('GET', `/admin/users?${query}`, undefined, audHeader);
+      expect(res.status, query).toBe(200);
+      const body = (await res.json()) as Json;
+      expect(body.aud).toBe(aud);
+      return {
+        ids: body.users.map((u: Json) => u.id),
+        total: res.headers.get('x-total-count'),
+        link: res.headers.get('link'),
+      };
+    };
+
+    expect(await look(`email=${encodeURIComponent(email.toUpperCase())}`)).toEqual({
+      ids: [user.id],
+      total: '1',
+      link: `</admin/users?email=${encodeURIComponent(email.toUpperCase())}&page=1>; rel="last"`,
+    });
+    expect((await look(`email=${encodeURIComponent(mixedStored.toLowerCase())}`)).ids).toEqual([mixed.id]);
+    for (const form of [phone, phone.slice(1), phone.replace('+1555', '+1 555 '), phone.replace('+', '%2B')]) {
+      const q = form.includes('%') ? `phone=${form}` : `phone=${encodeURIComponent(form)}`;
+      expect((await look(q)).ids, form).toEqual([user.id]);
+    }
+    // `+` in a query string is a space: ?phone=+1555… finds the user too.
+    expect((await look(`phone=${phone}`)).ids).toEqual([user.id]);
+
+    // A substring, another address, another number: an empty list, total 0.
+    for (const query of [
+      `email=${encodeURIComponent(email.slice(0, 12))}`,
+      `email=${encodeURIComponent(`nobody-${email}`)}`,
+      `phone=${encodeURIComponent(phone.slice(0, -2))}`,
+    ]) {
+      const none = await look(query);
+      expect({ ids: none.ids, total: none.total }).toEqual({ ids: [], total: '0' });
+      expect(none.link).toMatch(/rel="last"$/);
+    }
+    // The request's audience only, as the list.
+    const elsewhere = await admin('GET', `/admin/users?email=${encodeURIComponent(email)}`);
+    expect(((await elsewhere.json()) as Json).users).toEqual([]);
+
+    for (const [query, msg] of [
+      [`filter=exact&email=${encodeURIComponent(email)}`, 'filter and email'],
+      [`email=${encodeURIComponent(email)}&phone=${encodeURIComponent(phone)}`, 'email and phone'],
+      [`filter=exact&phone=${encodeURIComponent(phone)}`, 'filter and phone'],
+    ]) {
+      const res = await admin('GET', `/admin/users?${query}`, undefined, audHeader);
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 400,
+        body: {
+          code: 400,
+          error_code: 'validation_failed',
+          msg: `Only one of filter, email and phone may be given, not ${msg}`,
+        },
+      });
+    }
+  });
+
   test('getUserById returns identities; unknown → 404 user_not_found; malformed id → 404 validation_failed', async () => {
     const created = (await sb.auth.admin.createUser({ email: uniqueEmail(), email_confirm: true })).data.user!;
     const got = await sb.auth.admin.getUserById(created.id);

@@ -987,6 +987,8 @@ describe("H1 (security review 2026-12-01): a token issued to an OAuth client is 
       ['GET', '/reauthenticate'],
       ['POST', '/logout?scope=others'],
       ['POST', '/logout'],
+      ['GET', '/sessions'],
+      ['DELETE', `/sessions/${crypto.randomUUID()}`],
       ['POST', '/factors', { factor_type: 'totp' }],
       ['GET', '/factors/recovery-codes'],
       ['POST', '/factors/recovery-codes'],

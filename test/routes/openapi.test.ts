@@ -218,7 +218,7 @@ function replySchema(path: string, method: string, status: string): Json {
 }
 
 describe('real answers have the documented shapes', () => {
-  test('sessions, the user, the settings, an admin list; both error bodies', async () => {
+  test('sessions, the user, its own sessions, the settings, an admin list; both error bodies', async () => {
     const u = await signUpConfirmed(t);
     expect(conforms(u.session, replySchema('/signup', 'post', '200'))).toEqual([]);
     const bearer = { authorization: `Bearer ${u.session.access_token}` };
@@ -228,6 +228,9 @@ describe('real answers have the documented shapes', () => {
     expect(conforms(await refreshed.json(), replySchema('/token', 'post', '200'))).toEqual([]);
     const user = await (await t.request('GET', '/user', undefined, bearer)).json();
     expect(conforms(user, replySchema('/user', 'get', '200'))).toEqual([]);
+    const own = await (await t.request('GET', '/sessions', undefined, bearer)).json();
+    expect(own.sessions).toHaveLength(1);
+    expect(conforms(own, replySchema('/sessions', 'get', '200'))).toEqual([]);
     expect(
       conforms(await (await t.request('GET', '/settings')).json(), replySchema('/settings', 'get', '200')),
     ).toEqual([]);
