@@ -1,8 +1,8 @@
 // POST /admin/users/{user_id}/logout — not a GoTrue route (GoTrue's admin can only sign a user out
 // with that user's own JWT, POST /logout?scope=global): ends every session of the user, and with
 // them every refresh token, as a password reset by the admin already does. Recorded as `logout`
-// with the admin as actor. Access tokens already issued stay valid until they expire, as after
-// any logout. DELETE /admin/users/{user_id}/sessions/{session_id} (ours too) ends one session.
+// with the admin as actor. Access tokens already issued are refused from then on (http/auth.ts:
+// 403 session_not_found once their session row is gone). DELETE /admin/users/{user_id}/sessions/{session_id} (ours too) ends one session.
 import { and, eq } from 'drizzle-orm';
 import { insertAudit } from '../db/audit.ts';
 import { transaction } from '../db/database.ts';
