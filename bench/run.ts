@@ -19,6 +19,7 @@ import {
   signinRequest,
   signupRequests,
   startAuthsvc,
+  startNodeFlags,
   userRequests,
 } from './lib/authsvc.ts';
 import { type LoadResult, perConnection, runLoad, stopAllLoad } from './lib/load.ts';
@@ -310,12 +311,13 @@ async function main(): Promise<void> {
     const hello = spawnChild(
       'hello-json',
       process.execPath,
-      ['--import', 'tsx', join(REPO_ROOT, 'bench/ceilings/hello-server.ts')],
+      // Plain JavaScript with npm start's flags, as authsvc runs: its peak RSS is the floor of authsvc's.
+      [...(args.nodeFlags ?? startNodeFlags()), join(REPO_ROOT, 'bench/ceilings/floor-server.cjs'), 'hono'],
       { PORT: String(port), NODE_ENV: 'production' },
     );
-    await waitForHttp(`http://127.0.0.1:${port}/hello`, hello);
+    await waitForHttp(`http://127.0.0.1:${port}/health`, hello);
     ceil.hello = await scenario('ceiling: hello JSON (Hono, @hono/node-server)', hello, {
-      url: `http://127.0.0.1:${port}/hello`,
+      url: `http://127.0.0.1:${port}/health`,
     });
     await hello.stop();
   }
