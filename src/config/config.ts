@@ -20,10 +20,21 @@ const SMS_CREDENTIALS: Record<SmsProviderName, string[]> = {
 
 const providerNeeds = (p: ProviderName) => [
   'CLIENT_ID',
-  'SECRET',
+  ...(p === 'apple' ? [] : ['SECRET']),
   'REDIRECT_URI',
   ...(p === 'keycloak' ? ['URL'] : []),
 ];
+
+const APPLE_KEY = ['EXTERNAL_APPLE_PRIVATE_KEY', 'EXTERNAL_APPLE_KEY_ID', 'EXTERNAL_APPLE_TEAM_ID'] as const;
+
+/** Apple's client secret: EXTERNAL_APPLE_SECRET, or the key authsvc signs one with (all three of APPLE_KEY). */
+function checkAppleSecret(isSet: (name: FieldName) => boolean, problem: (name: string, message: string) => void) {
+  if (isSet('EXTERNAL_APPLE_SECRET')) return;
+  const missing = APPLE_KEY.filter((name) => !isSet(name));
+  if (missing.length === 0) return;
+  const what = missing.length === APPLE_KEY.length ? APPLE_KEY.join(', ') : `also ${missing.join(', ')}`;
+  problem('EXTERNAL_APPLE_SECRET', `is required when EXTERNAL_APPLE_ENABLED is true (or set ${what})`);
+}
 
 function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name: FieldName) => boolean): void {
   const problem = (name: string, message: string) => ctx.addIssue({ code: 'custom', path: [name], message });
@@ -66,6 +77,7 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
       const name = `${x}_${need}`;
       if (!isSet(name as FieldName)) problem(name, `is required when ${x}_ENABLED is true`);
     }
+    if (p === 'apple') checkAppleSecret(isSet, problem);
   }
 }
 

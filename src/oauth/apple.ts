@@ -2,7 +2,9 @@
 // https://appleid.apple.com (EXTERNAL_APPLE_URL is ignored, as in GoTrue). The authorize URL always
 // asks for response_mode=form_post and, as GoTrue's, carries no forwarded parameters; Apple then
 // POSTs code, state and, on first consent only, `user` (the name) to /callback. The user comes
-// from the token response's ID token; EXTERNAL_APPLE_SECRET is the client-secret JWT itself.
+// from the token response's ID token. The client secret is EXTERNAL_APPLE_SECRET (a JWT signed
+// elsewhere, as GoTrue takes it) or one authsvc signs with EXTERNAL_APPLE_PRIVATE_KEY (apple-secret.ts).
+import { appleClientSecret } from './apple-secret.ts';
 import { obj, str } from './claims.ts';
 import { authCodeUrl, exchangeCode } from './oauth2.ts';
 import { appleUser, unverifiedIssuer, verifyOidcToken } from './oidc.ts';
@@ -28,11 +30,12 @@ export function appleProvider(s: ProviderSettings): OAuthProvider {
     },
     async exchange(ctx, c) {
       const d = await ctx.oidc.discovery(ctx, APPLE_ISSUERS[0]!);
+      const secret = await appleClientSecret(ctx, s);
       return exchangeCode(ctx, {
         tokenUrl: d.token_endpoint,
-        settings: s,
+        settings: { ...s, secret },
         code: c.code,
-        form: { client_id: clientId, secret: s.secret },
+        form: { client_id: clientId, secret },
       });
     },
     async userInfo(ctx, token, params) {

@@ -22,6 +22,14 @@ export interface OAuthContext {
   oidc: OidcCache;
   /** x/oauth2's AuthStyleCache: which client authentication each token URL accepted. */
   authStyles: Map<string, 'header' | 'params'>;
+  /** Client secrets authsvc signed (Apple's), by the settings they were signed from, until shortly before they expire. */
+  clientSecrets: Map<string, Promise<SignedSecret>>;
+}
+
+/** A client-secret JWT and when it expires (epoch seconds). */
+export interface SignedSecret {
+  jwt: string;
+  exp: number;
 }
 
 /** Discovery documents and JWKS of OIDC providers (oidc-cache.ts). */
@@ -60,6 +68,15 @@ export interface ProviderSettings {
   url?: string;
   skipNonceCheck: boolean;
   emailOptional: boolean;
+  /** Apple only, when EXTERNAL_APPLE_SECRET is empty: the key authsvc signs the client secret with (apple-secret.ts). */
+  signingKey?: AppleSigningKey;
+}
+
+/** EXTERNAL_APPLE_PRIVATE_KEY (a checked PKCS#8 PEM), EXTERNAL_APPLE_KEY_ID and EXTERNAL_APPLE_TEAM_ID. */
+export interface AppleSigningKey {
+  privateKey: string;
+  keyId: string;
+  teamId: string;
 }
 
 /** GoTrue's provider.Email. */

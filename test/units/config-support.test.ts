@@ -20,6 +20,12 @@ const RSA_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 })
   .privateKey.export({ type: 'pkcs1', format: 'der' })
   .toString('base64');
 
+// A real EXTERNAL_APPLE_PRIVATE_KEY (Apple's .p8: PKCS#8 PEM, P-256).
+const EC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+  type: 'pkcs8',
+  format: 'pem',
+}) as string;
+
 const CANDIDATES = [
   'true',
   'false',
@@ -52,6 +58,7 @@ const CANDIDATES = [
     },
   ]),
   RSA_KEY,
+  EC_KEY,
 ];
 
 // Fields that only take effect, or only parse, together with others.
