@@ -63,6 +63,17 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
       problem('SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS', `must also hold the encryption key (id "${id}")`);
     }
   }
+  // Providers' refresh tokens are never stored in clear.
+  if (!c.SECURITY_DB_ENCRYPTION_ENCRYPT) {
+    for (const p of PROVIDERS) {
+      const name = `EXTERNAL_${upper(p)}_STORE_TOKENS` as const;
+      if (p !== 'twitter' && c[name])
+        problem(
+          name,
+          'needs SECURITY_DB_ENCRYPTION_ENCRYPT=true with an encryption key: refresh tokens are stored only encrypted',
+        );
+    }
+  }
   if (c.MAILER_AUTOCONFIRM && c.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS) {
     problem('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS', 'cannot be true while MAILER_AUTOCONFIRM is true');
   }

@@ -112,7 +112,7 @@ describe('GET /admin/config', () => {
     const credentialLike = FIELD_NAMES.filter(
       (n) =>
         /SECRET|PASS(?!KEY|WORD_)|_KEYS?(_|$)|TOKEN|HEADERS$|_OTP$/.test(n) &&
-        !/^RATE_LIMIT_|CORS_ALLOWED_HEADERS|TOKEN_(ROTATION|REUSE)|_ENABLED$|_URI$/.test(n),
+        !/^RATE_LIMIT_|CORS_ALLOWED_HEADERS|TOKEN_(ROTATION|REUSE)|_ENABLED$|_URI$|_STORE_TOKENS$/.test(n),
     );
     expect(credentialLike.length).toBeGreaterThan(20);
     for (const name of credentialLike)

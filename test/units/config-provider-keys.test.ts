@@ -1,5 +1,5 @@
 // Provider settings beyond GoTrue's: Apple's signing key (EXTERNAL_APPLE_PRIVATE_KEY, _KEY_ID,
-// _TEAM_ID; a PEM, or on Node a file path read by the adapter) and what start-up refuses.
+// _TEAM_ID; a PEM, or on Node a file path read by the adapter), EXTERNAL_<P>_STORE_TOKENS, and what start-up refuses.
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -117,5 +117,53 @@ describe('EXTERNAL_APPLE_PRIVATE_KEY as a file path (Node, Bun and Deno: adapter
     }
     expect(thrown).toBeInstanceOf(ConfigError);
     expect((thrown as ConfigError).problems[0]).toMatch(/^AUTHSVC_EXTERNAL_APPLE_PRIVATE_KEY: the key file /);
+  });
+});
+
+describe('EXTERNAL_<PROVIDER>_STORE_TOKENS', () => {
+  const KEYS: Env = {
+    AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: 'k1',
+    AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: 'Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
+    AUTHSVC_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: 'k1:Z7-AyPyChGNcQsX16cPBV-pPBo4q-zckDxkq1VZjATo',
+  };
+
+  it('is off by default for every provider', () => {
+    expect(Object.values(ok({}).external.providers).every((p) => p.storeTokens === false)).toBe(true);
+  });
+
+  it('refuses to start without encryption at rest: off, or on without a key', () => {
+    const refusal =
+      'AUTHSVC_EXTERNAL_GOOGLE_STORE_TOKENS: needs SECURITY_DB_ENCRYPTION_ENCRYPT=true with an encryption key: refresh tokens are stored only encrypted';
+    expect(errors({ AUTHSVC_EXTERNAL_GOOGLE_STORE_TOKENS: 'true' })).toEqual([refusal]);
+    // Decryption keys alone (reading old values) are not enough.
+    expect(
+      errors({
+        AUTHSVC_EXTERNAL_GOOGLE_STORE_TOKENS: 'true',
+        ...KEYS,
+        AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPT: 'false',
+      }),
+    ).toEqual([refusal]);
+    expect(
+      errors({ AUTHSVC_EXTERNAL_GOOGLE_STORE_TOKENS: 'true', AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPT: 'true' }),
+    ).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID .*is required when SECURITY_DB_ENCRYPTION_ENCRYPT is true$/,
+        ),
+        expect.stringMatching(/^AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY .*must be 256 bits/),
+      ]),
+    );
+    const on = ok({
+      AUTHSVC_EXTERNAL_GOOGLE_STORE_TOKENS: 'true',
+      ...KEYS,
+      AUTHSVC_SECURITY_DB_ENCRYPTION_ENCRYPT: 'true',
+    });
+    expect(on.external.providers.google.storeTokens).toBe(true);
+  });
+
+  it("twitter's (OAuth 1.0a, no refresh token) is accepted with a warning and needs no key", () => {
+    const r = parseConfig({ ...GOTRUE_ENV, GOTRUE_EXTERNAL_TWITTER_STORE_TOKENS: 'true' });
+    expect(r.ok).toBe(true);
+    expect(r.ok && r.warnings.filter((w) => w.startsWith('GOTRUE_EXTERNAL_TWITTER_STORE_TOKENS'))).toHaveLength(1);
   });
 });

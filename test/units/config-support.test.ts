@@ -89,6 +89,13 @@ const COMPANIONS: Record<string, Env> = {
     GOTRUE_SMS_VONAGE_FROM: 'f',
   },
 };
+// Refresh tokens are stored only encrypted: start-up refuses STORE_TOKENS without a key.
+for (const v of CONFIG_VARIABLES)
+  if (v.name.endsWith('_STORE_TOKENS'))
+    COMPANIONS[v.name] = {
+      ...COMPANIONS.SECURITY_DB_ENCRYPTION_ENCRYPT,
+      GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPT: 'true',
+    };
 for (const v of CONFIG_VARIABLES) {
   const m = /^EXTERNAL_([A-Z]+)_ENABLED$/.exec(v.name);
   if (!m || m[1] === 'EMAIL' || m[1] === 'PHONE' || m[1] === 'ANONYMOUS') continue;

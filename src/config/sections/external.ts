@@ -51,6 +51,13 @@ function provider(p: ProviderName) {
       'false',
       `Allow ${p} accounts without an email address.`,
     ),
+    storeTokens: setting(
+      `${x}_STORE_TOKENS`,
+      bool(false),
+      'false',
+      `Keep the refresh token ${p} returns at sign-in and identity linking, encrypted with SECURITY_DB_ENCRYPTION_* (required), so POST /user/identities/{provider}/token can hand out a fresh access token. authsvc only.`,
+      p === 'twitter' ? { notBuilt: { because: 'twitter signs in with OAuth 1.0a, which has no refresh token' } } : {},
+    ),
   };
 }
 
