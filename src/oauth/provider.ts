@@ -96,6 +96,8 @@ export interface ProviderToken {
   accessToken: string;
   refreshToken?: string;
   idToken?: string;
+  /** `expires_in` in seconds, when the answer has one. */
+  expiresIn?: number;
   /** The whole token response (WorkOS's `profile`, Azure's and Apple's `id_token`, …). */
   raw: Record<string, unknown>;
 }
@@ -131,6 +133,12 @@ export interface OAuthProvider {
   authorizationUrl(ctx: OAuthContext, input: AuthorizeInput): Promise<string>;
   /** The token leg. Throws ProviderError on any failure. */
   exchange(ctx: OAuthContext, input: CallbackInput): Promise<ProviderToken>;
+  /**
+   * A new access token for a stored refresh token (grant_type=refresh_token, the client
+   * authenticated as at the code exchange); every built-in OAuth 2 provider has one. Throws
+   * TokenRefusal when the provider answers an OAuth error, ProviderError on any other failure.
+   */
+  refresh?(ctx: OAuthContext, refreshToken: string): Promise<ProviderToken>;
   /** The user-info leg. Throws ProviderError on any failure. */
   userInfo(ctx: OAuthContext, token: ProviderToken, params: URLSearchParams): Promise<ProviderUser>;
   /**

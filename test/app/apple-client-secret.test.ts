@@ -5,9 +5,10 @@
 import { exportJWK, exportPKCS8, generateKeyPair, jwtVerify, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { buildTestApp, serviceRoleHeaders, type TestApp } from '../helpers/app.ts';
+import { bearer, buildTestApp, serviceRoleHeaders, type TestApp } from '../helpers/app.ts';
 import { openTestDb } from '../helpers/db.ts';
 import { type FakeProvider, routedFetch, type SeenRequest, startFakeProvider } from '../helpers/fake-oauth.ts';
+import { ENCRYPTION_ENV } from '../helpers/fake-refresh-providers.ts';
 
 type Json = Record<string, any>;
 const TEAM_ID = 'TEAM123456';
@@ -167,6 +168,26 @@ describe('Apple client secret signed by authsvc', () => {
     } finally {
       fake.routes.set('POST /auth/token', tokenRoute);
     }
+  });
+
+  test("the refresh of a stored token (POST /user/identities/apple/token) sends the same signed secret, Apple's way", async () => {
+    const t = await app({ ...ENCRYPTION_ENV, AUTHSVC_EXTERNAL_APPLE_STORE_TOKENS: 'true' });
+    const f = await signIn(t);
+    const res = await t.request('POST', '/user/identities/apple/token', undefined, bearer(f.access_token!));
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 200,
+      body: { provider_token: 'apple-access', provider_expires_in: 3600 },
+    });
+    expect(seen).toHaveLength(2);
+    expect(seen[1]!.jwt).toBe(seen[0]!.jwt);
+    expect(seen[1]!.basic).toBe(`apple-client:${seen[0]!.jwt}`);
+    const sent = fake.requests.filter((r) => r.path === '/auth/token').at(-1)!;
+    expect(sent.form).toEqual({
+      grant_type: 'refresh_token',
+      refresh_token: 'apple-refresh',
+      client_id: 'apple-client',
+      secret: seen[0]!.jwt,
+    });
   });
 
   test('GET /admin/config masks the private key and shows the key id and team id', async () => {
