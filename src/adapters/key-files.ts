@@ -12,7 +12,7 @@ const MAX_KEY_FILE = 64 * 1024;
 
 /**
  * The environment with each key-file setting's path replaced by the file's contents, and what
- * could not be read (by variable and path, never contents). A setting whose file cannot be read
+ * could not be read (by variable, and path when it ends in .p8 or .pem; never contents). A setting whose file cannot be read
  * is left out, so the parser does not report it a second time as not being a PEM.
  */
 export function readKeyFiles(
@@ -26,11 +26,14 @@ export function readKeyFiles(
     if (!found || found.value.includes('-----BEGIN')) continue;
     const path = resolvePath(cwd, found.value.trim());
     try {
-      if (statSync(path).size > MAX_KEY_FILE) throw new Error(`larger than ${MAX_KEY_FILE} bytes`);
+      if (statSync(path).size > MAX_KEY_FILE) throw Object.assign(new Error(), { code: 'EFBIG' });
       out[found.key] = readFileSync(path, 'utf8');
     } catch (err) {
       delete out[found.key];
-      problems.push(`${found.key}: the key file ${path} cannot be read (${(err as Error).message})`);
+      // The path is named only when it looks like one: a key pasted without its PEM lines is no path to print.
+      const named = /\.(p8|pem)$/i.test(path) ? ` ${path}` : '';
+      const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+      problems.push(`${found.key}: is not a PEM, and the key file${named} cannot be read (${code})`);
     }
   }
   return { env: out, problems };

@@ -101,14 +101,19 @@ describe('EXTERNAL_APPLE_PRIVATE_KEY as a file path (Node, Bun and Deno: adapter
     expect(config.external.appleKey.privateKey).toBe(P256);
   });
 
-  it('a file that cannot be read stops start-up, naming the variable and the path', () => {
+  it('a file that cannot be read stops start-up, naming the variable (and the path, never key material)', () => {
     const missing = join(dir, 'missing.p8');
     expect(readKeyFiles({ AUTHSVC_EXTERNAL_APPLE_PRIVATE_KEY: missing })).toEqual({
       env: {},
       problems: [
-        expect.stringMatching(`^AUTHSVC_EXTERNAL_APPLE_PRIVATE_KEY: the key file ${missing} cannot be read \\(`),
+        `AUTHSVC_EXTERNAL_APPLE_PRIVATE_KEY: is not a PEM, and the key file ${missing} cannot be read (ENOENT)`,
       ],
     });
+    // Key material pasted without its PEM lines is not echoed as a "path".
+    const body = P256.split('\n')[1]!;
+    expect(readKeyFiles({ AUTHSVC_EXTERNAL_APPLE_PRIVATE_KEY: body }, dir).problems).toEqual([
+      'AUTHSVC_EXTERNAL_APPLE_PRIVATE_KEY: is not a PEM, and the key file cannot be read (ENOENT)',
+    ]);
     let thrown: unknown;
     try {
       loadConfig({ ...GOTRUE_ENV, ...APPLE, ...KEY, AUTHSVC_EXTERNAL_APPLE_PRIVATE_KEY: missing });
@@ -116,7 +121,9 @@ describe('EXTERNAL_APPLE_PRIVATE_KEY as a file path (Node, Bun and Deno: adapter
       thrown = err;
     }
     expect(thrown).toBeInstanceOf(ConfigError);
-    expect((thrown as ConfigError).problems[0]).toMatch(/^AUTHSVC_EXTERNAL_APPLE_PRIVATE_KEY: the key file /);
+    expect((thrown as ConfigError).problems[0]).toMatch(
+      /^AUTHSVC_EXTERNAL_APPLE_PRIVATE_KEY: is not a PEM, and the key file /,
+    );
   });
 });
 
