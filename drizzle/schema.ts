@@ -102,6 +102,22 @@ export function createTables(namespace: string) {
     id: uuid('id').primaryKey().defaultRandom(),
   });
 
+  // Providers' refresh tokens, encrypted (migration 0017, authsvc's own).
+  const identityProviderTokens = s.table('identity_provider_tokens', {
+    id: uuid('id').primaryKey(),
+    identityId: uuid('identity_id')
+      .notNull()
+      .unique('identity_provider_tokens_identity_id_key')
+      .references(() => identities.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    provider: text('provider').notNull(),
+    refreshToken: text('refresh_token').notNull(),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
+  });
+
   // OAuth 2.1 server (migration 0009; GoTrue's tables).
   const oauthRegistrationType = s.enum('oauth_registration_type', ['dynamic', 'manual']);
   const oauthClientType = s.enum('oauth_client_type', ['public', 'confidential']);
@@ -467,6 +483,7 @@ export function createTables(namespace: string) {
     oauthConsents,
     users,
     identities,
+    identityProviderTokens,
     sessions,
     refreshTokens,
     mfaAmrClaims,

@@ -25,7 +25,11 @@ export function configTable(): string {
     let providersDone = false;
     for (const { name } of settingsOf(section)) {
       const v = byName.get(name)!;
-      if (!providerPrefixes.some((p) => name.startsWith(p))) {
+      // A provider's own setting (Apple's key) is a row of its own; the shared ones are one row each.
+      const shared = providerPrefixes.some(
+        (p) => name.startsWith(p) && byName.has(`EXTERNAL_GITHUB_${name.slice(p.length)}`),
+      );
+      if (!shared) {
         out.push(`| \`${v.name}\` | ${cell(v.default) || '—'} | ${cell(v.description)} |`);
         continue;
       }

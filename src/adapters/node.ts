@@ -15,6 +15,7 @@ import { type MailTransport, createMailer as createTransportMailer } from '../ma
 import { createSmsProvider } from '../sms/create.ts';
 import { type LogFormat, type Logger, createLogger } from '../telemetry/logger.ts';
 import { type LogFile, openLogFile } from './log-file.ts';
+import { readKeyFiles } from './key-files.ts';
 import { loadMigrations } from './migrations-fs.ts';
 import { isLocalMode, readEnv, withLocalSecret } from './node-env.ts';
 import { createNodeHasher } from './node-hasher.ts';
@@ -37,8 +38,10 @@ export function loadConfig(rawEnv: Record<string, string> = readEnv()): {
 } {
   const local = isLocalMode(rawEnv);
   const { env, notice } = withLocalSecret(rawEnv, () => base64url(cryptoRandomBytes(32)));
-  const result = parseConfig(env, { local });
-  if (!result.ok) throw new ConfigError(result.errors);
+  const files = readKeyFiles(env);
+  const result = parseConfig(files.env, { local });
+  if (!result.ok || files.problems.length > 0)
+    throw new ConfigError([...files.problems, ...(result.ok ? [] : result.errors)]);
   return {
     config: result.config,
     notices: notice ? [...result.notices, notice] : result.notices,

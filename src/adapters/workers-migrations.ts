@@ -15,6 +15,7 @@ import m0013 from '../../migrations/0013_mfa_factor_lockout.sql';
 import m0014 from '../../migrations/0014_web3_used_messages.sql';
 import m0015 from '../../migrations/0015_linking_session_sso_domains.sql';
 import m0016 from '../../migrations/0016_oauth_client_metadata_documents.sql';
+import m0017 from '../../migrations/0017_provider_tokens.sql';
 import type { Migration } from '../db/migrate.ts';
 
 export const BUNDLED_MIGRATIONS: readonly Migration[] = [
@@ -33,4 +34,5 @@ export const BUNDLED_MIGRATIONS: readonly Migration[] = [
   { version: '0014_web3_used_messages', sql: m0014 },
   { version: '0015_linking_session_sso_domains', sql: m0015 },
   { version: '0016_oauth_client_metadata_documents', sql: m0016 },
+  { version: '0017_provider_tokens', sql: m0017 },
 ];

@@ -66,6 +66,7 @@ const ENCRYPTED: [string, string][] = [
   ['mfa_factors', 'secret'],
   ['mfa_challenges', 'otp_code'],
   ['sessions', 'refresh_token_hmac_key'],
+  ['identity_provider_tokens', 'refresh_token'],
 ];
 
 export async function doctorReport(

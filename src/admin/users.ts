@@ -17,6 +17,7 @@ import { insertAudit } from '../db/audit.ts';
 import type { Executor } from '../db/database.ts';
 import { listFactors } from '../db/mfa.ts';
 import { clearOneTimeTokens } from '../db/one-time-tokens.ts';
+import { deleteProviderTokensOfUser } from '../db/provider-tokens.ts';
 import { deleteSessions } from '../db/sessions.ts';
 import { deleteUserPasskeys } from '../db/webauthn.ts';
 import {
@@ -328,6 +329,8 @@ async function softDeleteUser(tx: Executor, user: UserRow, now: Date): Promise<v
   await clearOneTimeTokens(tx, user.id);
   await deleteSignInMaterial(tx, user.id);
   await deleteUserPasskeys(tx, user.id);
+  // The rows stay with their identities (anonymised below), so a provider's refresh token would too.
+  await deleteProviderTokensOfUser(tx, user.id);
   for (const identity of await listIdentities(tx, [user.id])) {
     await setIdentity(tx, identity.id, {
       identityData: {},

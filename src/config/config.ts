@@ -20,10 +20,21 @@ const SMS_CREDENTIALS: Record<SmsProviderName, string[]> = {
 
 const providerNeeds = (p: ProviderName) => [
   'CLIENT_ID',
-  'SECRET',
+  ...(p === 'apple' ? [] : ['SECRET']),
   'REDIRECT_URI',
   ...(p === 'keycloak' ? ['URL'] : []),
 ];
+
+const APPLE_KEY = ['EXTERNAL_APPLE_PRIVATE_KEY', 'EXTERNAL_APPLE_KEY_ID', 'EXTERNAL_APPLE_TEAM_ID'] as const;
+
+/** Apple's client secret: EXTERNAL_APPLE_SECRET, or the key authsvc signs one with (all three of APPLE_KEY). */
+function checkAppleSecret(isSet: (name: FieldName) => boolean, problem: (name: string, message: string) => void) {
+  if (isSet('EXTERNAL_APPLE_SECRET')) return;
+  const missing = APPLE_KEY.filter((name) => !isSet(name));
+  if (missing.length === 0) return;
+  const what = missing.length === APPLE_KEY.length ? APPLE_KEY.join(', ') : `also ${missing.join(', ')}`;
+  problem('EXTERNAL_APPLE_SECRET', `is required when EXTERNAL_APPLE_ENABLED is true (or set ${what})`);
+}
 
 function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name: FieldName) => boolean): void {
   const problem = (name: string, message: string) => ctx.addIssue({ code: 'custom', path: [name], message });
@@ -52,6 +63,17 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
       problem('SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS', `must also hold the encryption key (id "${id}")`);
     }
   }
+  // Providers' refresh tokens are never stored in clear.
+  if (!c.SECURITY_DB_ENCRYPTION_ENCRYPT) {
+    for (const p of PROVIDERS) {
+      const name = `EXTERNAL_${upper(p)}_STORE_TOKENS` as const;
+      if (p !== 'twitter' && c[name])
+        problem(
+          name,
+          'needs SECURITY_DB_ENCRYPTION_ENCRYPT=true with an encryption key: refresh tokens are stored only encrypted',
+        );
+    }
+  }
   if (c.MAILER_AUTOCONFIRM && c.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS) {
     problem('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS', 'cannot be true while MAILER_AUTOCONFIRM is true');
   }
@@ -66,6 +88,7 @@ function crossCheck(c: Flat, ctx: z.RefinementCtx, local: boolean, isSet: (name:
       const name = `${x}_${need}`;
       if (!isSet(name as FieldName)) problem(name, `is required when ${x}_ENABLED is true`);
     }
+    if (p === 'apple') checkAppleSecret(isSet, problem);
   }
 }
 

@@ -38,6 +38,7 @@ import { createSession, tokenResponse } from '../accounts/session.ts';
 import type { RequestMeta } from '../accounts/issued-session.ts';
 import { fragment } from '../http/fragment.ts';
 import { ProviderRefusal } from './external-errors.ts';
+import { keepProviderToken } from './provider-tokens.ts';
 
 /** The OAuth parameters authsvc sets itself; a client cannot override them (GoTrue's reservedOAuthParams, bar nonce). */
 const RESERVED = [
@@ -339,6 +340,7 @@ export async function finishExternalCallback(
     else if (locked.inviteToken) signedIn = await acceptInviteExternal(c, identity, invitation);
     else signedIn = await signInExternal(c, identity);
     created = c.createdUserId;
+    await keepProviderToken(deps, tx, signedIn.id, identity, token.refreshToken);
     if (locked.codeChallenge && locked.authCode) {
       await issueFlowStateCode(tx, locked.id, {
         userId: signedIn.id,

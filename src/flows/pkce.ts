@@ -14,6 +14,7 @@ import { linkIdentityExternal } from '../accounts/external-link.ts';
 import { type Notification, notifyAll } from '../accounts/notify.ts';
 import { createSession, tokenResponse } from '../accounts/session.ts';
 import type { AmrMethod, RequestMeta, TokenResponse } from '../accounts/issued-session.ts';
+import { keepProviderToken } from './provider-tokens.ts';
 
 const AMR: Record<string, AmrMethod> = {
   'email/signup': 'email/signup',
@@ -58,11 +59,9 @@ export async function pkceGrant(
     // (flows/external.ts, review M1).
     if (flow.linkingIdentity) {
       const target = { userId: user.id, sessionId: flow.linkingSessionId };
-      user = await linkIdentityExternal(
-        { deps, tx, aud, ip: meta.ip, notices },
-        flow.linkingIdentity as ExternalIdentity,
-        target,
-      );
+      const identity = flow.linkingIdentity as ExternalIdentity;
+      user = await linkIdentityExternal({ deps, tx, aud, ip: meta.ip, notices }, identity, target);
+      await keepProviderToken(deps, tx, user.id, identity, flow.providerRefreshToken);
     }
     const oauth = flow.authenticationMethod === 'oauth';
     await insertAudit(tx, {

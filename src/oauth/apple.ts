@@ -2,17 +2,25 @@
 // https://appleid.apple.com (EXTERNAL_APPLE_URL is ignored, as in GoTrue). The authorize URL always
 // asks for response_mode=form_post and, as GoTrue's, carries no forwarded parameters; Apple then
 // POSTs code, state and, on first consent only, `user` (the name) to /callback. The user comes
-// from the token response's ID token; EXTERNAL_APPLE_SECRET is the client-secret JWT itself.
+// from the token response's ID token. The client secret is EXTERNAL_APPLE_SECRET (a JWT signed
+// elsewhere, as GoTrue takes it) or one authsvc signs with EXTERNAL_APPLE_PRIVATE_KEY (apple-secret.ts).
+import { appleClientSecret } from './apple-secret.ts';
 import { obj, str } from './claims.ts';
-import { authCodeUrl, exchangeCode } from './oauth2.ts';
+import { authCodeUrl, exchangeCode, refreshAccessToken, type TokenEndpoint } from './oauth2.ts';
 import { appleUser, unverifiedIssuer, verifyOidcToken } from './oidc.ts';
-import type { OAuthProvider, ProviderSettings } from './provider.ts';
+import type { OAuthContext, OAuthProvider, ProviderSettings } from './provider.ts';
 import { ProviderError } from './provider-error.ts';
 
 export const APPLE_ISSUERS = ['https://appleid.apple.com', 'https://account.apple.com'];
 
 export function appleProvider(s: ProviderSettings): OAuthProvider {
   const clientId = s.clientIds[0] ?? '';
+  // GetOAuthToken's extra form fields, and the client secret (given, or signed here) for both legs.
+  const tokenEndpoint = async (ctx: OAuthContext): Promise<TokenEndpoint> => {
+    const d = await ctx.oidc.discovery(ctx, APPLE_ISSUERS[0]!);
+    const secret = await appleClientSecret(ctx, s);
+    return { tokenUrl: d.token_endpoint, settings: { ...s, secret }, form: { client_id: clientId, secret } };
+  };
   return {
     name: 'apple',
     async authorizationUrl(ctx, a) {
@@ -27,13 +35,10 @@ export function appleProvider(s: ProviderSettings): OAuthProvider {
       });
     },
     async exchange(ctx, c) {
-      const d = await ctx.oidc.discovery(ctx, APPLE_ISSUERS[0]!);
-      return exchangeCode(ctx, {
-        tokenUrl: d.token_endpoint,
-        settings: s,
-        code: c.code,
-        form: { client_id: clientId, secret: s.secret },
-      });
+      return exchangeCode(ctx, { ...(await tokenEndpoint(ctx)), code: c.code });
+    },
+    async refresh(ctx, refreshToken) {
+      return refreshAccessToken(ctx, await tokenEndpoint(ctx), refreshToken);
     },
     async userInfo(ctx, token, params) {
       if (!token.idToken) return { emails: [], claims: {} };

@@ -3,8 +3,14 @@
 import { type ProviderName, PROVIDERS } from '../config/kinds.ts';
 import type { Config } from '../config/types.ts';
 import { createOidcCache } from './oidc-cache.ts';
-import type { OidcCache } from './provider.ts';
-import type { OAuthContext, OAuthProvider, ProviderSettings } from './provider.ts';
+import type {
+  AppleSigningKey,
+  OAuthContext,
+  OAuthProvider,
+  OidcCache,
+  ProviderSettings,
+  SignedSecret,
+} from './provider.ts';
 import { OAUTH_PROVIDERS } from './registry.ts';
 
 export interface OAuthCache {
@@ -12,10 +18,11 @@ export interface OAuthCache {
   /** Custom providers' documents: filled only through the SSRF guard, so never from a built-in's fetch. */
   custom: OidcCache;
   authStyles: Map<string, 'header' | 'params'>;
+  clientSecrets: Map<string, Promise<SignedSecret>>;
 }
 
 export function createOAuthCache(): OAuthCache {
-  return { oidc: createOidcCache(), custom: createOidcCache(), authStyles: new Map() };
+  return { oidc: createOidcCache(), custom: createOidcCache(), authStyles: new Map(), clientSecrets: new Map() };
 }
 
 interface ContextSource {
@@ -40,6 +47,7 @@ export function oauthContext(c: ContextSource, budget?: AbortSignal): OAuthConte
     timeoutMs: c.config.sms.httpTimeout * 1000,
     oidc: cache.oidc,
     authStyles: cache.authStyles,
+    clientSecrets: cache.clientSecrets,
   };
 }
 
@@ -64,7 +72,14 @@ export function enabledSettings(config: Config, name: string): ProviderSettings 
     url: p.url?.replace(/\/+$/, ''),
     skipNonceCheck: p.skipNonceCheck,
     emailOptional: p.emailOptional,
+    signingKey: lower === 'apple' && !p.secret ? appleSigningKey(config) : undefined,
   };
+}
+
+/** The key Apple's client secret is signed with; start-up has checked that all three are set when the secret is not. */
+function appleSigningKey(config: Config): AppleSigningKey | undefined {
+  const { privateKey, keyId, teamId } = config.external.appleKey;
+  return privateKey && keyId && teamId ? { privateKey, keyId, teamId } : undefined;
 }
 
 export function enabledProvider(

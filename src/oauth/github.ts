@@ -1,7 +1,7 @@
 // GitHub (GoTrue: provider/github.go). EXTERNAL_GITHUB_URL points at GitHub Enterprise, whose
 // API then lives under <url>/api/v3. Emails come from /user/emails with GitHub's own flags.
 import { obj, str } from './claims.ts';
-import { authCodeUrl, chooseHost, exchangeCode, getJson, withRequestScopes } from './oauth2.ts';
+import { authCodeUrl, chooseHost, exchangeCode, getJson, refreshAccessToken, withRequestScopes } from './oauth2.ts';
 import type { OAuthProvider, ProviderEmail, ProviderSettings } from './provider.ts';
 
 export function githubProvider(s: ProviderSettings): OAuthProvider {
@@ -22,6 +22,10 @@ export function githubProvider(s: ProviderSettings): OAuthProvider {
     },
     exchange(ctx, c) {
       return exchangeCode(ctx, { tokenUrl: `${authHost}/login/oauth/access_token`, settings: s, code: c.code });
+    },
+    // Only GitHub Apps with expiring user tokens return a refresh token; OAuth Apps' tokens never expire.
+    refresh(ctx, refreshToken) {
+      return refreshAccessToken(ctx, { tokenUrl: `${authHost}/login/oauth/access_token`, settings: s }, refreshToken);
     },
     async userInfo(ctx, token) {
       const u = obj(await getJson(ctx, `${apiHost}/user`, token.accessToken));

@@ -2,7 +2,7 @@
 // https://accounts.google.com (EXTERNAL_GOOGLE_URL is ignored, as in GoTrue); the user from the ID
 // token of the token response, else from the userinfo v2 endpoint.
 import { obj, str } from './claims.ts';
-import { authCodeUrl, exchangeCode, getJson, withRequestScopes } from './oauth2.ts';
+import { authCodeUrl, exchangeCode, getJson, refreshAccessToken, withRequestScopes } from './oauth2.ts';
 import { googleUser, verifyOidcToken } from './oidc.ts';
 import type { OAuthProvider, ProviderSettings } from './provider.ts';
 
@@ -29,6 +29,10 @@ export function googleProvider(s: ProviderSettings): OAuthProvider {
     async exchange(ctx, c) {
       const d = await ctx.oidc.discovery(ctx, GOOGLE_ISSUER);
       return exchangeCode(ctx, { tokenUrl: d.token_endpoint, settings: s, code: c.code });
+    },
+    async refresh(ctx, refreshToken) {
+      const d = await ctx.oidc.discovery(ctx, GOOGLE_ISSUER);
+      return refreshAccessToken(ctx, { tokenUrl: d.token_endpoint, settings: s }, refreshToken);
     },
     async userInfo(ctx, token) {
       if (token.idToken)

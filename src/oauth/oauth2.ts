@@ -1,9 +1,10 @@
 // The OAuth 2.0 legs as GoTrue makes them through golang.org/x/oauth2: the authorize URL
 // (AuthCodeURL), the code exchange (RetrieveToken: client credentials as HTTP Basic first, then in
-// the form after any failure, remembered per token URL; JSON or form-encoded answers) and the
-// Bearer-authenticated user-info GET (provider.makeRequest).
+// the form after any failure, remembered per token URL; JSON or form-encoded answers), the refresh
+// grant the same way (authsvc's stored provider tokens) and the Bearer-authenticated user-info
+// GET (provider.makeRequest).
 import type { OAuthContext, OAuthProvider, ProviderSettings, ProviderToken } from './provider.ts';
-import { ProviderError, ProviderTimeout } from './provider-error.ts';
+import { ProviderError, ProviderTimeout, TokenRefusal } from './provider-error.ts';
 import { obj, str } from './claims.ts';
 
 /** Go's url.QueryEscape: unreserved bytes kept, space as '+', everything else %XX. */
@@ -54,10 +55,10 @@ export function authCodeUrl(a: AuthCodeUrl): string {
 
 export type AuthStyle = 'header' | 'params';
 
-export interface CodeExchange {
+/** A token endpoint and how the client authenticates there. */
+export interface TokenEndpoint {
   tokenUrl: string;
   settings: ProviderSettings;
-  code: string;
   /** Extra form fields (Apple's non-standard `secret`, …). */
   form?: Record<string, string>;
   /** Fixed style; unset means GoTrue's auto-detection (header, then params). */
@@ -66,14 +67,33 @@ export interface CodeExchange {
   headers?: Record<string, string>;
 }
 
+export interface CodeExchange extends TokenEndpoint {
+  code: string;
+}
+
 /** oauth2.Config.Exchange with GoTrue's settings. */
-export async function exchangeCode(ctx: OAuthContext, x: CodeExchange): Promise<ProviderToken> {
-  const clientId = x.settings.clientIds[0] ?? '';
+export function exchangeCode(ctx: OAuthContext, x: CodeExchange): Promise<ProviderToken> {
   const v: Record<string, string> = { grant_type: 'authorization_code', code: x.code, ...x.form };
   if (x.settings.redirectUri) v.redirect_uri = x.settings.redirectUri;
+  return tokenRequest(ctx, x, v, 'token exchange');
+}
+
+/** x/oauth2's tokenRefresher (GoTrue never refreshes): the same client authentication as the exchange. */
+export function refreshAccessToken(ctx: OAuthContext, x: TokenEndpoint, refreshToken: string): Promise<ProviderToken> {
+  return tokenRequest(ctx, x, { grant_type: 'refresh_token', refresh_token: refreshToken, ...x.form }, 'token refresh');
+}
+
+/** x/oauth2's RetrieveToken: the style remembered for the token URL, else header and then params. */
+async function tokenRequest(
+  ctx: OAuthContext,
+  x: TokenEndpoint,
+  v: Record<string, string>,
+  what: string,
+): Promise<ProviderToken> {
+  const clientId = x.settings.clientIds[0] ?? '';
   const cacheKey = `${x.tokenUrl}\n${clientId}`;
   const known = x.authStyle ?? ctx.authStyles.get(cacheKey);
-  const attempt = (style: AuthStyle) => tokenRoundTrip(ctx, x, v, clientId, style);
+  const attempt = (style: AuthStyle) => tokenRoundTrip(ctx, x, v, clientId, style, what);
   if (known) return attempt(known);
   try {
     const token = await attempt('header');
@@ -89,12 +109,32 @@ export async function exchangeCode(ctx: OAuthContext, x: CodeExchange): Promise<
   }
 }
 
+/** A token answer's fields: JSON, or form-encoded (GitHub's default); undefined when it is neither. */
+function tokenFields(res: Response, text: string): Record<string, unknown> | undefined {
+  const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/x-www-form-urlencoded' || type === 'text/plain')
+    return Object.fromEntries(new URLSearchParams(text));
+  try {
+    return obj(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
+/** x/oauth2's RetrieveError: the `error` of an answer, with its description (bounded). */
+function refusal(raw: Record<string, unknown> | undefined, what: string): TokenRefusal | undefined {
+  const error = str(raw?.error);
+  if (!error) return undefined;
+  return new TokenRefusal(`${what} refused: ${error}`, error.slice(0, 100), str(raw?.error_description).slice(0, 300));
+}
+
 async function tokenRoundTrip(
   ctx: OAuthContext,
-  x: CodeExchange,
+  x: TokenEndpoint,
   v: Record<string, string>,
   clientId: string,
   style: AuthStyle,
+  what: string,
 ): Promise<ProviderToken> {
   const form = { ...v };
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded', ...x.headers };
@@ -104,29 +144,31 @@ async function tokenRoundTrip(
   } else {
     headers.Authorization = `Basic ${btoa(`${goQueryEscape(clientId)}:${goQueryEscape(x.settings.secret)}`)}`;
   }
-  const res = await send(ctx, x.tokenUrl, { method: 'POST', headers, body: goEncode(form) }, 'token exchange');
-  const text = await bodyText(res, 'token exchange');
-  if (res.status < 200 || res.status > 299) throw new ProviderError(`token exchange answered HTTP ${res.status}`);
-  const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  let raw: Record<string, unknown>;
-  if (type === 'application/x-www-form-urlencoded' || type === 'text/plain') {
-    raw = Object.fromEntries(new URLSearchParams(text));
-  } else {
-    try {
-      raw = obj(JSON.parse(text));
-    } catch {
-      throw new ProviderError('token exchange answered a body that is not JSON');
-    }
-  }
-  if (str(raw.error)) throw new ProviderError(`token exchange refused: ${str(raw.error)}`);
+  const res = await send(ctx, x.tokenUrl, { method: 'POST', headers, body: goEncode(form) }, what);
+  const text = await bodyText(res, what);
+  const raw = tokenFields(res, text);
+  if (res.status < 200 || res.status > 299)
+    throw refusal(raw, what) ?? new ProviderError(`${what} answered HTTP ${res.status}`);
+  if (!raw) throw new ProviderError(`${what} answered a body that is not JSON`);
+  const refused = refusal(raw, what);
+  if (refused) throw refused;
   const accessToken = str(raw.access_token);
-  if (!accessToken) throw new ProviderError('token exchange answer has no access_token');
+  if (!accessToken) throw new ProviderError(`${what} answer has no access_token`);
+  const expiresIn = lifetime(raw.expires_in);
   return {
     accessToken,
     refreshToken: str(raw.refresh_token) || undefined,
     idToken: str(raw.id_token) || undefined,
+    ...(expiresIn === undefined ? {} : { expiresIn }),
     raw,
   };
+}
+
+/** `expires_in` as x/oauth2's expirationTime reads it: a number, or a string of digits (PayPal, form answers). */
+function lifetime(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Math.floor(v);
+  if (typeof v === 'string' && /^\d{1,10}$/.test(v)) return Number(v);
+  return undefined;
 }
 
 export type CallContext = Pick<OAuthContext, 'fetch' | 'timeoutMs' | 'signal' | 'userAgent'>;
@@ -225,6 +267,9 @@ export function standardProvider(s: ProviderSettings, p: StandardProvider): OAut
     },
     exchange(ctx, c) {
       return exchangeCode(ctx, { tokenUrl: p.tokenUrl, settings: s, code: c.code, authStyle: p.authStyle });
+    },
+    refresh(ctx, refreshToken) {
+      return refreshAccessToken(ctx, { tokenUrl: p.tokenUrl, settings: s, authStyle: p.authStyle }, refreshToken);
     },
     userInfo: p.userInfo,
   };

@@ -9,3 +9,16 @@ export class ProviderError extends Error {
 export class ProviderTimeout extends ProviderError {
   override name = 'ProviderTimeout';
 }
+
+/** The token endpoint's OAuth error answer (RFC 6749 §5.2): its `error` code and `error_description`. */
+export class TokenRefusal extends ProviderError {
+  override name = 'TokenRefusal';
+
+  constructor(
+    message: string,
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(message);
+  }
+}

@@ -22,6 +22,14 @@ export interface OAuthContext {
   oidc: OidcCache;
   /** x/oauth2's AuthStyleCache: which client authentication each token URL accepted. */
   authStyles: Map<string, 'header' | 'params'>;
+  /** Client secrets authsvc signed (Apple's), by the settings they were signed from, until shortly before they expire. */
+  clientSecrets: Map<string, Promise<SignedSecret>>;
+}
+
+/** A client-secret JWT and when it expires (epoch seconds). */
+export interface SignedSecret {
+  jwt: string;
+  exp: number;
 }
 
 /** Discovery documents and JWKS of OIDC providers (oidc-cache.ts). */
@@ -60,6 +68,15 @@ export interface ProviderSettings {
   url?: string;
   skipNonceCheck: boolean;
   emailOptional: boolean;
+  /** Apple only, when EXTERNAL_APPLE_SECRET is empty: the key authsvc signs the client secret with (apple-secret.ts). */
+  signingKey?: AppleSigningKey;
+}
+
+/** EXTERNAL_APPLE_PRIVATE_KEY (a checked PKCS#8 PEM), EXTERNAL_APPLE_KEY_ID and EXTERNAL_APPLE_TEAM_ID. */
+export interface AppleSigningKey {
+  privateKey: string;
+  keyId: string;
+  teamId: string;
 }
 
 /** GoTrue's provider.Email. */
@@ -79,6 +96,8 @@ export interface ProviderToken {
   accessToken: string;
   refreshToken?: string;
   idToken?: string;
+  /** `expires_in` in seconds, when the answer has one. */
+  expiresIn?: number;
   /** The whole token response (WorkOS's `profile`, Azure's and Apple's `id_token`, …). */
   raw: Record<string, unknown>;
 }
@@ -114,6 +133,12 @@ export interface OAuthProvider {
   authorizationUrl(ctx: OAuthContext, input: AuthorizeInput): Promise<string>;
   /** The token leg. Throws ProviderError on any failure. */
   exchange(ctx: OAuthContext, input: CallbackInput): Promise<ProviderToken>;
+  /**
+   * A new access token for a stored refresh token (grant_type=refresh_token, the client
+   * authenticated as at the code exchange); every built-in OAuth 2 provider has one. Throws
+   * TokenRefusal when the provider answers an OAuth error, ProviderError on any other failure.
+   */
+  refresh?(ctx: OAuthContext, refreshToken: string): Promise<ProviderToken>;
   /** The user-info leg. Throws ProviderError on any failure. */
   userInfo(ctx: OAuthContext, token: ProviderToken, params: URLSearchParams): Promise<ProviderUser>;
   /**

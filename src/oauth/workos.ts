@@ -2,7 +2,7 @@
 // `provider` (GoTrue keeps `provider` for itself); the profile arrives in the token response, so
 // there is no user-info call. The email counts as verified.
 import { obj, str } from './claims.ts';
-import { authCodeUrl, chooseHost, exchangeCode } from './oauth2.ts';
+import { authCodeUrl, chooseHost, exchangeCode, refreshAccessToken } from './oauth2.ts';
 import type { OAuthProvider, ProviderSettings } from './provider.ts';
 
 export function workosProvider(s: ProviderSettings): OAuthProvider {
@@ -22,6 +22,9 @@ export function workosProvider(s: ProviderSettings): OAuthProvider {
     },
     exchange(ctx, c) {
       return exchangeCode(ctx, { tokenUrl: `${api}/sso/token`, settings: s, code: c.code });
+    },
+    refresh(ctx, refreshToken) {
+      return refreshAccessToken(ctx, { tokenUrl: `${api}/sso/token`, settings: s }, refreshToken);
     },
     async userInfo(_ctx, token) {
       const p = obj(token.raw.profile);

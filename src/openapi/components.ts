@@ -161,6 +161,16 @@ function schemas(): Record<string, Schema> {
       'jwks_uri',
     ]),
     UrlResponse: object({ url: str }, ['url']),
+    ProviderToken: object(
+      {
+        provider_token: { ...str, description: "The provider's new access token." },
+        provider_expires_in: {
+          type: ['integer', 'null'],
+          description: 'Its lifetime in seconds, as the provider said.',
+        },
+      },
+      ['provider_token', 'provider_expires_in'],
+    ),
     EmailChangeHalf: object({ msg: str, code: { const: '200' } }, ['msg', 'code']),
     OpenApiDocument: object({ openapi: str, info: obj, paths: obj }, ['openapi', 'info', 'paths']),
     // GoTrue's two error bodies (http/error-body.ts). `code` tells them apart: a number in the

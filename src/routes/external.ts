@@ -1,5 +1,6 @@
 // GET /authorize, GET|POST /callback — GoTrue: api.ExternalProviderRedirect, api.ExternalProviderCallback
 // GET /user/identities/authorize, DELETE /user/identities/{id} — GoTrue: api.LinkIdentity, api.DeleteIdentity
+// POST /user/identities/{provider}/token — authsvc only: a provider access token from the stored refresh token
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import {
@@ -11,6 +12,7 @@ import {
 import { errorRedirect, oauthErrorParams } from '../flows/external-errors.ts';
 import { requireAal2WhenMfa } from '../accounts/aal2-rule.ts';
 import { unlinkIdentity } from '../flows/identities.ts';
+import { refreshProviderToken } from '../flows/provider-tokens.ts';
 import { bindStateToBrowser, browserStarted, unbindState } from '../http/oauth-binding.ts';
 import { ApiError, notFound } from '../core/errors.ts';
 import { bucketFor, rateLimitKey } from '../http/rate-limit.ts';
@@ -20,7 +22,7 @@ import { requestAud } from '../http/request-aud.ts';
 import { requestMeta } from '../http/request-meta.ts';
 import { errorFields } from '../telemetry/logger.ts';
 import { type Param, routeGroup } from '../http/route.ts';
-import { empty, json, redirect, redirectTo, str } from '../openapi/parts.ts';
+import { empty, error, json, redirect, redirectTo, str } from '../openapi/parts.ts';
 
 export const externalRoutes = routeGroup('oauth');
 
@@ -44,14 +46,15 @@ function queryOf(c: Context<AppEnv>): URLSearchParams {
 }
 
 /**
- * Every /authorize writes a flow_state row. GoTrue puts no limiter on it; authsvc gives it its own
- * per-IP bucket at /token's rate (RATE_LIMIT_TOKEN_REFRESH per 5 minutes, burst 30).
+ * Every /authorize writes a flow_state row, every provider-token refresh calls the provider. GoTrue
+ * has neither limiter (nor the refresh); authsvc gives each its own per-IP bucket at /token's rate
+ * (RATE_LIMIT_TOKEN_REFRESH per 5 minutes, burst 30), apart from /token's own.
  */
-async function limitAuthorize(c: Context<AppEnv>): Promise<void> {
+async function limitOwnBucket(c: Context<AppEnv>, bucket: 'authorize' | 'provider_token'): Promise<void> {
   const key = rateLimitKey(c);
   if (key === undefined) return;
   const deps = c.get('deps');
-  if (!(await c.get('limiter').take(`authorize:${key}`, bucketFor('token', deps.config.rateLimit), deps.now()))) {
+  if (!(await c.get('limiter').take(`${bucket}:${key}`, bucketFor('token', deps.config.rateLimit), deps.now()))) {
     throw new ApiError(429, 'over_request_rate_limit', 'Request rate limit reached');
   }
 }
@@ -67,7 +70,7 @@ externalRoutes.route(
   },
   async (c) => {
     const deps = c.get('deps');
-    await limitAuthorize(c);
+    await limitOwnBucket(c, 'authorize');
     const query = queryOf(c);
     const referrer = redirectTarget(c, deps.config.siteUrl, deps.config.uriAllowList);
     const { url, state } = await externalAuthorizeUrl(deps, { provider: query.get('provider') ?? '', query, referrer });
@@ -212,5 +215,32 @@ externalRoutes.route(
     if (!deps.config.security.manualLinkingEnabled) throw manualLinkingDisabled();
     await unlinkIdentity(deps, c.get('auth'), c.req.param('identity_id'), requestAud(c), requestMeta(c));
     return c.json({});
+  },
+);
+
+externalRoutes.route(
+  {
+    method: 'post',
+    path: '/user/identities/{provider}/token',
+    summary: "A fresh access token from the provider for the user's stored refresh token (authsvc only)",
+    tag: 'user',
+    auth: 'user',
+    replies: {
+      200: json('ProviderToken'),
+      400: error(
+        '`provider_token_refresh_failed`: the provider refused (its `error` and `error_description` in `msg`); after `invalid_grant` the stored token is deleted.',
+      ),
+      401: error('`insufficient_aal`: a verified factor exists and the session is aal1.'),
+      404: error(
+        '`no_provider_token`: no refresh token is stored for the user and provider (EXTERNAL_<PROVIDER>_STORE_TOKENS off, no such identity, or deleted after `invalid_grant`).',
+      ),
+      429: error('`over_request_rate_limit`: its own per-IP bucket at RATE_LIMIT_TOKEN_REFRESH.'),
+    },
+  },
+  async (c) => {
+    await limitOwnBucket(c, 'provider_token');
+    const fresh = await refreshProviderToken(c.get('deps'), c.get('auth'), c.req.param('provider'));
+    c.header('Cache-Control', 'no-store');
+    return c.json(fresh);
   },
 );

@@ -103,11 +103,16 @@ describe('GET /admin/config', () => {
   });
 
   test('every setting named like a credential is classed secret', () => {
-    const NOT_SECRET = new Set(['JWT_KEY_ID', 'SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID', 'SECURITY_CAPTCHA_PROVIDER']);
+    const NOT_SECRET = new Set([
+      'JWT_KEY_ID',
+      'SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID',
+      'SECURITY_CAPTCHA_PROVIDER',
+      'EXTERNAL_APPLE_KEY_ID',
+    ]);
     const credentialLike = FIELD_NAMES.filter(
       (n) =>
         /SECRET|PASS(?!KEY|WORD_)|_KEYS?(_|$)|TOKEN|HEADERS$|_OTP$/.test(n) &&
-        !/^RATE_LIMIT_|CORS_ALLOWED_HEADERS|TOKEN_(ROTATION|REUSE)|_ENABLED$|_URI$/.test(n),
+        !/^RATE_LIMIT_|CORS_ALLOWED_HEADERS|TOKEN_(ROTATION|REUSE)|_ENABLED$|_URI$|_STORE_TOKENS$/.test(n),
     );
     expect(credentialLike.length).toBeGreaterThan(20);
     for (const name of credentialLike)

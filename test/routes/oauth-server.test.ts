@@ -998,6 +998,7 @@ describe("H1 (security review 2026-12-01): a token issued to an OAuth client is 
       ['GET', '/passkeys'],
       ['GET', '/user/identities/authorize?provider=github&skip_http_redirect=true'],
       ['DELETE', `/user/identities/${crypto.randomUUID()}`],
+      ['POST', '/user/identities/google/token'],
       ['GET', `/oauth/authorizations/${authorizationId}`],
       ['POST', `/oauth/authorizations/${authorizationId}/consent`, { action: 'approve' }],
       ['GET', '/user/oauth/grants'],

@@ -20,6 +20,12 @@ const RSA_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 })
   .privateKey.export({ type: 'pkcs1', format: 'der' })
   .toString('base64');
 
+// A real EXTERNAL_APPLE_PRIVATE_KEY (Apple's .p8: PKCS#8 PEM, P-256).
+const EC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+  type: 'pkcs8',
+  format: 'pem',
+}) as string;
+
 const CANDIDATES = [
   'true',
   'false',
@@ -52,6 +58,7 @@ const CANDIDATES = [
     },
   ]),
   RSA_KEY,
+  EC_KEY,
 ];
 
 // Fields that only take effect, or only parse, together with others.
@@ -82,6 +89,13 @@ const COMPANIONS: Record<string, Env> = {
     GOTRUE_SMS_VONAGE_FROM: 'f',
   },
 };
+// Refresh tokens are stored only encrypted: start-up refuses STORE_TOKENS without a key.
+for (const v of CONFIG_VARIABLES)
+  if (v.name.endsWith('_STORE_TOKENS'))
+    COMPANIONS[v.name] = {
+      ...COMPANIONS.SECURITY_DB_ENCRYPTION_ENCRYPT,
+      GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPT: 'true',
+    };
 for (const v of CONFIG_VARIABLES) {
   const m = /^EXTERNAL_([A-Z]+)_ENABLED$/.exec(v.name);
   if (!m || m[1] === 'EMAIL' || m[1] === 'PHONE' || m[1] === 'ANONYMOUS') continue;

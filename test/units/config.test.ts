@@ -648,6 +648,7 @@ describe('parseConfig: external providers', () => {
       url: 'https://kc.example.com/realms/main',
       skipNonceCheck: false,
       emailOptional: false,
+      storeTokens: false,
     });
   });
 

@@ -1,6 +1,7 @@
 // Sign-in methods (EXTERNAL_*): email, phone, anonymous, the built-in OAuth providers, and
 // custom providers added at run time (CUSTOM_OAUTH_*).
 import { bool, each, list, opt, setting, text, upper, withDefault } from '../setting.ts';
+import { parseApplePrivateKey } from '../apple-key.ts';
 import { type ProviderName, PROVIDERS } from '../kinds.ts';
 import { integer, parseTrustedHosts, parseUrl, seconds } from '../values.ts';
 
@@ -49,6 +50,13 @@ function provider(p: ProviderName) {
       bool(false),
       'false',
       `Allow ${p} accounts without an email address.`,
+    ),
+    storeTokens: setting(
+      `${x}_STORE_TOKENS`,
+      bool(false),
+      'false',
+      `Keep the refresh token ${p} returns at sign-in and identity linking, encrypted with SECURITY_DB_ENCRYPTION_* (required), so POST /user/identities/{provider}/token can hand out a fresh access token. authsvc only.`,
+      p === 'twitter' ? { notBuilt: { because: 'twitter signs in with OAuth 1.0a, which has no refresh token' } } : {},
     ),
   };
 }
@@ -105,6 +113,28 @@ export const external = {
       'iOS bundle ID accepted as one more audience of Apple ID tokens (POST /token?grant_type=id_token), as GoTrue.',
     ),
     providers: each(PROVIDERS, provider),
+    // Sign in with Apple's client secret is a JWT signed with the team's key; GoTrue takes it ready-made.
+    appleKey: {
+      privateKey: setting(
+        'EXTERNAL_APPLE_PRIVATE_KEY',
+        opt(parseApplePrivateKey),
+        '',
+        "Apple's .p8 key (a PKCS#8 PEM of an EC P-256 key), or on Node, Bun and Deno the path of the file (on Workers only the PEM works). With EXTERNAL_APPLE_KEY_ID and EXTERNAL_APPLE_TEAM_ID, and EXTERNAL_APPLE_SECRET empty, authsvc signs the client secret itself (ES256, valid one hour, signed again 5 minutes before it expires). authsvc only.",
+        { secret: true },
+      ),
+      keyId: setting(
+        'EXTERNAL_APPLE_KEY_ID',
+        text(),
+        '',
+        'Key ID of EXTERNAL_APPLE_PRIVATE_KEY: the kid of the client secret authsvc signs. authsvc only.',
+      ),
+      teamId: setting(
+        'EXTERNAL_APPLE_TEAM_ID',
+        text(),
+        '',
+        'Apple developer team ID: the iss of the client secret authsvc signs. authsvc only.',
+      ),
+    },
   },
   customOAuth: {
     enabled: setting(
