@@ -15,7 +15,7 @@ import { decodeJwt, jwtVerify } from 'jose';
 import pg from 'pg';
 import { loadMigrations } from '../../src/adapters/migrations-fs.ts';
 import { renderMigration, sortMigrations } from '../../src/db/migrate.ts';
-import { postgresCpuMs } from '../lib/procs.ts';
+import { runClosedLoop } from './closed-loop.ts';
 
 interface Config {
   driver: 'postgres' | 'pglite';
@@ -77,44 +77,16 @@ const key = await crypto.subtle.importKey(
 );
 const { select, close } = cfg.driver === 'pglite' ? await pgliteSelect() : await postgresSelect();
 
-let counting = false;
-let running = true;
-const latencies: number[] = [];
 let next = 0;
-
-async function loop(): Promise<void> {
-  while (running) {
+await runClosedLoop({
+  inFlight: cfg.inFlight,
+  warmup: cfg.warmup,
+  seconds: cfg.seconds,
+  prepare: async () => undefined,
+  op: async () => {
     const token = cfg.tokens[next++ % cfg.tokens.length]!;
-    const t = performance.now();
     const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
     if ((await select(String(payload.sub))) !== 1) throw new Error(`user ${payload.sub} not found`);
-    if (counting) latencies.push(performance.now() - t);
-  }
-}
-
-const loops = Array.from({ length: cfg.inFlight }, loop);
-await new Promise((r) => setTimeout(r, cfg.warmup * 1000));
-counting = true;
-const t0 = performance.now();
-const cpu0 = process.cpuUsage();
-const pg0 = postgresCpuMs();
-await new Promise((r) => setTimeout(r, cfg.seconds * 1000));
-const elapsed = (performance.now() - t0) / 1000;
-const count = latencies.length;
-const cpu = process.cpuUsage(cpu0);
-const pgMs = postgresCpuMs() - pg0;
-running = false;
-await Promise.all(loops);
-await close();
-latencies.sort((a, b) => a - b);
-const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-process.stdout.write(
-  JSON.stringify({
-    perSecond: count / elapsed,
-    p50: pct(50),
-    p99: pct(99),
-    seconds: elapsed,
-    cpuMsPerOp: (cpu.user + cpu.system) / 1000 / count,
-    pgCpuMsPerOp: pgMs / count,
-  }) + '\n',
-);
+  },
+  close,
+});
