@@ -2,65 +2,37 @@
 // GET/PUT/DELETE /admin/sso/providers/{idp_id} — GoTrue's JSON and errors, the validation of
 // metadata, and metadata URLs fetched through the SSRF guard. Sign-in through a provider is
 // test/routes/sso.test.ts.
-import { generateKeyPairSync } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { buildTestApp, TEST_JWT_SECRET, type TestApp } from '../helpers/app.ts';
-import { openTestDb } from '../helpers/db.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { createSamlProvider, SAML_ON, type SsoApp, startSsoApp } from '../helpers/sso-app.ts';
 import { createTestIdp, EMAIL_FORMAT, type TestIdp } from '../helpers/saml-idp.ts';
 
 type Json = Record<string, any>;
 
-const SP_KEY = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 65537 }).privateKey;
-const ON = {
-  AUTHSVC_SAML_ENABLED: 'true',
-  AUTHSVC_SAML_PRIVATE_KEY: SP_KEY.export({ type: 'pkcs1', format: 'der' }).toString('base64'),
-  AUTHSVC_URI_ALLOW_LIST: 'http://localhost:3000/**',
-};
+const ON = SAML_ON;
 
+let app: SsoApp;
 let db: Database;
 let t: TestApp;
 let admin: string;
-let metadataServer: Server;
 let metadataPort: number;
-const served = new Map<string, { status: number; body: string }>();
+let served: SsoApp['served'];
 
 beforeAll(async () => {
-  db = await openTestDb();
-  metadataPort = await freePort();
-  metadataServer = createServer((req, res) => {
-    const s = served.get(req.url ?? '') ?? { status: 404, body: 'not found' };
-    res.writeHead(s.status, { 'content-type': 'application/xml' }).end(s.body);
-  });
-  await new Promise<void>((resolve) => metadataServer.listen(metadataPort, '127.0.0.1', resolve));
-  t = await buildTestApp(db, { ...ON, AUTHSVC_CUSTOM_OAUTH_TRUSTED_HOSTS: `127.0.0.1:${metadataPort}` });
-  admin = await new SignJWT({ role: 'service_role' })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+  app = await startSsoApp();
+  ({ db, t, admin, metadataPort, served } = app);
 });
 afterAll(async () => {
-  metadataServer?.close();
+  app?.metadataServer.close();
   await db?.close();
 });
 
 const auth = () => ({ authorization: `Bearer ${admin}` });
 const unique = () => crypto.randomUUID().slice(0, 8);
 
-async function createProvider(idp: TestIdp, extra: Json = {}): Promise<Json> {
-  const res = await t.request(
-    'POST',
-    '/admin/sso/providers',
-    { type: 'saml', metadata_xml: idp.metadataXml, ...extra },
-    auth(),
-  );
-  expect(res.status, await res.clone().text()).toBe(201);
-  return (await res.json()) as Json;
-}
+const createProvider = (idp: TestIdp, extra: Json = {}) => createSamlProvider(app, idp, extra);
 
 describe('admin API', () => {
   test("create from XML, get (by id and resource_), list, update, delete — GoTrue's JSON and errors", async () => {

@@ -5,20 +5,18 @@
 // replayed, expired, misaddressed or unsigned answer is refused with GoTrue's error and nothing
 // written.
 import { createHash, createPublicKey, createVerify, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate, KeyUsage, KeyUsageFlags, id_ce_keyUsage } from '@peculiar/asn1-x509';
 import { count, eq } from 'drizzle-orm';
-import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadMigrations } from '../../src/adapters/migrations-fs.ts';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { buildTestApp, TEST_JWT_SECRET, type TestApp } from '../helpers/app.ts';
+import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { openTestDb, uniqueNamespace } from '../helpers/db.ts';
 import { exec, lit } from '../helpers/gotrue-rows.ts';
 import { supabaseClientFor } from '../helpers/supabase.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { createSamlProvider, SAML_ON, SP_KEY, SP_KEY_B64, type SsoApp, startSsoApp } from '../helpers/sso-app.ts';
 import {
   createTestIdp,
   decodeAuthnRequest,
@@ -41,57 +39,31 @@ function keyUsage(cert: X509Certificate): { usages: number | undefined; critical
     critical: ext?.critical,
   };
 }
-const SP_KEY = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 65537 }).privateKey;
-const SP_KEY_B64 = SP_KEY.export({ type: 'pkcs1', format: 'der' }).toString('base64');
 const ENTITY = 'http://localhost:9999/sso/saml/metadata';
 const ACS = 'http://localhost:9999/sso/saml/acs';
 const SITE = 'http://localhost:3000';
-const ON = {
-  AUTHSVC_SAML_ENABLED: 'true',
-  AUTHSVC_SAML_PRIVATE_KEY: SP_KEY_B64,
-  AUTHSVC_URI_ALLOW_LIST: 'http://localhost:3000/**',
-};
+const ON = SAML_ON;
 
+let app: SsoApp;
 let db: Database;
 let t: TestApp;
 let admin: string;
-let metadataServer: Server;
 let metadataPort: number;
-const served = new Map<string, { status: number; body: string }>();
+let served: SsoApp['served'];
 
 beforeAll(async () => {
-  db = await openTestDb();
-  metadataPort = await freePort();
-  metadataServer = createServer((req, res) => {
-    const s = served.get(req.url ?? '') ?? { status: 404, body: 'not found' };
-    res.writeHead(s.status, { 'content-type': 'application/xml' }).end(s.body);
-  });
-  await new Promise<void>((resolve) => metadataServer.listen(metadataPort, '127.0.0.1', resolve));
-  t = await buildTestApp(db, { ...ON, AUTHSVC_CUSTOM_OAUTH_TRUSTED_HOSTS: `127.0.0.1:${metadataPort}` });
-  admin = await new SignJWT({ role: 'service_role' })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+  app = await startSsoApp();
+  ({ db, t, admin, metadataPort, served } = app);
 });
 afterAll(async () => {
-  metadataServer?.close();
+  app?.metadataServer.close();
   await db?.close();
 });
 
 const auth = () => ({ authorization: `Bearer ${admin}` });
 const unique = () => crypto.randomUUID().slice(0, 8);
 
-async function createProvider(idp: TestIdp, extra: Json = {}): Promise<Json> {
-  const res = await t.request(
-    'POST',
-    '/admin/sso/providers',
-    { type: 'saml', metadata_xml: idp.metadataXml, ...extra },
-    auth(),
-  );
-  expect(res.status, await res.clone().text()).toBe(201);
-  return (await res.json()) as Json;
-}
+const createProvider = (idp: TestIdp, extra: Json = {}) => createSamlProvider(app, idp, extra);
 
 async function acs(app: TestApp, fields: Record<string, string>): Promise<Response> {
   return app.app.request('/sso/saml/acs', {
