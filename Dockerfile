@@ -59,4 +59,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 STOPSIGNAL SIGTERM
 # Exec form, node itself as pid 1: SIGTERM reaches the server, which finishes in-flight requests
 # and exits 0 (npm start would exit 1, a shell form would be killed after the stop timeout).
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=25", "/app/bin/authsvc.js"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=25", "--no-concurrent-recompilation", "/app/bin/authsvc.js"]
